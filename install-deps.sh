@@ -1,0 +1,23 @@
+#!/bin/sh
+# install-deps.sh — installs the Debian 12 packages spanprof needs to build, test and run the
+# demo, skipping those already installed.  Uses sudo when not run as root.
+#   CC's plugin headers:  gcc-12-plugin-dev (or gcc-N-plugin-dev for GCC N: set GCC_MAJOR=N)
+set -eu
+gcc_major=${GCC_MAJOR:-$( (gcc -dumpversion 2>/dev/null || echo 12) | sed 's/\..*//')}
+packages="gcc g++ make autoconf pkg-config gcc-$gcc_major-plugin-dev libjson-c-dev libunwind-dev check coz-profiler"
+
+missing=""
+for package in $packages; do
+    dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" ||
+        missing="$missing $package"
+done
+if [ -z "$missing" ]; then
+    echo "install-deps: all packages present: $packages"
+    exit 0
+fi
+as_root=""
+[ "$(id -u)" -eq 0 ] || as_root=sudo
+echo "install-deps: installing$missing"
+$as_root apt-get update -q
+# shellcheck disable=SC2086 # the package list is meant to split
+DEBIAN_FRONTEND=noninteractive $as_root apt-get install -y -q --no-install-recommends $missing
