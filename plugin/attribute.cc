@@ -1,0 +1,100 @@
+/* attribute.cc — the `span` function attribute.
+ *
+ *   __attribute__((span))          instrument this function; span named after the function
+ *   __attribute__((span("name")))  same, span named "name"
+ *   [[gnu::span]], [[gnu::span("name")]]   the same in C++11 / C2x attribute syntax
+ *
+ * The attribute may sit on the definition or on any earlier declaration: the front ends merge
+ * DECL_ATTRIBUTES into the definition, and the pass only looks there.
+ *
+ * Diagnostics (all at the declaration, or at the argument when the front end knows its place):
+ *   warning: 'span' attribute only applies to functions [-Wattributes]   (then ignored)
+ *   error: 'span' attribute argument must be a string constant
+ *   error: 'span' attribute argument must not be an empty string
+ *   more than one argument: GCC's own "wrong number of arguments specified for 'span' attribute"
+ */
+#include "spanplugin.h"
+
+/* Checks one application of the attribute.  Returning with *no_add_attrs set drops it, so an
+ * ignored or erroneous attribute never reaches the pass. */
+static tree
+handle_span_attribute (tree *node, tree name, tree args, int flags, bool *no_add_attrs)
+{
+  tree decl = *node;
+
+  /* decl_required is false in the spec so that types reach this handler too and get the same
+   * message as variables, instead of GCC's generic "attribute ignored". */
+  if (TREE_CODE (decl) != FUNCTION_DECL)
+    {
+      location_t loc = DECL_P (decl) ? DECL_SOURCE_LOCATION (decl) : input_location;
+      warning_at (loc, OPT_Wattributes, "%qE attribute only applies to functions", name);
+      *no_add_attrs = true;
+      return NULL_TREE;
+    }
+
+  if (args == NULL_TREE)
+    return NULL_TREE;
+
+  tree arg = TREE_VALUE (args);
+  /* Prefer the argument's own location (the C++ front end wraps literals to keep one). */
+  location_t loc = EXPR_LOCATION (arg);
+  if (loc == UNKNOWN_LOCATION)
+    loc = DECL_SOURCE_LOCATION (decl);
+  STRIP_ANY_LOCATION_WRAPPER (arg);
+
+  /* Only narrow strings: the name goes into a const char * field of the site. */
+  if (TREE_CODE (arg) != STRING_CST
+      || TREE_CODE (TREE_TYPE (arg)) != ARRAY_TYPE
+      || TYPE_PRECISION (TREE_TYPE (TREE_TYPE (arg))) != TYPE_PRECISION (char_type_node))
+    {
+      error_at (loc, "%qE attribute argument must be a string constant", name);
+      *no_add_attrs = true;
+      return NULL_TREE;
+    }
+  if (TREE_STRING_LENGTH (arg) == 0 || TREE_STRING_POINTER (arg)[0] == '\0')
+    {
+      error_at (loc, "%qE attribute argument must not be an empty string", name);
+      *no_add_attrs = true;
+      return NULL_TREE;
+    }
+  return NULL_TREE;
+}
+
+/* max_len 1: a second argument gets GCC's own "wrong number of arguments" error. */
+static struct attribute_spec span_attribute_spec
+  = SPANPLUGIN_ATTRIBUTE_SPEC (SPANPLUGIN_ATTR_NAME, 0, 1, false, handle_span_attribute);
+
+/* PLUGIN_ATTRIBUTES callback; registering earlier (in plugin_init) ICEs, the attribute tables
+ * are not set up yet then. */
+void
+spanplugin_register_attributes (void *event_data, void *user_data)
+{
+  SPANPLUGIN_REGISTER_ATTRIBUTE (&span_attribute_spec);
+}
+
+bool
+spanplugin_has_span (tree fndecl)
+{
+  return lookup_attribute (SPANPLUGIN_ATTR_NAME, DECL_ATTRIBUTES (fndecl)) != NULL_TREE;
+}
+
+/* The span's name: the attribute's string if given, else the function's readable name.
+ * decl_printable_name verbosity 1 gives the scope-qualified name with template arguments but
+ * without return type and parameters in C++ ("ns::Parser::parse", "max<int>"); the plain
+ * identifier in C.  The C++ string lives in a ring of buffers that later calls reuse: callers
+ * copy it before asking for another name.
+ * If several declarations carried different names, the front end keeps the first attribute in
+ * the list, which is the one on the latest declaration. */
+const char *
+spanplugin_span_name (tree fndecl)
+{
+  tree attr = lookup_attribute (SPANPLUGIN_ATTR_NAME, DECL_ATTRIBUTES (fndecl));
+  if (attr && TREE_VALUE (attr))
+    {
+      tree arg = TREE_VALUE (TREE_VALUE (attr));
+      STRIP_ANY_LOCATION_WRAPPER (arg);
+      if (TREE_CODE (arg) == STRING_CST)
+        return TREE_STRING_POINTER (arg);
+    }
+  return lang_hooks.decl_printable_name (fndecl, 1);
+}

@@ -1,0 +1,133 @@
+/* instrument.cc — the GIMPLE pass that instruments functions carrying the `span` attribute.
+ *
+ * Runs before the pass named "lower", on still-structured GIMPLE, and rewrites the body as
+ *
+ *     __spanprof_enter (&site);
+ *     try { <original body> } finally { __spanprof_exit (&site); }
+ *
+ * which is the shape gimplify_function_tree gives -finstrument-functions.  Because the finally
+ * clause is lowered by GCC itself (lower_try_finally / EH lowering), every way out gets its exit
+ * call: each return, C++ exceptions unwinding through the frame, and calls that were tail calls
+ * (they stop being tail calls).  The pair also stays around the body when it is later inlined.
+ * Dump: -fdump-tree-all contains "*.spanprof" (-fdump-tree-spanprof alone is rejected by GCC 12,
+ * which parses options before plugins register passes).
+ */
+#include "spanplugin.h"
+
+/* The runtime hooks, built once.  GC roots: they outlive any one function. */
+static tree enter_decl;
+static tree exit_decl;
+
+const struct ggc_root_tab spanplugin_instrument_roots[] = {
+  { &enter_decl, 1, sizeof (enter_decl), gt_ggc_mx_tree_node, gt_pch_nx_tree_node },
+  { &exit_decl, 1, sizeof (exit_decl), gt_ggc_mx_tree_node, gt_pch_nx_tree_node },
+  LAST_GGC_ROOT_TAB
+};
+
+/* void NAME (struct spanprof_site *), as in spanprof.h, declared nothrow so the finally clause
+ * needs no EH region of its own.  Not `leaf`: keep assumptions about the runtime to the minimum. */
+static tree
+build_hook_decl (const char *name)
+{
+  tree fntype = build_function_type_list (void_type_node,
+                                         build_pointer_type (spanplugin_site_type ()),
+                                         NULL_TREE);
+  tree decl = build_fn_decl (name, fntype);
+  TREE_NOTHROW (decl) = 1;
+  return decl;
+}
+
+static void
+build_hook_decls (void)
+{
+  if (!enter_decl)
+    enter_decl = build_hook_decl ("__spanprof_enter");
+  if (!exit_decl)
+    exit_decl = build_hook_decl ("__spanprof_exit");
+}
+
+static const pass_data span_pass_data = {
+  GIMPLE_PASS,      /* type */
+  "spanprof",       /* name */
+  OPTGROUP_NONE,    /* optinfo_flags */
+  TV_NONE,          /* tv_id */
+  PROP_gimple_any,  /* properties_required: structured GIMPLE, before "lower" */
+  0,                /* properties_provided */
+  0,                /* properties_destroyed */
+  0,                /* todo_flags_start */
+  0,                /* todo_flags_finish */
+};
+
+namespace {
+
+class span_pass : public gimple_opt_pass
+{
+public:
+  span_pass (gcc::context *ctxt) : gimple_opt_pass (span_pass_data, ctxt) {}
+
+  /* A new object per instance, as the pass manager expects. */
+  opt_pass *clone () final override { return new span_pass (m_ctxt); }
+
+  bool gate (function *fun) final override
+  {
+    return fun && fun->decl && spanplugin_has_span (fun->decl);
+  }
+
+  unsigned int execute (function *fun) final override;
+};
+
+unsigned int
+span_pass::execute (function *fun)
+{
+  tree fndecl = fun->decl;
+  gimple_seq body = gimple_body (fndecl);
+  if (body == NULL)
+    return 0;
+
+  /* A naked function has no frame to put calls in. */
+  if (lookup_attribute ("naked", DECL_ATTRIBUTES (fndecl)))
+    {
+      warning_at (DECL_SOURCE_LOCATION (fndecl), OPT_Wattributes,
+                  "%qs attribute ignored on a %<naked%> function", SPANPLUGIN_ATTR_NAME);
+      return 0;
+    }
+
+  build_hook_decls ();
+  /* Copied: in C++ the printable name lives in a small ring of buffers that later calls reuse. */
+  char *name = xstrdup (spanplugin_span_name (fndecl));
+  tree site = spanplugin_build_site (fndecl, name);
+
+  /* Enter at the function's opening, exit at its closing brace: where a debugger or a sampling
+   * profiler expects code that belongs to the function as a whole. */
+  gcall *enter = gimple_build_call (enter_decl, 1, build_fold_addr_expr (site));
+  gimple_set_location (enter, DECL_SOURCE_LOCATION (fndecl));
+  gcall *exit = gimple_build_call (exit_decl, 1, build_fold_addr_expr (site));
+  gimple_set_location (exit, fun->function_end_locus != UNKNOWN_LOCATION
+                               ? fun->function_end_locus : DECL_SOURCE_LOCATION (fndecl));
+
+  gimple_seq cleanup = NULL;
+  gimple_seq_add_stmt (&cleanup, exit);
+  gtry *tf = gimple_build_try (body, cleanup, GIMPLE_TRY_FINALLY);
+
+  gimple_seq new_body = NULL;
+  gimple_seq_add_stmt (&new_body, enter);
+  gimple_seq_add_stmt (&new_body, tf);
+  /* Like gimplify_function_tree: the body must stay a single outer GIMPLE_BIND. */
+  gbind *bind = gimple_build_bind (NULL_TREE, new_body, NULL_TREE);
+  gimple_seq seq = NULL;
+  gimple_seq_add_stmt (&seq, bind);
+  gimple_set_body (fndecl, seq);
+
+  if (spanplugin_verbose)
+    inform (DECL_SOURCE_LOCATION (fndecl), "spanplugin: instrumented %qs", name);
+  free (name);
+  return 0;
+}
+
+} // anon namespace
+
+opt_pass *
+spanplugin_make_pass (gcc::context *ctxt)
+{
+  return new span_pass (ctxt);
+}

@@ -1,0 +1,143 @@
+/* site.cc — the static site descriptor emitted for each instrumented function.
+ *
+ * Builds (once) a RECORD_TYPE mirroring struct spanprof_site from include/spanprof.h and, per
+ * function, a writable file-local variable of that type initialised with the constant part
+ * (version, kind, name, file, lines); the runtime-owned slots start as zero.
+ */
+#include "spanplugin.h"
+#include "spanprof.h"
+
+#include <stddef.h>
+
+/* Cached across functions; a GC root so the collector neither frees nor misses it. */
+static tree site_type;
+
+const struct ggc_root_tab spanplugin_site_roots[] = {
+  { &site_type, 1, sizeof (site_type), gt_ggc_mx_tree_node, gt_pch_nx_tree_node },
+  LAST_GGC_ROOT_TAB
+};
+
+/* The record's fields, in declaration order, with the offset the C header gives each.  Checking
+ * every offset (not only the size) catches a header change that keeps the size.  This assumes
+ * the plugin's host and the compiler's target agree on the ABI, true for a native compiler. */
+struct site_field
+{
+  const char *name;
+  size_t offset;
+  enum { F_U32, F_STR, F_PTR } kind;  /* not PTR: libiberty defines that macro */
+};
+
+static const site_field site_fields[] = {
+  { "version", offsetof (struct spanprof_site, version), site_field::F_U32 },
+  { "kind", offsetof (struct spanprof_site, kind), site_field::F_U32 },
+  { "name", offsetof (struct spanprof_site, name), site_field::F_STR },
+  { "file", offsetof (struct spanprof_site, file), site_field::F_STR },
+  { "first_line", offsetof (struct spanprof_site, first_line), site_field::F_U32 },
+  { "last_line", offsetof (struct spanprof_site, last_line), site_field::F_U32 },
+  { "state", offsetof (struct spanprof_site, state), site_field::F_U32 },
+  { "id", offsetof (struct spanprof_site, id), site_field::F_U32 },
+  { "coz_begin", offsetof (struct spanprof_site, coz_begin), site_field::F_PTR },
+  { "coz_end", offsetof (struct spanprof_site, coz_end), site_field::F_PTR },
+};
+
+/* A new field in the header must be added above (and SPANPROF_SITE_VERSION bumped). */
+static_assert (sizeof (struct spanprof_site)
+               == offsetof (struct spanprof_site, coz_end) + sizeof (void *),
+               "struct spanprof_site grew: update site_fields in site.cc");
+static_assert (SPANPROF_SITE_VERSION == 1, "struct spanprof_site version changed: update site.cc");
+
+tree
+spanplugin_site_type (void)
+{
+  if (site_type)
+    return site_type;
+
+  tree const_char_ptr = build_pointer_type (build_qualified_type (char_type_node, TYPE_QUAL_CONST));
+  tree type = make_node (RECORD_TYPE);
+  tree chain = NULL_TREE;
+  for (const site_field &f : site_fields)
+    {
+      tree ftype = f.kind == site_field::F_U32 ? uint32_type_node
+                   : f.kind == site_field::F_STR ? const_char_ptr
+                   : ptr_type_node;
+      tree field = build_decl (BUILTINS_LOCATION, FIELD_DECL, get_identifier (f.name), ftype);
+      DECL_CONTEXT (field) = type;
+      /* finish_builtin_struct wants the chain last field first. */
+      DECL_CHAIN (field) = chain;
+      chain = field;
+    }
+  finish_builtin_struct (type, "spanprof_site", chain, NULL_TREE);
+
+  gcc_assert (tree_to_uhwi (TYPE_SIZE_UNIT (type)) == sizeof (struct spanprof_site));
+  size_t i = 0;
+  for (tree field = TYPE_FIELDS (type); field; field = DECL_CHAIN (field), i++)
+    gcc_assert (i < ARRAY_SIZE (site_fields)
+                && tree_to_uhwi (byte_position (field)) == site_fields[i].offset);
+  gcc_assert (i == ARRAY_SIZE (site_fields));
+
+  site_type = type;
+  return site_type;
+}
+
+/* Returns the FIELD_DECL called NAME in the site record. */
+static tree
+site_field_decl (tree type, const char *name)
+{
+  for (tree field = TYPE_FIELDS (type); field; field = DECL_CHAIN (field))
+    if (strcmp (IDENTIFIER_POINTER (DECL_NAME (field)), name) == 0)
+      return field;
+  gcc_unreachable ();
+}
+
+/* Emits the descriptor for FNDECL, whose span is called NAME, and returns its VAR_DECL. */
+tree
+spanplugin_build_site (tree fndecl, const char *name)
+{
+  tree type = spanplugin_site_type ();
+  function *fn = DECL_STRUCT_FUNCTION (fndecl);
+  location_t end = fn ? fn->function_end_locus : UNKNOWN_LOCATION;
+  unsigned first_line = DECL_SOURCE_LINE (fndecl);
+  /* The end locus can be unknown (e.g. for compiler-made bodies); never report last < first. */
+  unsigned last_line = end != UNKNOWN_LOCATION ? LOCATION_LINE (end) : first_line;
+  if (last_line < first_line)
+    last_line = first_line;
+  const char *file = DECL_SOURCE_FILE (fndecl);
+
+  vec<constructor_elt, va_gc> *elts = NULL;
+  auto set = [&] (const char *field, tree value) {
+    tree f = site_field_decl (type, field);
+    CONSTRUCTOR_APPEND_ELT (elts, f, fold_convert (TREE_TYPE (f), value));
+  };
+  set ("version", build_int_cst (uint32_type_node, SPANPROF_SITE_VERSION));
+  set ("kind", build_int_cst (uint32_type_node, SPANPROF_KIND_SPAN));
+  set ("name", spanplugin_string_literal (name));
+  set ("file", spanplugin_string_literal (file ? file : ""));
+  set ("first_line", build_int_cst (uint32_type_node, first_line));
+  set ("last_line", build_int_cst (uint32_type_node, last_line));
+  /* state, id, coz_begin, coz_end: omitted, hence zero. */
+  tree init = build_constructor (type, elts);
+  TREE_CONSTANT (init) = 1;
+  TREE_STATIC (init) = 1;
+
+  /* Symbol "__spanprof_site.<function's assembler name>": readable in nm, unique in the unit,
+   * and the '.' keeps it out of the C/C++ identifier space. */
+  const char *asmname = IDENTIFIER_POINTER (DECL_ASSEMBLER_NAME (fndecl));
+  if (asmname[0] == '*')
+    asmname++;
+  char *varname = concat ("__spanprof_site.", asmname, NULL);
+  tree var = build_decl (DECL_SOURCE_LOCATION (fndecl), VAR_DECL, get_identifier (varname), type);
+  free (varname);
+
+  TREE_STATIC (var) = 1;      /* static storage ... */
+  TREE_PUBLIC (var) = 0;      /* ... local to the object file */
+  TREE_READONLY (var) = 0;    /* writable: the runtime owns the trailing slots */
+  TREE_ADDRESSABLE (var) = 1;
+  TREE_USED (var) = 1;
+  DECL_ARTIFICIAL (var) = 1;
+  DECL_IGNORED_P (var) = 1;   /* no debug info for a compiler-made object */
+  DECL_PRESERVE_P (var) = 0;  /* dies with the last call to its function */
+  DECL_INITIAL (var) = init;
+
+  varpool_node::add (var);
+  return var;
+}
