@@ -43,9 +43,10 @@ struct spanprof_site {
 };
 
 /* Called by code the plugin inserts: enter at function entry, exit on every way out.
- * Never call them by hand. */
-void __spanprof_enter(struct spanprof_site *site);
-void __spanprof_exit(struct spanprof_site *site);
+ * FRAME is the instrumented function's __builtin_dwarf_cfa(): it names the activation, so the
+ * runtime can tell frames a longjmp abandoned from live ones.  Never call these by hand. */
+void __spanprof_enter(struct spanprof_site *site, void *frame);
+void __spanprof_exit(struct spanprof_site *site, void *frame);
 
 /* Writes the profile files now (as at process exit) from all threads' data collected so far.
  * Returns 0 on success, -1 if an output could not be written (the reason went to stderr). */

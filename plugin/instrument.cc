@@ -2,8 +2,8 @@
  *
  * Runs before the pass named "lower", on still-structured GIMPLE, and rewrites the body as
  *
- *     __spanprof_enter (&site);
- *     try { <original body> } finally { __spanprof_exit (&site); }
+ *     __spanprof_enter (&site, __builtin_dwarf_cfa ());
+ *     try { <original body> } finally { __spanprof_exit (&site, __builtin_dwarf_cfa ()); }
  *
  * which is the shape gimplify_function_tree gives -finstrument-functions.  Because the finally
  * clause is lowered by GCC itself (lower_try_finally / EH lowering), every way out gets its exit
@@ -24,14 +24,15 @@ const struct ggc_root_tab spanplugin_instrument_roots[] = {
   LAST_GGC_ROOT_TAB
 };
 
-/* void NAME (struct spanprof_site *), as in spanprof.h, declared nothrow so the finally clause
- * needs no EH region of its own.  Not `leaf`: keep assumptions about the runtime to the minimum. */
+/* void NAME (struct spanprof_site *, void *frame), as in spanprof.h, declared nothrow so the
+ * finally clause needs no EH region of its own.  Not `leaf`: keep assumptions about the runtime
+ * to the minimum. */
 static tree
 build_hook_decl (const char *name)
 {
   tree fntype = build_function_type_list (void_type_node,
                                          build_pointer_type (spanplugin_site_type ()),
-                                         NULL_TREE);
+                                         ptr_type_node, NULL_TREE);
   tree decl = build_fn_decl (name, fntype);
   TREE_NOTHROW (decl) = 1;
   return decl;
@@ -44,6 +45,25 @@ build_hook_decls (void)
     enter_decl = build_hook_decl ("__spanprof_enter");
   if (!exit_decl)
     exit_decl = build_hook_decl ("__spanprof_exit");
+}
+
+/* Appends `frame = __builtin_dwarf_cfa (); HOOK (&SITE, frame);` to SEQ.
+ * The canonical frame address (one `lea`, no frame pointer needed) names the activation
+ * independently of the frame's size: a callee inlined into its caller gets the caller's,
+ * siblings called from one frame share one, a frame a longjmp jumped over has a lower one.
+ * That is how the runtime finds frames a longjmp abandoned.  The cleanup computes it again
+ * rather than keeping a register live across the whole body. */
+static void
+add_hook_call (gimple_seq *seq, tree hook, tree site, location_t loc)
+{
+  tree frame = create_tmp_var (ptr_type_node, "spanprof_frame");
+  gcall *get_frame = gimple_build_call (builtin_decl_explicit (BUILT_IN_DWARF_CFA), 0);
+  gimple_call_set_lhs (get_frame, frame);
+  gimple_set_location (get_frame, loc);
+  gimple_seq_add_stmt (seq, get_frame);
+  gcall *call = gimple_build_call (hook, 2, build_fold_addr_expr (site), frame);
+  gimple_set_location (call, loc);
+  gimple_seq_add_stmt (seq, call);
 }
 
 static const pass_data span_pass_data = {
@@ -99,18 +119,13 @@ span_pass::execute (function *fun)
 
   /* Enter at the function's opening, exit at its closing brace: where a debugger or a sampling
    * profiler expects code that belongs to the function as a whole. */
-  gcall *enter = gimple_build_call (enter_decl, 1, build_fold_addr_expr (site));
-  gimple_set_location (enter, DECL_SOURCE_LOCATION (fndecl));
-  gcall *exit = gimple_build_call (exit_decl, 1, build_fold_addr_expr (site));
-  gimple_set_location (exit, fun->function_end_locus != UNKNOWN_LOCATION
-                               ? fun->function_end_locus : DECL_SOURCE_LOCATION (fndecl));
-
-  gimple_seq cleanup = NULL;
-  gimple_seq_add_stmt (&cleanup, exit);
-  gtry *tf = gimple_build_try (body, cleanup, GIMPLE_TRY_FINALLY);
-
   gimple_seq new_body = NULL;
-  gimple_seq_add_stmt (&new_body, enter);
+  add_hook_call (&new_body, enter_decl, site, DECL_SOURCE_LOCATION (fndecl));
+  gimple_seq cleanup = NULL;
+  add_hook_call (&cleanup, exit_decl, site,
+                 fun->function_end_locus != UNKNOWN_LOCATION
+                   ? fun->function_end_locus : DECL_SOURCE_LOCATION (fndecl));
+  gtry *tf = gimple_build_try (body, cleanup, GIMPLE_TRY_FINALLY);
   gimple_seq_add_stmt (&new_body, tf);
   /* Like gimplify_function_tree: the body must stay a single outer GIMPLE_BIND. */
   gbind *bind = gimple_build_bind (NULL_TREE, new_body, NULL_TREE);

@@ -1,0 +1,106 @@
+/* calltree.c — per-thread call trees: memory (mmap arenas), child lookup, iterative walks.
+ *
+ * Memory comes from mmap, never malloc, so a malloc interposer that is itself instrumented
+ * cannot recurse into us, and nothing is freed while the process runs (thread data must outlive
+ * its thread until the process-exit write).
+ */
+#include <sys/mman.h>
+
+#include "internal.h"
+
+#define ARENA_CHUNK ((size_t)64 * 1024)
+
+/* Hint of every new node: its site (NULL) never equals a real site, so the first lookup below a
+ * node misses without a NULL check on the hot path. */
+struct spanprof__node spanprof__miss_node = {.hint = &spanprof__miss_node};
+
+void *spanprof__map(size_t size)
+{
+    void *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    return p == MAP_FAILED ? NULL : p;
+}
+
+void spanprof__unmap(void *p, size_t size)
+{
+    munmap(p, size);
+}
+
+void *spanprof__arena_alloc(struct spanprof__arena *a, size_t size)
+{
+    size = (size + 63) & ~(size_t)63; /* nodes are one cache line each */
+    if ((size_t)(a->end - a->cur) < size) {
+        size_t chunk = size > ARENA_CHUNK ? size : ARENA_CHUNK;
+        char *p = spanprof__map(chunk);
+        if (!p)
+            return NULL;
+        a->cur = p; /* the rest of the old chunk is dropped: at most one node's worth */
+        a->end = p + chunk;
+    }
+    void *r = a->cur;
+    a->cur += size;
+    return r;
+}
+
+void spanprof__node_init(struct spanprof__node *n, const struct spanprof_site *site,
+                         struct spanprof__node *parent)
+{
+    n->site = site;
+    n->parent = parent;
+    n->first_child = NULL;
+    n->next_sibling = NULL;
+    n->hint = &spanprof__miss_node;
+    n->calls = n->total = n->child = 0;
+}
+
+/* Finds or creates PARENT's child for SITE.  Only T's own thread calls this for T's tree (or a
+ * test building a tree by hand); other threads may be reading the list concurrently, so a new
+ * node is fully built before it is published with a release store. */
+struct spanprof__node *spanprof__tree_child(struct spanprof__thread *t,
+                                            struct spanprof__node *parent,
+                                            const struct spanprof_site *site)
+{
+    struct spanprof__node *c;
+    for (c = parent->first_child; c; c = c->next_sibling)
+        if (c->site == site)
+            return c;
+    c = spanprof__arena_alloc(&t->arena, sizeof *c);
+    if (!c)
+        return NULL;
+    spanprof__node_init(c, site, parent);
+    c->next_sibling = parent->first_child;
+    __atomic_store_n(&parent->first_child, c, __ATOMIC_RELEASE);
+    return c;
+}
+
+void spanprof__tree_walk(struct spanprof__node *root, spanprof__pre_fn pre,
+                         spanprof__post_fn post, void *ctx)
+{
+    struct spanprof__node *n = __atomic_load_n(&root->first_child, __ATOMIC_ACQUIRE);
+    size_t depth = 1;
+    while (n) {
+        struct spanprof__node *c = NULL;
+        if (pre(n, depth, ctx))
+            c = __atomic_load_n(&n->first_child, __ATOMIC_ACQUIRE);
+        if (c) {
+            n = c;
+            depth++;
+            continue;
+        }
+        /* Leaf (or not descended): finish it and its finished ancestors, then go to the next
+         * sibling up the chain. */
+        for (;;) {
+            if (post)
+                post(n, depth, ctx);
+            if (n->next_sibling) {
+                n = n->next_sibling;
+                break;
+            }
+            n = n->parent;
+            depth--;
+            if (n == root) {
+                n = NULL;
+                break;
+            }
+        }
+    }
+}

@@ -1,0 +1,152 @@
+/* span.c — the hot path: __spanprof_enter and __spanprof_exit.
+ *
+ * Every instrumented call runs these two functions, so they do only the common case inline:
+ * no locks, no allocation, no syscalls, errno untouched.  Everything rare (first sight of a site
+ * or thread, coz, repair of stacks left unbalanced by longjmp/noreturn, growth of the frame
+ * array, child nodes not in the one-entry cache) is out of line in stack.c / site.c.
+ *
+ * Costs below are for the 2-core EPYC reference VM (ENGINEERING.md §3).
+ */
+#include <errno.h>
+
+#include "clock.h"
+#include "internal.h"
+
+/* Where the enter call returns to (the entering code): one load from (%rsp).
+ * Must be evaluated in the exported function itself. */
+#define CALLER_RA() ((uintptr_t)__builtin_return_address(0))
+
+/* The instrumented function's own return address, read from just below its canonical frame
+ * address: one load from a line the call just wrote.  Where the return address is not kept on
+ * the stack at a fixed place it is not used (0), and equal frames are then taken as alive. */
+#if defined(__x86_64__) || defined(__i386__)
+#define FRAME_RETURN_ADDRESS(cfa) (((const uintptr_t *)(cfa))[-1])
+#else
+#define FRAME_RETURN_ADDRESS(cfa) ((uintptr_t)0)
+#endif
+
+/* Push a frame for SITE.  ~1 cycle per line unless noted. */
+static inline __attribute__((always_inline)) void record_enter(struct spanprof_site *site,
+                                                               uintptr_t cfa, uintptr_t ra,
+                                                               uintptr_t fra)
+{
+    struct spanprof__thread *t = spanprof__tls; /* IE TLS: %fs load (+GOT load in the .so) */
+    struct spanprof__frame *f = t->top;
+    /* One predictable branch for everything unusual about the stack:
+     *  - f->cfa < cfa: the top frame's function has returned without its exit (longjmp, noreturn)
+     *  - same frame address and same enter call site: that activation was abandoned and is
+     *    re-entered (a live activation can't re-run its own enter)
+     *  - same frame address but another function return address: a sibling called at the depth
+     *    of a frame a longjmp abandoned (a callee inlined into its caller shares both the
+     *    caller's frame address and its return address: alive)
+     *  - f == limit: the frame array must grow
+     *  - this thread has no data yet: the sentinel's frame has cfa 0, so the first test fires. */
+    if (SPANPROF_UNLIKELY(f->cfa < cfa || (f->cfa == cfa && (f->ra == ra || f->fra != fra)) ||
+                          f == t->limit)) {
+        spanprof__enter_cold(site, cfa, ra, fra);
+        return;
+    }
+    /* Child lookup through the parent's one-entry hint: 2 dependent loads.  A miss (first call on
+     * this path, or alternating children) goes to the cold path, which walks the child list. */
+    struct spanprof__node *n = f->node->hint;
+    if (SPANPROF_UNLIKELY(n->site != site)) {
+        spanprof__enter_cold(site, cfa, ra, fra);
+        return;
+    }
+    n->calls++; /* exact call count, counted at entry so noreturn functions count too */
+    f[1].node = n;
+    f[1].cfa = cfa;
+    f[1].ra = ra;
+    f[1].fra = fra;
+    /* A signal handler running spans on this thread sees either the old or the new top, never a
+     * half-written frame: compiler barrier only, x86 keeps the store order. */
+    __atomic_signal_fence(__ATOMIC_RELEASE);
+    t->top = f + 1;
+    /* Timestamp last, so the bookkeeping above is not charged to the span: ~10.5 ns (rdtsc). */
+    f[1].start = spanprof__clock_now();
+}
+
+/* Pop the frame of SITE.  Timestamp first, so our own bookkeeping is not charged to the span. */
+static inline __attribute__((always_inline)) void record_exit(struct spanprof_site *site,
+                                                              uintptr_t cfa)
+{
+    uint64_t now = spanprof__clock_now(); /* ~10.5 ns */
+    struct spanprof__thread *t = spanprof__tls;
+    struct spanprof__frame *f = t->top;
+    /* One predictable branch: the top frame must be this activation's (same site, same frame
+     * address).  It fails for exits skipped by longjmp/noreturn further up (including a
+     * recursive activation of the same site that a longjmp abandoned), for threads without data
+     * (the sentinel frame's node has no site) and for an empty stack (the root has no site). */
+    if (SPANPROF_UNLIKELY(f->node->site != site || f->cfa != cfa)) {
+        spanprof__exit_cold(site, cfa, now);
+        return;
+    }
+    struct spanprof__node *n = f->node;
+    uint64_t d = now - f->start;
+    d = (int64_t)d < 0 ? 0 : d; /* cmov: never a negative duration */
+    n->total += d;
+    f[-1].node->child += d; /* f > frames[0] here: the root frame's node has no site */
+    __atomic_signal_fence(__ATOMIC_RELEASE);
+    t->top = f - 1;
+}
+
+/* Site not FAST: new, coz active, or ignored.  Not marked cold: with coz running, every call
+ * comes here. */
+static __attribute__((noinline)) void enter_slow(struct spanprof_site *site, uintptr_t cfa,
+                                                 uintptr_t ra, uintptr_t fra)
+{
+    uint32_t st = __atomic_load_n(&site->state, __ATOMIC_ACQUIRE);
+    if (st == SPANPROF__SITE_NEW) {
+        if (spanprof__tls_busy) /* entered from inside the runtime (e.g. its own init) */
+            return;
+        st = spanprof__site_register(site);
+    }
+    if (st == SPANPROF__SITE_COZ) {
+        if (site->coz_begin)
+            __atomic_add_fetch(&((struct spanprof__coz_counter *)site->coz_begin)->count, 1,
+                               __ATOMIC_RELAXED);
+        record_enter(site, cfa, ra, fra);
+    } else if (st == SPANPROF__SITE_FAST) {
+        record_enter(site, cfa, ra, fra);
+    }
+}
+
+static __attribute__((noinline)) void exit_slow(struct spanprof_site *site, uintptr_t cfa)
+{
+    uint32_t st = __atomic_load_n(&site->state, __ATOMIC_ACQUIRE);
+    if (st == SPANPROF__SITE_COZ) {
+        if (site->coz_end)
+            __atomic_add_fetch(&((struct spanprof__coz_counter *)site->coz_end)->count, 1,
+                               __ATOMIC_RELAXED);
+        record_exit(site, cfa);
+    } else if (st == SPANPROF__SITE_FAST) {
+        record_exit(site, cfa);
+    } else if (st == SPANPROF__SITE_NEW && !spanprof__tls_busy) {
+        /* An exit for a site never entered here (e.g. entered while the runtime was busy):
+         * register it so the cold path counts the exit as unmatched. */
+        st = spanprof__site_register(site);
+        if (st == SPANPROF__SITE_FAST || st == SPANPROF__SITE_COZ)
+            record_exit(site, cfa);
+    }
+}
+
+SPANPROF_API void __spanprof_enter(struct spanprof_site *site, void *frame)
+{
+    uintptr_t cfa = (uintptr_t)frame, fra = FRAME_RETURN_ADDRESS(frame);
+    /* One load + one predictable branch covers "site not registered / coz active / ignored /
+     * recording off" (SPANPROF=0 makes every site OFF: this branch plus a call and return). */
+    if (SPANPROF_UNLIKELY(__atomic_load_n(&site->state, __ATOMIC_RELAXED) != SPANPROF__SITE_FAST)) {
+        enter_slow(site, cfa, CALLER_RA(), fra);
+        return;
+    }
+    record_enter(site, cfa, CALLER_RA(), fra);
+}
+
+SPANPROF_API void __spanprof_exit(struct spanprof_site *site, void *frame)
+{
+    if (SPANPROF_UNLIKELY(__atomic_load_n(&site->state, __ATOMIC_RELAXED) != SPANPROF__SITE_FAST)) {
+        exit_slow(site, (uintptr_t)frame);
+        return;
+    }
+    record_exit(site, (uintptr_t)frame);
+}

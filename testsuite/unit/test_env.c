@@ -1,0 +1,112 @@
+/* test_env.c — SPANPROF_* parsing: defaults, accepted values, exact warnings for bad ones. */
+#include <string.h>
+
+#include "unit.h"
+
+static const char *const *fake_env;
+
+static const char *fake_get(const char *name)
+{
+    for (const char *const *e = fake_env; *e; e += 2)
+        if (strcmp(e[0], name) == 0)
+            return e[1];
+    return NULL;
+}
+
+/* Loads CONFIG from the NULL-terminated name/value list ENV; returns the warnings. */
+static char *load(struct spanprof__config *c, const char *const *env)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *err = open_memstream(&buf, &len);
+    fake_env = env;
+    spanprof__config_load(c, fake_get, err);
+    fclose(err);
+    return buf;
+}
+
+START_TEST(defaults)
+{
+    static const char *const env[] = {NULL};
+    struct spanprof__config c;
+    char *w = load(&c, env);
+    ck_assert_str_eq(w, "");
+    ck_assert_int_eq(c.enabled, 1);
+    ck_assert_int_eq(c.threads, 0);
+    ck_assert_int_eq(c.file_line, 0);
+    ck_assert_str_eq(c.folded, "spanprof.folded");
+    ck_assert_ptr_null(c.json);
+    free(w);
+}
+END_TEST
+
+START_TEST(values)
+{
+    static const char *const env[] = {"SPANPROF", "0", "SPANPROF_THREADS", "1", "SPANPROF_FILE_LINE", "1",
+                                      "SPANPROF_FOLDED", "", "SPANPROF_JSON", "out-%p.json", NULL};
+    struct spanprof__config c;
+    char *w = load(&c, env);
+    ck_assert_str_eq(w, "");
+    ck_assert_int_eq(c.enabled, 0);
+    ck_assert_int_eq(c.threads, 1);
+    ck_assert_int_eq(c.file_line, 1);
+    ck_assert_ptr_null(c.folded);
+    ck_assert_str_eq(c.json, "out-%p.json");
+    free(w);
+    static const char *const env2[] = {"SPANPROF_JSON", "", "SPANPROF_FOLDED", "f%%.txt", NULL};
+    w = load(&c, env2);
+    ck_assert_str_eq(w, "");
+    ck_assert_ptr_null(c.json);
+    ck_assert_str_eq(c.folded, "f%%.txt");
+    free(w);
+}
+END_TEST
+
+START_TEST(bad_values_warn_and_default)
+{
+    static const char *const env[] = {"SPANPROF", "yes", "SPANPROF_THREADS", "yes", "SPANPROF_FILE_LINE", "",
+                                      "SPANPROF_FOLDED", "a%x", "SPANPROF_JSON", "b%", NULL};
+    struct spanprof__config c;
+    char *w = load(&c, env);
+    ck_assert_str_eq(w,
+                     "spanprof: warning: SPANPROF='yes' is not 0 or 1; using 1\n"
+                     "spanprof: warning: SPANPROF_THREADS='yes' is not 0 or 1; using 0\n"
+                     "spanprof: warning: SPANPROF_FILE_LINE='' is not 0 or 1; using 0\n"
+                     "spanprof: warning: SPANPROF_FOLDED='a%x' has a '%' not followed by 'p' or '%'; "
+                     "using 'spanprof.folded'\n"
+                     "spanprof: warning: SPANPROF_JSON='b%' has a '%' not followed by 'p' or '%'; "
+                     "using none\n");
+    ck_assert_int_eq(c.enabled, 1);
+    ck_assert_int_eq(c.threads, 0);
+    ck_assert_int_eq(c.file_line, 0);
+    ck_assert_str_eq(c.folded, "spanprof.folded");
+    ck_assert_ptr_null(c.json);
+    free(w);
+}
+END_TEST
+
+START_TEST(unknown_variables)
+{
+    char *env[] = {"PATH=/bin", "SPANPROF_THREAD=1", "SPANPROF_JSON=x", "SPANPROFX=1", "SPANPROF_=2", NULL};
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *err = open_memstream(&buf, &len);
+    spanprof__config_warn_unknown(env, err);
+    fclose(err);
+    ck_assert_str_eq(buf, "spanprof: warning: SPANPROF_THREAD is not a spanprof variable; ignored\n"
+                          "spanprof: warning: SPANPROF_ is not a spanprof variable; ignored\n");
+    free(buf);
+}
+END_TEST
+
+Suite *env_suite(void)
+{
+    Suite *s = suite_create("env");
+    TCase *tc = tcase_create("core");
+    tcase_add_test(tc, defaults);
+    tcase_add_test(tc, values);
+    tcase_add_test(tc, bad_values_warn_and_default);
+    tcase_add_test(tc, unknown_variables);
+    suite_add_tcase(s, tc);
+    return s;
+}

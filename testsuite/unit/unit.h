@@ -1,0 +1,55 @@
+/* unit.h — helpers shared by the runtime's unit tests (Check). */
+#ifndef SPANPROF_UNIT_H
+#define SPANPROF_UNIT_H
+
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "internal.h"
+
+/* A site as the plugin would emit it. */
+#define UNIT_SITE(var, nm)                                                                      \
+    static struct spanprof_site var = {SPANPROF_SITE_VERSION, SPANPROF_KIND_SPAN, nm, "unit.c", \
+                                       __LINE__, __LINE__ + 1, 0, 0, NULL, NULL}
+
+/* A non-inlined span function shaped like the plugin's output: enter, body, exit. */
+#define UNIT_SPAN_FN(fn, site, body)                                                            \
+    static __attribute__((noinline)) void fn(void)                                              \
+    {                                                                                           \
+        __spanprof_enter(&site, __builtin_dwarf_cfa());                                         \
+        body;                                                                                   \
+        __asm__ volatile("" ::: "memory");                                                      \
+        __spanprof_exit(&site, __builtin_dwarf_cfa());                                          \
+    }
+
+Suite *calltree_suite(void);
+Suite *folded_suite(void);
+Suite *json_suite(void);
+Suite *env_suite(void);
+Suite *path_suite(void);
+Suite *longjmp_suite(void);
+Suite *deep_suite(void);
+Suite *thread_suite(void);
+Suite *output_suite(void);
+
+/* Child of PARENT for SITE, or NULL. */
+struct spanprof__node *unit_child(struct spanprof__node *parent, const struct spanprof_site *site);
+/* This thread's data (fails the test if it has none). */
+struct spanprof__thread *unit_self(void);
+/* Depth of this thread's shadow stack. */
+size_t unit_depth(void);
+/* A view of the given threads with ns_per_tick = 1, so values are exact ticks. */
+struct spanprof__view unit_view(struct spanprof__thread **ts, size_t n);
+/* Folded output of V as a malloc'd string. */
+char *unit_folded(const struct spanprof__view *v);
+/* Redirects stderr to a temporary file until unit_stderr_end, which returns what was written
+ * (malloc'd). */
+void unit_stderr_begin(void);
+char *unit_stderr_end(void);
+/* Hand-built node: child of PARENT for SITE with the given counters. */
+struct spanprof__node *unit_node(struct spanprof__thread *t, struct spanprof__node *parent,
+                                 const struct spanprof_site *site, uint64_t calls, uint64_t total,
+                                 uint64_t child);
+
+#endif

@@ -1,0 +1,104 @@
+/* unit_main.c — runs every runtime suite with Check; exit status 0 only if all pass.
+ *
+ * Tests run in Check's default fork mode: each test starts in a fresh child of this process,
+ * which has never entered a span, so tests don't see each other's threads or counters. */
+#include <string.h>
+#include <unistd.h>
+
+#include "unit.h"
+
+struct spanprof__node *unit_child(struct spanprof__node *parent, const struct spanprof_site *site)
+{
+    for (struct spanprof__node *c = parent->first_child; c; c = c->next_sibling)
+        if (c->site == site)
+            return c;
+    return NULL;
+}
+
+struct spanprof__thread *unit_self(void)
+{
+    ck_assert_ptr_ne(spanprof__tls, &spanprof__sentinel_thread);
+    return spanprof__tls;
+}
+
+size_t unit_depth(void)
+{
+    struct spanprof__thread *t = unit_self();
+    return (size_t)(t->top - t->frames);
+}
+
+struct spanprof__view unit_view(struct spanprof__thread **ts, size_t n)
+{
+    struct spanprof__view v = {.threads = ts, .nthreads = n, .ns_per_tick = 1.0};
+    return v;
+}
+
+char *unit_folded(const struct spanprof__view *v)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    ck_assert_ptr_nonnull(f);
+    ck_assert_int_eq(spanprof__folded_write(f, v), 0);
+    fclose(f);
+    return buf;
+}
+
+static int saved_stderr = -1;
+static FILE *capture;
+
+void unit_stderr_begin(void)
+{
+    fflush(stderr);
+    capture = tmpfile();
+    ck_assert_ptr_nonnull(capture);
+    saved_stderr = dup(2);
+    dup2(fileno(capture), 2);
+}
+
+char *unit_stderr_end(void)
+{
+    fflush(stderr);
+    dup2(saved_stderr, 2);
+    close(saved_stderr);
+    long n = ftell(capture);
+    char *s = calloc(1, (size_t)n + 1);
+    rewind(capture);
+    if (n > 0 && fread(s, 1, (size_t)n, capture) != (size_t)n)
+        ck_abort_msg("short read of captured stderr");
+    fclose(capture);
+    return s;
+}
+
+struct spanprof__node *unit_node(struct spanprof__thread *t, struct spanprof__node *parent,
+                                 const struct spanprof_site *site, uint64_t calls, uint64_t total,
+                                 uint64_t child)
+{
+    struct spanprof__node *n = spanprof__tree_child(t, parent, site);
+    ck_assert_ptr_nonnull(n);
+    n->calls += calls;
+    n->total += total;
+    n->child += child;
+    return n;
+}
+
+int main(void)
+{
+    /* The test processes write no profile files at exit. */
+    spanprof__g.config.folded = NULL;
+    spanprof__g.config.json = NULL;
+
+    SRunner *sr = srunner_create(calltree_suite());
+    srunner_add_suite(sr, folded_suite());
+    srunner_add_suite(sr, json_suite());
+    srunner_add_suite(sr, env_suite());
+    srunner_add_suite(sr, path_suite());
+    srunner_add_suite(sr, longjmp_suite());
+    srunner_add_suite(sr, deep_suite());
+    srunner_add_suite(sr, thread_suite());
+    srunner_add_suite(sr, output_suite());
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
