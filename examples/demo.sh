@@ -1,0 +1,51 @@
+#!/bin/sh
+# demo.sh — `make demo`: builds examples/pipeline.c with spanplugin, runs it to write a flame
+# graph input (folded stacks) and a JSON profile, prints the heaviest stacks, and — when coz is
+# installed and allowed to sample — runs it under `coz run` so its spans become coz latency
+# points in a causal profile.
+#
+# Environment (set by the Makefile): CC, PLUGIN, INCLUDE_DIR, LIBDIR, COZ (may be empty).
+# DEMO_RECORDS overrides the number of records processed in the plain run.
+set -eu
+out=build/demo
+mkdir -p "$out"
+records=${DEMO_RECORDS:-400000}
+
+# -gdwarf-4 -gno-variable-location-views: the debug info Debian's coz 0.2.2 can read.
+echo "== building examples/pipeline.c with spanplugin"
+set -x
+$CC -O2 -g -gdwarf-4 -gno-variable-location-views -fplugin="$PLUGIN" -I"$INCLUDE_DIR" \
+    examples/pipeline.c -o "$out/pipeline" -L"$LIBDIR" -lspanprof -Wl,-rpath,"$LIBDIR" -pthread
+{ set +x; } 2>/dev/null
+
+echo "== running it: $records records"
+SPANPROF_FOLDED="$out/pipeline.folded" SPANPROF_JSON="$out/pipeline.json" "$out/pipeline" "$records"
+
+echo
+echo "== heaviest stacks by self time (from $out/pipeline.folded)"
+sort -k2,2nr -t' ' "$out/pipeline.folded" | head -n 8 |
+    awk '{ value = $NF; $NF = ""; printf "  %10.1f ms  %s\n", value / 1e6, $0 }'
+
+if [ -n "${COZ:-}" ]; then
+    echo
+    echo "== causal profile: coz run --- $out/pipeline (about a minute)"
+    if (cd "$out" && "$COZ" run --- ./pipeline 3000000 >coz.log 2>&1); then
+        echo "coz latency points (one per span name; arrivals == departures when balanced):"
+        grep '^latency-point' "$out/profile.coz" | sort | uniq -c | sort -rn | head -n 6 | sed 's/^/  /'
+        echo "experiments run: $(grep -c '^experiment' "$out/profile.coz")"
+    else
+        echo "coz could not run (see $out/coz.log); on a VM it may need: sysctl kernel.perf_event_paranoid=1"
+    fi
+else
+    echo
+    echo "(coz not installed: apt-get install coz-profiler, re-run ./configure, for the causal profile)"
+fi
+
+echo
+echo "== outputs"
+echo "  $out/pipeline.folded   flame graph input: flamegraph.pl $out/pipeline.folded > pipeline.svg"
+echo "                          or drop it on https://www.speedscope.app"
+echo "  $out/pipeline.json     JSON profile: calls, total and self time per span"
+[ -n "${COZ:-}" ] && [ -f "$out/profile.coz" ] &&
+    echo "  $out/profile.coz       coz causal profile: coz plot, or load it at https://plasma-umass.org/coz"
+exit 0
