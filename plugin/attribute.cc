@@ -1,8 +1,14 @@
-/* attribute.cc — the `span` function attribute.
+/* attribute.cc — the `span` and `nospan` function attributes.
  *
  *   __attribute__((span))          instrument this function; span named after the function
  *   __attribute__((span("name")))  same, span named "name"
- *   [[gnu::span]], [[gnu::span("name")]]   the same in C++11 / C2x attribute syntax
+ *   __attribute__((nospan))        never instrument this function, whatever the options select
+ *                                  (-fplugin-arg-spanplugin-all, functions=FILE)
+ *   [[gnu::span]], [[gnu::span("name")]], [[gnu::nospan]]   the same in C++11 / C2x syntax
+ *
+ * `span` and `nospan` on the same function (on one or on different declarations) is an error,
+ * reported at the definition by the pass ("'span' and 'nospan' attributes on the same
+ * function"); the function is then not instrumented.
  *
  * The attribute may sit on the definition or on any earlier declaration: the front ends merge
  * DECL_ATTRIBUTES into the definition, and the pass only looks there.
@@ -60,9 +66,25 @@ handle_span_attribute (tree *node, tree name, tree args, int flags, bool *no_add
   return NULL_TREE;
 }
 
+/* `nospan` takes no argument (GCC itself reports one); only functions. */
+static tree
+handle_nospan_attribute (tree *node, tree name, tree args, int flags, bool *no_add_attrs)
+{
+  tree decl = *node;
+  if (TREE_CODE (decl) != FUNCTION_DECL)
+    {
+      location_t loc = DECL_P (decl) ? DECL_SOURCE_LOCATION (decl) : input_location;
+      warning_at (loc, OPT_Wattributes, "%qE attribute only applies to functions", name);
+      *no_add_attrs = true;
+    }
+  return NULL_TREE;
+}
+
 /* max_len 1: a second argument gets GCC's own "wrong number of arguments" error. */
 static struct attribute_spec span_attribute_spec
   = SPANPLUGIN_ATTRIBUTE_SPEC (SPANPLUGIN_ATTR_NAME, 0, 1, false, handle_span_attribute);
+static struct attribute_spec nospan_attribute_spec
+  = SPANPLUGIN_ATTRIBUTE_SPEC (SPANPLUGIN_NOSPAN_ATTR_NAME, 0, 0, false, handle_nospan_attribute);
 
 /* PLUGIN_ATTRIBUTES callback; registering earlier (in plugin_init) ICEs, the attribute tables
  * are not set up yet then. */
@@ -70,6 +92,7 @@ void
 spanplugin_register_attributes (void *event_data, void *user_data)
 {
   SPANPLUGIN_REGISTER_ATTRIBUTE (&span_attribute_spec);
+  SPANPLUGIN_REGISTER_ATTRIBUTE (&nospan_attribute_spec);
 }
 
 bool
@@ -78,7 +101,15 @@ spanplugin_has_span (tree fndecl)
   return lookup_attribute (SPANPLUGIN_ATTR_NAME, DECL_ATTRIBUTES (fndecl)) != NULL_TREE;
 }
 
-/* The span's name: the attribute's string if given, else the function's readable name.
+bool
+spanplugin_has_nospan (tree fndecl)
+{
+  return lookup_attribute (SPANPLUGIN_NOSPAN_ATTR_NAME, DECL_ATTRIBUTES (fndecl)) != NULL_TREE;
+}
+
+/* The span's name: the attribute's string if given, else the readable name of KEY (the function
+ * itself, or for a C++ constructor/destructor clone the function it was cloned from: "A::A"
+ * rather than the clone's internal name).
  * decl_printable_name verbosity 1 gives the scope-qualified name with template arguments but
  * without return type and parameters in C++ ("ns::Parser::parse", "max<int>"); the plain
  * identifier in C.  The C++ string lives in a ring of buffers that later calls reuse: callers
@@ -86,7 +117,7 @@ spanplugin_has_span (tree fndecl)
  * If several declarations carried different names, the front end keeps the first attribute in
  * the list, which is the one on the latest declaration. */
 const char *
-spanplugin_span_name (tree fndecl)
+spanplugin_span_name (tree fndecl, tree key)
 {
   tree attr = lookup_attribute (SPANPLUGIN_ATTR_NAME, DECL_ATTRIBUTES (fndecl));
   if (attr && TREE_VALUE (attr))
@@ -96,5 +127,5 @@ spanplugin_span_name (tree fndecl)
       if (TREE_CODE (arg) == STRING_CST)
         return TREE_STRING_POINTER (arg);
     }
-  return lang_hooks.decl_printable_name (fndecl, 1);
+  return lang_hooks.decl_printable_name (key, 1);
 }

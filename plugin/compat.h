@@ -27,9 +27,78 @@
 #include "ggc.h"
 #include "cpplib.h"
 
+#include "varasm.h"           /* make_decl_one_only */
+
 #if BUILDING_GCC_MAJOR < 11
 #error "spanplugin needs GCC 11 or later"
 #endif
+
+/* Thunks (C++ this-adjusting and covariant-return thunks, cdtor thunks of
+ * -fdeclone-ctor-dtor): cgraph_node::thunk is a bit-field in GCC 11 and 12 alike (GCC 10 had
+ * thunk.thunk_p). */
+static inline bool
+spanplugin_is_thunk (tree fndecl)
+{
+  cgraph_node *node = cgraph_node::get (fndecl);
+  return node && node->thunk;
+}
+
+/* C++ constructor and destructor clones (complete "C1"/"D1", base "C2"/"D2", deleting "D0") are
+ * made by the front end from one abstract function and point back at it through
+ * DECL_ABSTRACT_ORIGIN (DECL_CLONED_FUNCTION is the same pointer, but it is a front-end macro
+ * reading front-end data).  Before the "lower" pass nothing else sets DECL_ABSTRACT_ORIGIN on a
+ * function that has a body of its own.  Returns the origin, or NULL_TREE. */
+static inline tree
+spanplugin_cdtor_origin (tree fndecl)
+{
+  tree origin = DECL_ABSTRACT_ORIGIN (fndecl);
+  if (origin && TREE_CODE (origin) == FUNCTION_DECL && origin != fndecl)
+    return origin;
+  return NULL_TREE;
+}
+
+/* The function call operator of a C++ lambda's closure type: g++ marks it DECL_ARTIFICIAL
+ * although its body is the user's lambda body.  LAMBDA_FUNCTION_P is a front-end macro; in
+ * GCC 11 and 12 the only artificial member function named "operator()" is a lambda's. */
+static inline bool
+spanplugin_is_lambda_body (tree fndecl)
+{
+  tree ctx = DECL_CONTEXT (fndecl);
+  return DECL_ARTIFICIAL (fndecl) && ctx && TREE_CODE (ctx) == RECORD_TYPE && DECL_NAME (fndecl)
+         && strcmp (IDENTIFIER_POINTER (DECL_NAME (fndecl)), "operator()") == 0;
+}
+
+/* The front end names cdtor clones with identifiers that end in a space, so they cannot clash
+ * with user names (complete_ctor_identifier etc.: front-end globals that lto1 lacks, hence the
+ * string compares).  Same spelling in GCC 11 and 12. */
+static inline bool
+spanplugin_decl_name_is (tree fndecl, const char *name)
+{
+  return DECL_NAME (fndecl) && strcmp (IDENTIFIER_POINTER (DECL_NAME (fndecl)), name) == 0;
+}
+
+static inline bool
+spanplugin_is_cdtor_clone_name (tree fndecl)
+{
+  return spanplugin_decl_name_is (fndecl, "__ct_comp ")
+         || spanplugin_decl_name_is (fndecl, "__ct_base ")
+         || spanplugin_decl_name_is (fndecl, "__dt_comp ")
+         || spanplugin_decl_name_is (fndecl, "__dt_base ")
+         || spanplugin_decl_name_is (fndecl, "__dt_del ");
+}
+
+/* Clones that hold no body of their own and only call the function carrying the span:
+ *  - the deleting destructor "D0" (calls the complete destructor, then operator delete);
+ *  - with -fdeclone-ctor-dtor (default at -Os), every clone: the front end emits the body once,
+ *    as the "C4"/"D4" function (the origin itself, instrumented), and makes C1/C2/D0/D1/D2
+ *    forwarders to it; those forwarders have no DECL_ABSTRACT_ORIGIN any more. */
+static inline bool
+spanplugin_is_cdtor_forwarder (tree fndecl)
+{
+  if (spanplugin_decl_name_is (fndecl, "__dt_del "))
+    return true;
+  return spanplugin_cdtor_origin (fndecl) == NULL_TREE && spanplugin_is_cdtor_clone_name (fndecl);
+}
 
 /* struct attribute_spec: GCC 11 and 12 share the nine-field layout {name, min, max,
  * decl_required, type_required, function_type_required, affects_type_identity, handler,

@@ -1,4 +1,5 @@
-/* instrument.cc — the GIMPLE pass that instruments functions carrying the `span` attribute.
+/* instrument.cc — the GIMPLE pass that instruments the functions select.cc chooses (those
+ * carrying the `span` attribute, and those the options select).
  *
  * Runs before the pass named "lower", on still-structured GIMPLE, and rewrites the body as
  *
@@ -13,6 +14,7 @@
  * which parses options before plugins register passes).
  */
 #include "spanplugin.h"
+#include "hash-set.h"
 
 /* The runtime hooks, built once.  GC roots: they outlive any one function. */
 static tree enter_decl;
@@ -80,6 +82,9 @@ static const pass_data span_pass_data = {
 
 namespace {
 
+/* Keys of functions already reported for carrying both span and nospan. */
+hash_set<tree> conflicts_reported;
+
 class span_pass : public gimple_opt_pass
 {
 public:
@@ -88,9 +93,10 @@ public:
   /* A new object per instance, as the pass manager expects. */
   opt_pass *clone () final override { return new span_pass (m_ctxt); }
 
+  /* Every function: the choice (select.cc) needs the merged attributes and is made in execute. */
   bool gate (function *fun) final override
   {
-    return fun && fun->decl && spanplugin_has_span (fun->decl);
+    return fun && fun->decl;
   }
 
   unsigned int execute (function *fun) final override;
@@ -104,18 +110,42 @@ span_pass::execute (function *fun)
   if (body == NULL)
     return 0;
 
-  /* A naked function has no frame to put calls in. */
-  if (lookup_attribute ("naked", DECL_ATTRIBUTES (fndecl)))
+  /* C++ cdtor clones share their origin's site; the first clone seen builds it. */
+  tree key = spanplugin_site_key (fndecl);
+  tree site = spanplugin_lookup_site (key);
+
+  switch (spanplugin_select (fndecl, key, fun))
     {
-      warning_at (DECL_SOURCE_LOCATION (fndecl), OPT_Wattributes,
-                  "%qs attribute ignored on a %<naked%> function", SPANPLUGIN_ATTR_NAME);
+    case SPANPLUGIN_SKIP:
       return 0;
+    case SPANPLUGIN_CONFLICT:
+      /* Once per function, not once per clone. */
+      if (fndecl == key || !conflicts_reported.add (key))
+        error_at (DECL_SOURCE_LOCATION (fndecl),
+                  "%qs and %qs attributes on the same function %qD",
+                  SPANPLUGIN_ATTR_NAME, SPANPLUGIN_NOSPAN_ATTR_NAME, key);
+      return 0;
+    case SPANPLUGIN_BY_OPTION:
+      /* A naked function has no frame to put calls in; options skip it silently. */
+      if (lookup_attribute ("naked", DECL_ATTRIBUTES (fndecl)))
+        return 0;
+      break;
+    case SPANPLUGIN_BY_ATTRIBUTE:
+      if (lookup_attribute ("naked", DECL_ATTRIBUTES (fndecl)))
+        {
+          warning_at (DECL_SOURCE_LOCATION (fndecl), OPT_Wattributes,
+                      "%qs attribute ignored on a %<naked%> function", SPANPLUGIN_ATTR_NAME);
+          return 0;
+        }
+      break;
     }
 
   build_hook_decls ();
   /* Copied: in C++ the printable name lives in a small ring of buffers that later calls reuse. */
-  char *name = xstrdup (spanplugin_span_name (fndecl));
-  tree site = spanplugin_build_site (fndecl, name);
+  char *name = xstrdup (spanplugin_span_name (fndecl, key));
+  bool new_site = site == NULL_TREE;
+  if (new_site)
+    site = spanplugin_build_site (fndecl, key, name);
 
   /* Enter at the function's opening, exit at its closing brace: where a debugger or a sampling
    * profiler expects code that belongs to the function as a whole. */
@@ -133,7 +163,8 @@ span_pass::execute (function *fun)
   gimple_seq_add_stmt (&seq, bind);
   gimple_set_body (fndecl, seq);
 
-  if (spanplugin_verbose)
+  /* Once per span: the second clone of a constructor adds no new span. */
+  if (spanplugin_opts.verbose && new_site)
     inform (DECL_SOURCE_LOCATION (fndecl), "spanplugin: instrumented %qs", name);
   free (name);
   return 0;

@@ -2,11 +2,33 @@
  *
  * Usage:  gcc -fplugin=/path/to/spanplugin.so [-fplugin-arg-spanplugin-KEY[=VALUE] ...] ...
  *
- * Options (-fplugin-arg-spanplugin-*); any other key is an error:
- *   -fplugin-arg-spanplugin-verbose   a note "spanplugin: instrumented 'NAME'" at each
- *                                     instrumented function
+ * Options (-fplugin-arg-spanplugin-*); any other key, and any malformed value, is an error and
+ * the plugin refuses to load:
+ *   verbose            a note "spanplugin: instrumented 'NAME'" once per span (not per clone)
+ *   all                instrument every function defined in the unit, except: functions with
+ *                      `nospan` or `no_instrument_function`, compiler-made (DECL_ARTIFICIAL)
+ *                      functions other than lambda bodies, thunks, gnu_inline extern inline
+ *                      always_inline functions, naked functions (silently), C++ cdtor clones
+ *                      that only forward (D0, -fdeclone-ctor-dtor), and what the filters drop
+ *   include=GLOB,...   with `all`: only functions whose name matches one of the patterns
+ *   functions=FILE     instrument the functions whose name matches a line of FILE, as if they
+ *                      carried `span` (same exceptions as `all`).  FILE: one name or glob per
+ *                      line; blanks around it, blank lines and '#' to end of line are ignored.
+ *                      May be given more than once.
+ *   exclude=GLOB,...       filters: drop functions whose name matches;
+ *   exclude-file=GLOB,...  ... whose source file (as the compiler names it) matches;
+ *   min-lines=N            ... that span fewer than N source lines (the line of the name to
+ *                          the closing brace).  These filter `all` and `functions=` only.
+ * Names are the span names without attribute: "f" in C, the qualified name in C++
+ * ("ns::Parser::parse", "ns::tmax<int>", "A::A", "main()::<lambda(int)>::operator()").
+ * Patterns use fnmatch (PATTERN, NAME, 0): '*' matches any characters, '/' and ':' included;
+ * '?', '[...]' and '\' escapes as in the shell (so `operator*` needs `operator\*`).
+ * Lists are comma-separated and accumulate over repeated options; empty patterns are errors.
+ * include/exclude/exclude-file/min-lines without a selecting option only draw a warning.
+ * The `span` attribute always wins: such a function is instrumented whatever the options say
+ * (`span` together with `nospan` is an error).
  *
- * Effects: registers the `span` function attribute (attribute.cc), inserts the instrumenting
+ * Effects: registers the `span` and `nospan` attributes (attribute.cc), inserts the instrumenting
  * pass before "lower" (instrument.cc), and defines the macro __SPANPROF__=1 so spanprof.h's
  * SPAN / SPAN_NAMED macros expand to the attribute.
  *
@@ -23,41 +45,20 @@
 /* Required by GCC to load the plugin. */
 int plugin_is_GPL_compatible;
 
-bool spanplugin_verbose;
-
 static struct plugin_info spanplugin_info = {
   SPANPROF_VERSION,
-  "Instruments functions marked __attribute__((span)) with calls into the spanprof runtime.\n"
-  "Options:\n"
-  "  -fplugin-arg-spanplugin-verbose   note each instrumented function\n",
+  "Instruments functions marked __attribute__((span)), or selected by options, with calls into\n"
+  "the spanprof runtime; __attribute__((nospan)) opts a function out.\n"
+  "Options (-fplugin-arg-spanplugin-KEY[=VALUE]):\n"
+  "  verbose               note each instrumented function\n"
+  "  all                   instrument every eligible function in the unit\n"
+  "  include=GLOB,...      with all: only functions whose name matches\n"
+  "  functions=FILE        instrument the functions named (or globbed) in FILE, one per line\n"
+  "  exclude=GLOB,...      do not select functions whose name matches\n"
+  "  exclude-file=GLOB,... do not select functions from matching source files\n"
+  "  min-lines=N           do not select functions shorter than N lines\n"
+  "Filters apply to all and functions=; the span attribute always wins.\n",
 };
-
-/* Returns false (after an error) if an argument is unknown or malformed. */
-static bool
-parse_arguments (const struct plugin_name_args *info)
-{
-  bool ok = true;
-  for (int i = 0; i < info->argc; i++)
-    {
-      const struct plugin_argument *arg = &info->argv[i];
-      if (strcmp (arg->key, "verbose") == 0)
-        {
-          if (arg->value)
-            {
-              error ("spanplugin: option %<-fplugin-arg-%s-%s%> takes no value",
-                     info->base_name, arg->key);
-              ok = false;
-            }
-          spanplugin_verbose = true;
-        }
-      else
-        {
-          error ("spanplugin: unknown option %<-fplugin-arg-%s-%s%>", info->base_name, arg->key);
-          ok = false;
-        }
-    }
-  return ok;
-}
 
 static void
 define_macro (void *event_data, void *user_data)
@@ -75,7 +76,7 @@ plugin_init (struct plugin_name_args *info, struct plugin_gcc_version *version)
              gcc_version.basever, version->basever);
       return 1;
     }
-  if (!parse_arguments (info))
+  if (!spanplugin_parse_options (info))
     return 1;
 
   const char *name = info->base_name;

@@ -1,21 +1,64 @@
-/* site.cc — the static site descriptor emitted for each instrumented function.
+/* site.cc — the site descriptor emitted for each span.
  *
  * Builds (once) a RECORD_TYPE mirroring struct spanprof_site from include/spanprof.h and, per
- * function, a writable file-local variable of that type initialised with the constant part
- * (version, kind, name, file, lines); the runtime-owned slots start as zero.
+ * span, a writable variable of that type initialised with the constant part (version, kind,
+ * name, file, lines); the runtime-owned slots start as zero.  Its symbol is
+ * "__spanprof_site.<assembler name of the key function>".
+ *
+ * One site per span:
+ *  - The key of a function is itself, except for C++ constructor and destructor clones (C1/C2,
+ *    D1/D2), whose key is the function they were cloned from: every clone of one cdtor uses the
+ *    same site, so the profile has one entry for it.  (Deleting destructors, D0, only call D1 and
+ *    are not instrumented; see select.cc.)
+ *  - Functions that are public and COMDAT (C++ inline functions, template instantiations, ...:
+ *    one copy per program however many units define them) get a COMDAT site: public, hidden,
+ *    one-only in its own group named after the symbol, so the linker (or LTO's symbol merging)
+ *    keeps a single site for the whole program (or shared object).  Every other function,
+ *    static ones included, gets a site local to the object file.
  */
 #include "spanplugin.h"
 #include "spanprof.h"
+#include "hash-map.h"
 
 #include <stddef.h>
 
-/* Cached across functions; a GC root so the collector neither frees nor misses it. */
+/* Cached across functions; GC roots so the collector neither frees nor misses them.
+ * site_list: a TREE_LIST (purpose key, value site) of every site built, which keeps the trees
+ * that site_map (heap-allocated, invisible to the collector) points to alive. */
 static tree site_type;
+static tree site_list;
+static hash_map<tree, tree> *site_map;
 
 const struct ggc_root_tab spanplugin_site_roots[] = {
   { &site_type, 1, sizeof (site_type), gt_ggc_mx_tree_node, gt_pch_nx_tree_node },
+  { &site_list, 1, sizeof (site_list), gt_ggc_mx_tree_node, gt_pch_nx_tree_node },
   LAST_GGC_ROOT_TAB
 };
+
+tree
+spanplugin_site_key (tree fndecl)
+{
+  tree origin = spanplugin_cdtor_origin (fndecl);
+  return origin ? origin : fndecl;
+}
+
+/* The site already built for KEY in this unit, or NULL_TREE. */
+tree
+spanplugin_lookup_site (tree key)
+{
+  if (!site_map)
+    return NULL_TREE;
+  tree *site = site_map->get (key);
+  return site ? *site : NULL_TREE;
+}
+
+/* Whether FNDECL's definition may appear in several units and is merged into one: then its
+ * site must be merged the same way. */
+static bool
+needs_comdat_site (tree fndecl)
+{
+  return TREE_PUBLIC (fndecl) && (DECL_ONE_ONLY (fndecl) || DECL_COMDAT (fndecl));
+}
 
 /* The record's fields, in declaration order, with the offset the C header gives each.  Checking
  * every offset (not only the size) catches a header change that keeps the size.  This assumes
@@ -89,9 +132,10 @@ site_field_decl (tree type, const char *name)
   gcc_unreachable ();
 }
 
-/* Emits the descriptor for FNDECL, whose span is called NAME, and returns its VAR_DECL. */
+/* Emits the descriptor for the span of FNDECL (whose key is KEY) called NAME, records it as
+ * KEY's site and returns its VAR_DECL. */
 tree
-spanplugin_build_site (tree fndecl, const char *name)
+spanplugin_build_site (tree fndecl, tree key, const char *name)
 {
   tree type = spanplugin_site_type ();
   function *fn = DECL_STRUCT_FUNCTION (fndecl);
@@ -121,7 +165,7 @@ spanplugin_build_site (tree fndecl, const char *name)
 
   /* Symbol "__spanprof_site.<function's assembler name>": readable in nm, unique in the unit,
    * and the '.' keeps it out of the C/C++ identifier space. */
-  const char *asmname = IDENTIFIER_POINTER (DECL_ASSEMBLER_NAME (fndecl));
+  const char *asmname = IDENTIFIER_POINTER (DECL_ASSEMBLER_NAME (key));
   if (asmname[0] == '*')
     asmname++;
   char *varname = concat ("__spanprof_site.", asmname, NULL);
@@ -129,7 +173,7 @@ spanplugin_build_site (tree fndecl, const char *name)
   free (varname);
 
   TREE_STATIC (var) = 1;      /* static storage ... */
-  TREE_PUBLIC (var) = 0;      /* ... local to the object file */
+  TREE_PUBLIC (var) = 0;      /* ... local to the object file unless COMDAT below */
   TREE_READONLY (var) = 0;    /* writable: the runtime owns the trailing slots */
   TREE_ADDRESSABLE (var) = 1;
   TREE_USED (var) = 1;
@@ -138,6 +182,21 @@ spanplugin_build_site (tree fndecl, const char *name)
   DECL_PRESERVE_P (var) = 0;  /* dies with the last call to its function */
   DECL_INITIAL (var) = init;
 
+  if (needs_comdat_site (fndecl))
+    {
+      /* Hidden: one site per linked object, never interposed across shared objects. */
+      TREE_PUBLIC (var) = 1;
+      DECL_VISIBILITY (var) = VISIBILITY_HIDDEN;
+      DECL_VISIBILITY_SPECIFIED (var) = 1;
+      make_decl_one_only (var, DECL_ASSEMBLER_NAME (var));
+      DECL_COMDAT (var) = 1;
+    }
+
   varpool_node::add (var);
+
+  if (!site_map)
+    site_map = new hash_map<tree, tree>;
+  site_map->put (key, var);
+  site_list = tree_cons (key, var, site_list);
   return var;
 }

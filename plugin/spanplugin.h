@@ -1,29 +1,59 @@
 /* spanplugin.h — declarations shared between the files of the spanprof GCC plugin.
  *
- *   attribute.cc  the `span` attribute: registration, checking, name lookup
- *   site.cc       the static struct spanprof_site descriptor emitted per function
+ *   attribute.cc  the `span` and `nospan` attributes: registration, checking, name lookup
+ *   options.cc    parsing the -fplugin-arg-spanplugin-* options into spanplugin_opts
+ *   select.cc     which functions get a span (attributes, then option-driven selection)
+ *   site.cc       the struct spanprof_site descriptor, one per span (shared by C++ cdtor
+ *                 clones, COMDAT for inline/template functions)
  *   instrument.cc the GIMPLE pass that wraps a function body in enter/try/finally-exit
- *   plugin.cc     plugin_init: version check, arguments, callbacks, __SPANPROF__
+ *   plugin.cc     plugin_init: version check, callbacks, __SPANPROF__; lists every option
  */
 #ifndef SPANPLUGIN_H
 #define SPANPLUGIN_H
 
 #include "compat.h"
 
-/* Name the attribute is registered under (and spelled in diagnostics). */
+/* Names the attributes are registered under (and spelled in diagnostics). */
 #define SPANPLUGIN_ATTR_NAME "span"
+#define SPANPLUGIN_NOSPAN_ATTR_NAME "nospan"
 
-/* -fplugin-arg-spanplugin-verbose: a note per instrumented function. */
-extern bool spanplugin_verbose;
+/* options.cc: the values of the -fplugin-arg-spanplugin-* options (see plugin.cc). */
+struct spanplugin_options
+{
+  bool verbose;             /* verbose: a note per instrumented function */
+  bool all;                 /* all: every eligible function */
+  bool functions_given;     /* functions=FILE was given (even if the file lists no name) */
+  int min_lines;            /* min-lines=N, 0 when not given */
+  vec<char *> include;      /* include=GLOB,...: restricts `all` */
+  vec<char *> exclude;      /* exclude=GLOB,...: on names */
+  vec<char *> exclude_file; /* exclude-file=GLOB,...: on source files */
+  vec<char *> functions;    /* the names/globs read from the functions=FILE files */
+};
+extern spanplugin_options spanplugin_opts;
+bool spanplugin_parse_options (const struct plugin_name_args *info);
 
 /* attribute.cc */
 void spanplugin_register_attributes (void *event_data, void *user_data);
 bool spanplugin_has_span (tree fndecl);
-const char *spanplugin_span_name (tree fndecl);
+bool spanplugin_has_nospan (tree fndecl);
+const char *spanplugin_span_name (tree fndecl, tree key);
+
+/* select.cc */
+enum spanplugin_choice
+{
+  SPANPLUGIN_SKIP,          /* not instrumented */
+  SPANPLUGIN_BY_ATTRIBUTE,  /* carries `span` */
+  SPANPLUGIN_BY_OPTION,     /* chosen by all / include / functions= */
+  SPANPLUGIN_CONFLICT       /* carries both `span` and `nospan`: an error */
+};
+/* KEY: the function whose span FNDECL's is (see spanplugin_site_key); FUN: FNDECL's body. */
+spanplugin_choice spanplugin_select (tree fndecl, tree key, function *fun);
 
 /* site.cc */
 tree spanplugin_site_type (void);
-tree spanplugin_build_site (tree fndecl, const char *name);
+tree spanplugin_site_key (tree fndecl);
+tree spanplugin_lookup_site (tree key);
+tree spanplugin_build_site (tree fndecl, tree key, const char *name);
 extern const struct ggc_root_tab spanplugin_site_roots[];
 
 /* instrument.cc */

@@ -1,0 +1,159 @@
+#!/bin/sh
+# run.sh — tests of which functions spanplugin instruments (-fplugin-arg-spanplugin-all,
+# include/exclude/exclude-file/functions/min-lines, nospan, C++ names) and of one-site-per-span
+# (C++ constructor/destructor clones, COMDAT sites of header inline functions, with and without
+# -flto), plus exceptions unwinding through C++ and C span frames.
+#
+# Two kinds of case:
+#   note cases     compile only, with -fplugin-arg-spanplugin-verbose; the sorted names in the
+#                  "note: spanplugin: instrumented 'NAME'" lines must equal CASE.expected.
+#                  Needs no runtime.
+#   runtime cases  link with the runtime, run with SPANPROF_JSON, compare program output,
+#                  `$PROFDUMP out.json [out.folded]` and the site symbols `nm` shows with
+#                  CASE.expected (the same file for every optimisation level).
+# Environment: CC, CXX, PLUGIN (required), INCLUDE_DIR, LIBDIR (holds libspanprof.so; without it
+#   the runtime cases are skipped), PROFDUMP.  REGEN=1 rewrites the expected files.
+# Output: PASS/FAIL/SKIP per case (FAIL with the diff and how to regenerate), then
+#   "selection: N passed, M failed"; exit status 1 if any case failed, 2 on a setup error.
+set -u
+CC=${CC:-gcc}
+CXX=${CXX:-g++}
+here=$(cd "$(dirname "$0")" && pwd)
+INCLUDE_DIR=${INCLUDE_DIR:-$here/../../include}
+LIBDIR=${LIBDIR:-}
+PROFDUMP=${PROFDUMP:-}
+if [ -z "${PLUGIN:-}" ] || [ ! -f "$PLUGIN" ]; then
+    echo "run.sh: set PLUGIN to the path of spanplugin.so" >&2
+    exit 2
+fi
+case $PLUGIN in /*) ;; *) PLUGIN=$(pwd)/$PLUGIN ;; esac
+case $INCLUDE_DIR in /*) ;; *) INCLUDE_DIR=$(pwd)/$INCLUDE_DIR ;; esac
+LC_ALL=C
+export LC_ALL
+
+work=$(mktemp -d "${TMPDIR:-/tmp}/spanprof-selection.XXXXXX") || exit 2
+trap 'rm -rf "$work"' EXIT INT TERM
+passed=0
+failed=0
+A=-fplugin-arg-spanplugin-
+
+# compare CASE LABEL ACTUAL REGEN-HINT
+compare () {
+    expected="$here/$1.expected"
+    if [ "${REGEN:-0}" = 1 ]; then
+        cp "$3" "$expected"
+        echo "REGEN $1 [$2] -> $expected"
+        return
+    fi
+    if diff -u "$expected" "$3" >"$work/diff" 2>&1; then
+        echo "PASS $1 [$2]"
+        passed=$((passed + 1))
+    else
+        echo "FAIL $1 [$2]"
+        sed 's/^/  /' "$work/diff"
+        echo "  to regenerate: $4"
+        failed=$((failed + 1))
+    fi
+}
+
+# note_case CASE COMPILER SOURCE OPTIONS...: which functions get a span.
+note_case () {
+    name=$1 compiler=$2 src=$3
+    shift 3
+    cmd="$compiler -fchecking -fdiagnostics-plain-output -fplugin=$PLUGIN ${A}verbose $* -I$INCLUDE_DIR -c $src -o /dev/null"
+    # Run here, so relative paths in options (functions=FILE) and locations stay short.
+    # shellcheck disable=SC2086 # cmd is a word list
+    (cd "$here" && $cmd) >"$work/log" 2>&1
+    status=$?
+    sed -n "s/.*: note: spanplugin: instrumented '\\(.*\\)'\$/\\1/p" "$work/log" | sort >"$work/actual"
+    if [ $status -ne 0 ]; then
+        echo "# compiler failed ($status):" >>"$work/actual"
+        grep -E ': (error|warning):' "$work/log" >>"$work/actual"
+    fi
+    compare "$name" "$compiler $*" "$work/actual" \
+        "(cd $here && LC_ALL=C $cmd 2>&1 | sed -n \"s/.*: note: spanplugin: instrumented '\\\\(.*\\\\)'\\\$/\\\\1/p\" | sort > $name.expected)"
+}
+
+# run_case CASE LEVEL SOURCES...: link with the runtime, run, describe; SOURCES may carry
+# per-file flags as FILE:FLAG (e.g. exc_mid.c:-fexceptions).
+run_case () {
+    name=$1 level=$2
+    shift 2
+    dir="$work/$name.$(echo "$level" | tr -c 'A-Za-z0-9\n' '_')"
+    mkdir -p "$dir"
+    if [ -z "$LIBDIR" ] || [ ! -f "$LIBDIR/libspanprof.so" ] || [ ! -x "$PROFDUMP" ]; then
+        echo "SKIP $name [$level]: needs LIBDIR with libspanprof.so and PROFDUMP"
+        return
+    fi
+    objs= log="$dir/build.log" ok=1 cmds=
+    for spec in "$@"; do
+        src=${spec%%:*} extra=
+        [ "$src" != "$spec" ] && extra=${spec#*:}
+        case $src in *.c) compiler=$CC ;; *) compiler=$CXX ;; esac
+        obj="$dir/${src%.*}.o"
+        cmd="$compiler -g -fchecking $level $extra -fplugin=$PLUGIN -I$INCLUDE_DIR -c $here/$src -o $obj"
+        cmds="$cmds
+    $cmd"
+        # shellcheck disable=SC2086
+        $cmd >>"$log" 2>&1 || ok=0
+        objs="$objs $obj"
+    done
+    cmd="$CXX $level -fplugin=$PLUGIN $objs -o $dir/prog -L$LIBDIR -lspanprof -Wl,-rpath,$LIBDIR"
+    cmds="$cmds
+    $cmd"
+    # shellcheck disable=SC2086
+    [ $ok = 1 ] && { $cmd >>"$log" 2>&1 || ok=0; }
+    if [ $ok = 0 ]; then
+        echo "FAIL $name [$level]: does not build:$cmds"
+        sed 's/^/  | /' "$log"
+        failed=$((failed + 1))
+        return
+    fi
+    (cd "$dir" && SPANPROF_JSON="$dir/out.json" SPANPROF_FOLDED="$dir/out.folded" ./prog >stdout 2>stderr
+     echo $? >status)
+    {
+        echo "# exit $(cat "$dir/status")"
+        echo "# stdout"
+        cat "$dir/stdout"
+        echo "# stderr"
+        cat "$dir/stderr"
+        echo "# profile"
+        "$PROFDUMP" "$dir/out.json" "$dir/out.folded" 2>&1
+        echo "# site symbols (count name; LTO's local-symbol suffixes dropped)"
+        nm "$dir/prog" | sed -n 's/.* \(__spanprof_site\.[^ ]*\)$/\1/p' \
+            | sed 's/\.lto_priv\.[0-9]*$//' | sort | uniq -c | sed 's/^ *//'
+    } >"$dir/actual"
+    compare "$name" "$level" "$dir/actual" "REGEN=1 sh $here/run.sh  (with the same environment; check the diff first)"
+}
+
+# ---- which functions: C ------------------------------------------------------------------------
+note_case c-none     "$CC" sample.c
+note_case c-all      "$CC" sample.c "${A}all"
+note_case c-include  "$CC" sample.c "${A}all" "${A}include=parse_*,main"
+note_case c-exclude  "$CC" sample.c "${A}all" "${A}exclude=parse_*,marked"
+note_case c-exclude-file "$CC" sample.c "${A}all" "${A}exclude-file=*other.h"
+note_case c-min-lines "$CC" sample.c "${A}all" "${A}min-lines=4"
+note_case c-functions "$CC" sample.c "${A}functions=funcs.txt"
+note_case c-functions-min-lines "$CC" sample.c "${A}functions=funcs.txt" "${A}min-lines=3"
+note_case c-all-optimised "$CC" sample.c "${A}all" -O2
+# ---- which functions: C++ ----------------------------------------------------------------------
+note_case cc-all     "$CXX" sample.cc "${A}all"
+note_case cc-include "$CXX" sample.cc "${A}all" "${A}include=ns::*"
+note_case cc-exclude "$CXX" sample.cc "${A}all" "${A}exclude=ns::Parser::*,main"
+note_case cc-functions "$CXX" sample.cc "${A}functions=funcs.cc.txt"
+
+# ---- one span per constructor/destructor, exact counts -----------------------------------------
+for level in -O0 -O2 -Os "-O2 -flto"; do
+    run_case cdtor "$level" cdtor.cc
+done
+# ---- one COMDAT site for a header inline function used in two units ---------------------------
+for level in -O0 -O2 "-O2 -flto"; do
+    run_case comdat "$level" comdat1.cc comdat2.cc
+done
+# ---- exceptions through C++ frames and a C frame built with -fexceptions ---------------------
+for level in -O0 -O2; do
+    run_case exceptions "$level" exc_main.cc exc_mid.c:-fexceptions
+done
+
+echo "selection: $passed passed, $failed failed"
+[ "$failed" -eq 0 ]
