@@ -1,0 +1,130 @@
+/* report.c — `spanprof report`: the JSON profile as a table of spans (calls, inclusive and self
+ * time, mean, share of self time), plus run information, anomalies and progress points. */
+#include "spanprof.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static enum report_sort sort_key;
+
+static int cmp_u64_desc(uint64_t a, uint64_t b)
+{
+    return a > b ? -1 : a < b ? 1 : 0;
+}
+
+/* Ties fall back to name, file, line so the output never depends on qsort's whims. */
+static int cmp_span(const void *pa, const void *pb)
+{
+    const struct sp_span *a = *(const struct sp_span *const *)pa, *b = *(const struct sp_span *const *)pb;
+    int r = 0;
+    switch (sort_key) {
+    case SORT_SELF:  r = cmp_u64_desc(a->self_ns, b->self_ns); break;
+    case SORT_TOTAL: r = cmp_u64_desc(a->total_ns, b->total_ns); break;
+    case SORT_CALLS: r = cmp_u64_desc(a->calls, b->calls); break;
+    case SORT_NAME:  break;
+    }
+    if (!r)
+        r = strcmp(a->name, b->name);
+    if (!r)
+        r = strcmp(a->file, b->file);
+    if (!r)
+        r = a->line < b->line ? -1 : a->line > b->line;
+    return r;
+}
+
+static const char *plural(uint64_t n, const char *one, const char *many)
+{
+    return n == 1 ? one : many;
+}
+
+static void print_header(const struct sp_profile *p)
+{
+    printf("program: %s", p->program ? p->program : "(unknown)");
+    if (p->pid >= 0)
+        printf(" (pid %lld)", p->pid);
+    putchar('\n');
+
+    char *wall = p->has_wall ? fmt_duration((double)p->wall_ns) : xstrdup("?");
+    printf("wall time: %s", wall);
+    free(wall);
+    if (p->thread_count >= 0)
+        printf(", threads: %lld", p->thread_count);
+    if (p->clock)
+        printf(", clock: %s", p->clock);
+    if (p->start_time)
+        printf(", started: %s", p->start_time);
+    putchar('\n');
+
+    /* Only worth a line when something went wrong: they qualify the figures below. */
+    if (p->abandoned_frames || p->unmatched_exits || p->open_frames)
+        printf("anomalies: %llu abandoned %s (longjmp), %llu unmatched %s, %llu open %s at exit\n",
+               (unsigned long long)p->abandoned_frames, plural(p->abandoned_frames, "frame", "frames"),
+               (unsigned long long)p->unmatched_exits, plural(p->unmatched_exits, "exit", "exits"),
+               (unsigned long long)p->open_frames, plural(p->open_frames, "frame", "frames"));
+}
+
+int cmd_report(const struct sp_profile *p, enum report_sort sort, long limit)
+{
+    print_header(p);
+    putchar('\n');
+
+    uint64_t self_sum = 0;
+    const struct sp_span **order = xmalloc(p->nspans * sizeof *order);
+    for (size_t i = 0; i < p->nspans; i++) {
+        order[i] = &p->spans[i];
+        self_sum += p->spans[i].self_ns;
+    }
+    sort_key = sort;
+    qsort(order, p->nspans, sizeof *order, cmp_span);
+
+    size_t shown = p->nspans;
+    if (limit > 0 && (size_t)limit < shown)
+        shown = (size_t)limit;
+
+    if (p->nspans == 0) {
+        puts("no spans recorded");
+    } else {
+        struct table t;
+        table_init(&t, 7, "llrrrrr");
+        table_row(&t, xstrdup("span"), xstrdup("location"), xstrdup("calls"), xstrdup("total"),
+                  xstrdup("self"), xstrdup("mean"), xstrdup("self%"));
+        for (size_t i = 0; i < shown; i++) {
+            const struct sp_span *s = order[i];
+            /* file:line always: two spans may share a name (static functions in two files). */
+            table_row(&t, xstrdup(s->name), xasprintf("%s:%ld", s->file, s->line),
+                      xasprintf("%llu", (unsigned long long)s->calls), fmt_duration((double)s->total_ns),
+                      fmt_duration((double)s->self_ns),
+                      s->calls ? fmt_duration((double)s->total_ns / (double)s->calls) : xstrdup("-"),
+                      self_sum ? xasprintf("%.1f%%", 100.0 * (double)s->self_ns / (double)self_sum)
+                               : xstrdup("-"));
+        }
+        table_print(&t, "");
+        table_free(&t);
+        if (shown < p->nspans)
+            printf("(%zu more %s not shown)\n", p->nspans - shown, plural(p->nspans - shown, "span", "spans"));
+    }
+
+    if (p->has_progress) {
+        putchar('\n');
+        if (p->nprogress == 0) {
+            puts("progress points: none");
+        } else {
+            puts("progress points:");
+            struct table t;
+            table_init(&t, 3, "lrr");
+            table_row(&t, xstrdup("name"), xstrdup("hits"), xstrdup("rate"));
+            for (size_t i = 0; i < p->nprogress; i++) {
+                const struct sp_progress *pp = &p->progress[i];
+                table_row(&t, xstrdup(pp->name), xasprintf("%llu", (unsigned long long)pp->hits),
+                          p->has_wall && p->wall_ns
+                              ? xasprintf("%.1f/s", (double)pp->hits / ((double)p->wall_ns / 1e9))
+                              : xstrdup("-"));
+            }
+            table_print(&t, "  ");
+            table_free(&t);
+        }
+    }
+    free(order);
+    return 0;
+}

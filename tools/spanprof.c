@@ -1,0 +1,252 @@
+/* spanprof.c — the spanprof command-line tool: argument parsing, help texts and dispatch to the
+ * commands (report.c, causal.c), which read their inputs through json_profile.c and
+ * coz_profile.c.
+ *
+ * Exit status: 0 done, 1 an input could not be read or made no sense, 2 a bad command line
+ * (with the command's usage on stderr). */
+#include "spanprof.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char general_usage[] =
+    "usage: spanprof report [OPTIONS] PROFILE.json\n"
+    "       spanprof coz [OPTIONS] PROFILE.coz PROFILE.json\n"
+    "       spanprof help [COMMAND]\n"
+    "       spanprof --version\n";
+
+static const char general_help[] =
+    "\n"
+    "Reads the profiles of a program built with spanprof (functions marked\n"
+    "__attribute__((span))).\n"
+    "\n"
+    "Commands:\n"
+    "  report   table of spans from the JSON profile (run with SPANPROF_JSON=PATH)\n"
+    "  coz      coz's causal profile (profile.coz from `coz run --- PROG`) per span\n"
+    "  help     this text, or a command's: spanprof help COMMAND\n"
+    "\n"
+    "Options:\n"
+    "  -h, --help     show this text\n"
+    "  -V, --version  show the version\n";
+
+static const char report_usage[] =
+    "usage: spanprof report [--sort=self|total|calls|name] [--limit N] PROFILE.json\n";
+
+static const char report_help[] =
+    "\n"
+    "Prints the run information and one line per span of a JSON profile: calls, total\n"
+    "(inclusive) time, self time, mean time per call (total/calls) and the span's share\n"
+    "of all spans' self time. Spans that share a name are kept apart by file:line.\n"
+    "Progress points are listed when the profile has them.\n"
+    "\n"
+    "Options:\n"
+    "  --sort=KEY   self (default), total, calls: largest first; name: A to Z\n"
+    "  --limit N    show the first N spans only (0: all)\n"
+    "  -h, --help   show this text\n";
+
+static const char coz_usage[] =
+    "usage: spanprof coz [--progress NAME] [--latency NAME] [--sort=100|max|name]\n"
+    "                    PROFILE.coz PROFILE.json\n";
+
+static const char coz_help[] =
+    "\n"
+    "Summarises coz's causal profile per span. Each coz experiment virtually sped up\n"
+    "one source line; it is given to the span whose function holds that line (the\n"
+    "JSON profile of the same program gives each span's file and lines; files match\n"
+    "by full path, else path suffix, else basename; the narrowest span wins). Lines\n"
+    "in no span form \"(outside spans)\".\n"
+    "\n"
+    "For each span and virtual speedup (coz's speedups go to the nearest of 10%, 25%,\n"
+    "50%, 100%; 0.75 to 50%), it prints the change coz predicts, computed as coz's\n"
+    "plot does from the pooled experiments, against the span's own speedup-0\n"
+    "experiments (\"base\"; if it has none, all speedup-0 experiments: \"all n=K\"):\n"
+    "  throughput point  change of the progress rate: (P0 - P) / P0, P = duration/delta\n"
+    "  latency point     change of mean latency (Little's law: difference divided by\n"
+    "                    arrivals/duration): (L - L0) / L0, negative is shorter\n"
+    "Each figure shows the number of experiments behind it: +12.3% (n=4).\n"
+    "\n"
+    "Options:\n"
+    "  --progress NAME  throughput point to use (default: the first in the file)\n"
+    "  --latency NAME   show only this latency point (default: all)\n"
+    "  --sort=KEY       100 (default): largest gain at 100% first; max: largest gain\n"
+    "                   at any speedup first; name: A to Z\n"
+    "  -h, --help       show this text\n";
+
+struct command {
+    const char *name, *usage, *help;
+    int (*run)(int argc, char **argv);
+};
+
+static const struct command *current;
+
+static int usage_error(const char *fmt, const char *arg)
+{
+    fputs("spanprof: ", stderr);
+    fprintf(stderr, fmt, arg);
+    fputc('\n', stderr);
+    fputs(current ? current->usage : general_usage, stderr);
+    fprintf(stderr, "Try 'spanprof help%s%s' for more information.\n", current ? " " : "",
+            current ? current->name : "");
+    return EXIT_USAGE;
+}
+
+static int show_help(const struct command *c)
+{
+    fputs(c ? c->usage : general_usage, stdout);
+    fputs(c ? c->help : general_help, stdout);
+    return 0;
+}
+
+/* Reports getopt's complaint in our words; ':' leads optstrings so a missing value is told apart. */
+static int getopt_error(int ch, char **argv)
+{
+    const char *opt = argv[optind - 1];
+    if (ch == ':')
+        return usage_error("option '%s' needs a value", opt);
+    if (optopt && strncmp(opt, "--", 2)) {
+        char buf[3] = { '-', (char)optopt, 0 };
+        return usage_error("unknown option '%s'", buf);
+    }
+    return usage_error("unknown option '%s'", opt);
+}
+
+static int run_report(int argc, char **argv)
+{
+    static const struct option longopts[] = {
+        { "sort", required_argument, NULL, 's' },
+        { "limit", required_argument, NULL, 'n' },
+        { "help", no_argument, NULL, 'h' },
+        { NULL, 0, NULL, 0 },
+    };
+    enum report_sort sort = SORT_SELF;
+    long limit = 0;
+    int ch;
+    while ((ch = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
+        switch (ch) {
+        case 's':
+            if (!strcmp(optarg, "self"))
+                sort = SORT_SELF;
+            else if (!strcmp(optarg, "total"))
+                sort = SORT_TOTAL;
+            else if (!strcmp(optarg, "calls"))
+                sort = SORT_CALLS;
+            else if (!strcmp(optarg, "name"))
+                sort = SORT_NAME;
+            else
+                return usage_error("--sort must be self, total, calls or name, not '%s'", optarg);
+            break;
+        case 'n': {
+            char *end;
+            errno = 0;
+            limit = strtol(optarg, &end, 10);
+            if (!*optarg || *end || limit < 0 || errno)
+                return usage_error("--limit needs a number of spans, not '%s'", optarg);
+            break;
+        }
+        case 'h':
+            return show_help(current);
+        default:
+            return getopt_error(ch, argv);
+        }
+    }
+    if (argc - optind != 1)
+        return usage_error("%s", argc - optind < 1 ? "report needs a PROFILE.json" : "report takes one PROFILE.json");
+    struct sp_profile p;
+    if (sp_profile_load(argv[optind], &p))
+        return EXIT_BAD_INPUT;
+    return cmd_report(&p, sort, limit);
+}
+
+static int run_coz(int argc, char **argv)
+{
+    static const struct option longopts[] = {
+        { "progress", required_argument, NULL, 'p' },
+        { "latency", required_argument, NULL, 'l' },
+        { "sort", required_argument, NULL, 's' },
+        { "help", no_argument, NULL, 'h' },
+        { NULL, 0, NULL, 0 },
+    };
+    struct causal_opts o = { NULL, NULL, CSORT_AT100 };
+    int ch;
+    while ((ch = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
+        switch (ch) {
+        case 'p':
+            o.progress = optarg;
+            break;
+        case 'l':
+            o.latency = optarg;
+            break;
+        case 's':
+            if (!strcmp(optarg, "100"))
+                o.sort = CSORT_AT100;
+            else if (!strcmp(optarg, "max"))
+                o.sort = CSORT_MAX;
+            else if (!strcmp(optarg, "name"))
+                o.sort = CSORT_NAME;
+            else
+                return usage_error("--sort must be 100, max or name, not '%s'", optarg);
+            break;
+        case 'h':
+            return show_help(current);
+        default:
+            return getopt_error(ch, argv);
+        }
+    }
+    if (argc - optind != 2)
+        return usage_error("%s", "coz needs a PROFILE.coz and a PROFILE.json");
+    struct coz_profile c;
+    struct sp_profile p;
+    /* Read both before printing anything, so a bad input gives only its error. */
+    if (coz_profile_load(argv[optind], &c) || sp_profile_load(argv[optind + 1], &p))
+        return EXIT_BAD_INPUT;
+    return cmd_causal(&c, &p, &o);
+}
+
+static const struct command commands[] = {
+    { "report", report_usage, report_help, run_report },
+    { "coz", coz_usage, coz_help, run_coz },
+};
+
+static const struct command *find_command(const char *name)
+{
+    for (size_t i = 0; i < sizeof commands / sizeof *commands; i++)
+        if (!strcmp(commands[i].name, name))
+            return &commands[i];
+    return NULL;
+}
+
+int main(int argc, char **argv)
+{
+    opterr = 0;      /* getopt_error() words the complaints */
+    if (argc < 2)
+        return usage_error("%s", "no command given");
+    const char *cmd = argv[1];
+    if (!strcmp(cmd, "--version") || !strcmp(cmd, "-V")) {
+        puts("spanprof " SPANPROF_VERSION);
+        return 0;
+    }
+    if (!strcmp(cmd, "--help") || !strcmp(cmd, "-h"))
+        return show_help(NULL);
+    if (!strcmp(cmd, "help")) {
+        if (argc == 2)
+            return show_help(NULL);
+        const struct command *c = find_command(argv[2]);
+        if (!c)
+            return usage_error("unknown command '%s'", argv[2]);
+        if (argc > 3) {
+            current = c;
+            return usage_error("%s", "help takes one COMMAND");
+        }
+        return show_help(c);
+    }
+    if (cmd[0] == '-')
+        return usage_error("unknown option '%s'", cmd);
+    current = find_command(cmd);
+    if (!current)
+        return usage_error("unknown command '%s'", cmd);
+    /* The command sees its own name as argv[0], so getopt starts after it. */
+    return current->run(argc - 1, argv + 1);
+}

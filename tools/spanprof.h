@@ -1,0 +1,115 @@
+/* spanprof.h — internal declarations shared by the files of the spanprof command-line tool.
+ *
+ * Not installed and not part of the runtime's ABI (that is include/spanprof.h): this header only
+ * ties together tools/spanprof.c (the CLI), json_profile.c, coz_profile.c, causal.c, report.c
+ * and util.c. */
+#ifndef SPANPROF_TOOL_H
+#define SPANPROF_TOOL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifndef SPANPROF_VERSION
+#define SPANPROF_VERSION "0.1.0"
+#endif
+
+/* Exit statuses: 1 for a failure while doing the work (unreadable or bad input), 2 for a command
+ * line we do not understand — the split getopt-style tools (grep, diff) use. */
+enum { EXIT_BAD_INPUT = 1, EXIT_USAGE = 2 };
+
+/* ---- JSON profile (json_profile.c) ---- */
+
+struct sp_span {
+    char *name, *file;
+    long line, last_line;
+    uint64_t calls, total_ns, self_ns;
+};
+
+struct sp_progress {
+    char *name;
+    uint64_t hits;
+};
+
+struct sp_profile {
+    const char *path;            /* as given on the command line, for messages */
+    char *program, *start_time, *clock;   /* NULL when absent */
+    long long pid, thread_count;          /* -1 when absent */
+    uint64_t wall_ns;
+    int has_wall;
+    struct sp_span *spans;
+    size_t nspans;
+    struct sp_progress *progress;         /* the optional top-level "progress" array */
+    size_t nprogress;
+    int has_progress;
+    uint64_t abandoned_frames, unmatched_exits, open_frames;
+};
+
+/* Loads PATH; on any problem prints one "spanprof: ..." line and returns -1. */
+int sp_profile_load(const char *path, struct sp_profile *out);
+
+/* ---- coz profile.coz (coz_profile.c) ---- */
+
+enum coz_point_kind { COZ_THROUGHPUT, COZ_LATENCY };
+
+struct coz_point {
+    enum coz_point_kind kind;
+    char *name;
+    double delta;                              /* throughput */
+    double arrivals, departures, difference;   /* latency */
+};
+
+struct coz_experiment {
+    char *file;            /* the selected source line, split at its last ':' */
+    long line;
+    double speedup, duration;
+    size_t first_point, npoints;   /* the point records that followed it, in coz_profile.points */
+};
+
+struct coz_profile {
+    const char *path;
+    struct coz_experiment *exps;
+    size_t nexps;
+    struct coz_point *points;
+    size_t npoints;
+    size_t skipped_records;        /* lines of record types we do not know */
+};
+
+/* Loads PATH; on any problem prints one "spanprof: ..." line and returns -1. */
+int coz_profile_load(const char *path, struct coz_profile *out);
+
+/* ---- commands ---- */
+
+enum report_sort { SORT_SELF, SORT_TOTAL, SORT_CALLS, SORT_NAME };
+int cmd_report(const struct sp_profile *p, enum report_sort sort, long limit);
+
+enum causal_sort { CSORT_AT100, CSORT_MAX, CSORT_NAME };
+struct causal_opts {
+    const char *progress;   /* throughput point to use; NULL: the first in the file */
+    const char *latency;    /* only this latency point; NULL: all of them */
+    enum causal_sort sort;
+};
+int cmd_causal(const struct coz_profile *c, const struct sp_profile *p, const struct causal_opts *o);
+
+/* ---- helpers (util.c) ---- */
+
+void *xmalloc(size_t n);
+void *xrealloc(void *p, size_t n);
+char *xstrdup(const char *s);
+char *xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* "812 ns", "81.23 µs", "81.23 ms", "1.23 s" — into a fresh string. */
+char *fmt_duration(double ns);
+
+/* A text table: cells are owned strings; columns are right-aligned unless marked left. Widths
+ * count UTF-8 characters, not bytes, so "µs" lines up. */
+struct table {
+    size_t ncols, nrows, cap;
+    const char *left;          /* per column: 'l' left-aligned, anything else right-aligned */
+    char **cells;              /* nrows * ncols */
+};
+void table_init(struct table *t, size_t ncols, const char *align);
+void table_row(struct table *t, ...);      /* ncols strings, each taken over (freed later) */
+void table_print(struct table *t, const char *indent);
+void table_free(struct table *t);
+
+#endif
