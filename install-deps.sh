@@ -1,10 +1,15 @@
 #!/bin/sh
 # install-deps.sh — installs the Debian 12 packages spanprof needs to build, test and run the
 # demo, skipping those already installed.  Uses sudo when not run as root.
-#   CC's plugin headers:  gcc-12-plugin-dev (or gcc-N-plugin-dev for GCC N: set GCC_MAJOR=N)
+#
+# GCC_VERSIONS="11 12" installs the compiler and plugin headers of each listed GCC release
+# (default: the release of the system's gcc).
 set -eu
-gcc_major=${GCC_MAJOR:-$( (gcc -dumpversion 2>/dev/null || echo 12) | sed 's/\..*//')}
-packages="gcc g++ make autoconf pkg-config gcc-$gcc_major-plugin-dev libjson-c-dev libunwind-dev check coz-profiler"
+default_major=$( (gcc -dumpversion 2>/dev/null || echo 12) | sed 's/\..*//')
+packages="gcc g++ make autoconf pkg-config libjson-c-dev libunwind-dev check coz-profiler"
+for major in ${GCC_VERSIONS:-$default_major}; do
+    packages="$packages gcc-$major g++-$major gcc-$major-plugin-dev"
+done
 
 missing=""
 for package in $packages; do

@@ -4,7 +4,8 @@
 # installed and allowed to sample — runs it under `coz run` so its spans become coz latency
 # points in a causal profile.
 #
-# Environment (set by the Makefile): CC, PLUGIN, INCLUDE_DIR, LIBDIR, COZ (may be empty).
+# Environment (set by the Makefile): CC, PLUGIN, INCLUDE_DIR, LIBDIR, TOOL (the spanprof tool),
+# COZ (may be empty).
 # DEMO_RECORDS overrides the number of records processed in the plain run.
 set -eu
 out=build/demo
@@ -22,9 +23,13 @@ echo "== running it: $records records"
 SPANPROF_FOLDED="$out/pipeline.folded" SPANPROF_JSON="$out/pipeline.json" "$out/pipeline" "$records"
 
 echo
+echo "== spans (spanprof report $out/pipeline.json)"
+"$TOOL" report "$out/pipeline.json"
+
+echo
 echo "== heaviest stacks by self time (from $out/pipeline.folded)"
 sort -k2,2nr -t' ' "$out/pipeline.folded" | head -n 8 |
-    awk '{ value = $NF; $NF = ""; printf "  %10.1f ms  %s\n", value / 1e6, $0 }'
+    awk '{ value = $NF; sub(/ [0-9]+$/, ""); printf "  %10.1f ms  %s\n", value / 1e6, $0 }'
 
 if [ -n "${COZ:-}" ]; then
     echo
