@@ -1,6 +1,6 @@
 /* spanprof.h — the public interface of spanprof.
  *
- * Three things live here:
+ * Four things live here:
  *  1. struct spanprof_site, the one contract between the GCC plugin (which emits one static,
  *     writable descriptor per instrumented function) and the runtime (which reads its constant
  *     part and owns its slots).  Change its layout only together with SPANPROF_SITE_VERSION.
@@ -8,6 +8,7 @@
  *  3. Macros that let annotated code build unchanged, and warning-free, without the plugin:
  *     the plugin defines __SPANPROF__, and SPAN / SPAN_NAMED("x") expand to the attribute only
  *     when it is there.
+ *  4. SPANPROF_PROGRESS("name"), a coz progress point usable anywhere, with or without the plugin.
  */
 #ifndef SPANPROF_H
 #define SPANPROF_H
@@ -23,23 +24,27 @@ extern "C" {
 #define SPANPROF_SITE_VERSION 1u
 
 /* Values of spanprof_site.kind. */
-#define SPANPROF_KIND_SPAN 0u
+#define SPANPROF_KIND_SPAN 0u     /* a span: __spanprof_enter / __spanprof_exit */
+#define SPANPROF_KIND_PROGRESS 1u /* a progress point: __spanprof_progress */
 
-/* One per instrumented function, emitted by the plugin into .data.
+/* One per instrumented function (and one per progress point), emitted by the plugin into .data.
  * The first six fields are constant and set by the plugin; the rest start as zero and belong to
  * the runtime (they cache per-site state so the hot path needs no lookup). */
 struct spanprof_site {
     uint32_t version;    /* SPANPROF_SITE_VERSION of the plugin that emitted it */
     uint32_t kind;       /* SPANPROF_KIND_* */
-    const char *name;    /* span name: the attribute's string, else the (qualified) function name */
+    const char *name;    /* span or progress point name: the attribute's string, else the
+                          * (qualified) function name */
     const char *file;    /* source file of the function, as the compiler saw it */
     uint32_t first_line; /* line of the function's opening */
     uint32_t last_line;  /* line of the function's closing brace */
     /* --- runtime-owned, zero in the object file --- */
     uint32_t state;      /* 0 = not yet seen by the runtime; other values are private */
     uint32_t id;         /* runtime's index for this site */
-    void *coz_begin;     /* cached coz latency counter (begin), or 0 */
-    void *coz_end;       /* cached coz latency counter (end), or 0 */
+    void *coz_begin;     /* cached coz latency counter (begin), or 0;
+                          * progress point: cached coz throughput counter, or 0 */
+    void *coz_end;       /* cached coz latency counter (end), or 0;
+                          * progress point: the runtime's private hit counter */
 };
 
 /* Called by code the plugin inserts: enter at function entry, exit on every way out.
@@ -48,30 +53,69 @@ struct spanprof_site {
 void __spanprof_enter(struct spanprof_site *site, void *frame);
 void __spanprof_exit(struct spanprof_site *site, void *frame);
 
+/* Called by code the plugin inserts on every way out of a function marked `progress` (after
+ * the span's exit call if the function has both), and by SPANPROF_PROGRESS.  Counts one hit of
+ * the progress point SITE and, under coz, one visit of coz's throughput point of that name. */
+void __spanprof_progress(struct spanprof_site *site);
+
 /* Writes the profile files now (as at process exit) from all threads' data collected so far.
  * Returns 0 on success, -1 if an output could not be written (the reason went to stderr). */
 int spanprof_flush(void);
+
+/* A weak reference to __spanprof_progress for SPANPROF_PROGRESS: null when the runtime is not
+ * linked in, so the macro costs a test and does nothing.  It stays weak only if nothing else in
+ * the unit calls __spanprof_progress (a function marked `progress` makes the reference strong). */
+static void spanprof__progress_weak(struct spanprof_site *site)
+    __attribute__((weakref("__spanprof_progress")));
 
 #ifdef __cplusplus
 }
 #endif
 
+/* SPANPROF_PROGRESS("name"): a coz throughput progress point at this statement, counted in the
+ * profile's "progress" array.  Each use is one static site and a call into the runtime; without
+ * coz the call costs a few ns (one atomic add).  NAME must be a string literal.
+ * With the plugin loaded the call is direct (the program links the runtime anyway).  Without
+ * it, the call goes through the weak reference above: no link dependency, and a no-op costing
+ * one compare when the runtime is not linked in.  (A linker running with --as-needed, Debian's
+ * default, drops a shared library that is only referenced weakly: link it through pkg-config,
+ * whose --libs keeps it, or with -Wl,--no-as-needed before -lspanprof.) */
+#ifdef __SPANPROF__
+#define SPANPROF__PROGRESS_CALL(site) __spanprof_progress(site)
+#else
+#define SPANPROF__PROGRESS_CALL(site) (spanprof__progress_weak ? spanprof__progress_weak(site) : (void)0)
+#endif
+#define SPANPROF_PROGRESS(name)                                                                  \
+    do {                                                                                         \
+        static struct spanprof_site spanprof_progress_site_ = {                                  \
+            SPANPROF_SITE_VERSION, SPANPROF_KIND_PROGRESS, "" name, __FILE__, __LINE__, __LINE__, \
+            0, 0, 0, 0};                                                                         \
+        SPANPROF__PROGRESS_CALL(&spanprof_progress_site_);                                       \
+    } while (0)
+
 /* Annotation macros.  With the plugin loaded (it defines __SPANPROF__) they are the attribute;
  * without it they are nothing, so the same source builds either way.
- * Define SPANPROF_NO_SHORT_MACROS to keep the names SPAN and SPAN_NAMED free. */
+ * Define SPANPROF_NO_SHORT_MACROS to keep the names SPAN, SPAN_NAMED, PROGRESS_POINT and
+ * PROGRESS_POINT_NAMED free. */
 #ifdef __SPANPROF__
 #define SPANPROF_SPAN __attribute__((span))
 #define SPANPROF_SPAN_NAMED(name) __attribute__((span(name)))
+#define SPANPROF_PROGRESS_POINT __attribute__((progress))
+#define SPANPROF_PROGRESS_POINT_NAMED(name) __attribute__((progress(name)))
 #define SPANPROF_FLUSH() spanprof_flush()
 #else
 #define SPANPROF_SPAN
 #define SPANPROF_SPAN_NAMED(name)
+#define SPANPROF_PROGRESS_POINT
+#define SPANPROF_PROGRESS_POINT_NAMED(name)
 #define SPANPROF_FLUSH() 0
 #endif
 
 #ifndef SPANPROF_NO_SHORT_MACROS
 #define SPAN SPANPROF_SPAN
 #define SPAN_NAMED(name) SPANPROF_SPAN_NAMED(name)
+#define PROGRESS_POINT SPANPROF_PROGRESS_POINT
+#define PROGRESS_POINT_NAMED(name) SPANPROF_PROGRESS_POINT_NAMED(name)
 #endif
 
 #endif /* SPANPROF_H */

@@ -56,6 +56,8 @@ static void init_once(void)
     if (spanprof__g.config.enabled) {
         /* Present only when the program runs under `coz run` (libcoz preloaded). */
         spanprof__g.coz_get = (spanprof__coz_get_fn)dlsym(RTLD_DEFAULT, "_coz_get_counter");
+        if (spanprof__g.coz_get)
+            spanprof__warn_debug_info_for_coz(stderr); /* debuginfo.c */
         if (pthread_key_create(&spanprof__g.key, spanprof__thread_exit_hook) == 0) {
             pthread_atfork(spanprof__fork_prepare, spanprof__fork_parent, spanprof__fork_child);
             atexit(at_exit);

@@ -187,6 +187,14 @@ static inline uint64_t spanprof__node_self(const struct spanprof__node *n)
 /* ---- site.c ---- */
 uint32_t spanprof__site_register(struct spanprof_site *site);
 
+/* ---- progress.c ---- */
+uint32_t spanprof__progress_register_locked(struct spanprof_site *site);
+struct json_object *spanprof__progress_json(void);
+
+/* ---- debuginfo.c ---- */
+const char *spanprof__debug_info_problem(const char *path);
+void spanprof__warn_debug_info_for_coz(FILE *err);
+
 /* ---- aggregate.c: what the writers print ---- */
 /* A consistent set of threads to write, plus how to print them. */
 struct spanprof__view {

@@ -6,7 +6,8 @@
  *   "threads": [ { "tid": N, "name": "...", "calls": N } ],
  *   "spans": [ { "name", "file", "line", "last_line", "calls", "total_ns", "self_ns",
  *                "max_depth" } ],         sorted by name, file, line
- *   "anomalies": { "abandoned_frames", "unmatched_exits", "open_frames", "overflow_calls" }
+ *   "anomalies": { "abandoned_frames", "unmatched_exits", "open_frames", "overflow_calls" },
+ *   "progress": [ { "name", "file", "line", "hits" } ]   progress points, sorted by name, file, line
  * }
  * total_ns is inclusive, counting only the outermost activation of a site on each stack (so
  * recursion is not double counted); self_ns excludes time in child spans; max_depth is the
@@ -80,6 +81,7 @@ json_object *spanprof__json_build(const struct spanprof__view *v, const struct s
     json_object_object_add(ja, "open_frames", u64(a.open));
     json_object_object_add(ja, "overflow_calls", u64(a.overflow));
     json_object_object_add(o, "anomalies", ja);
+    json_object_object_add(o, "progress", spanprof__progress_json()); /* progress.c */
     return o;
 }
 

@@ -1,4 +1,5 @@
-/* site.c — first sight of a span site: validation, id, coz counters.
+/* site.c — first sight of a span site: validation, id, coz counters (progress points: see
+ * progress.c).
  *
  * Runs once per site (cold path, under the global lock); the result is cached in the site's
  * runtime slots so the hot path needs no lookup: state FAST means "just record", COZ means
@@ -26,7 +27,8 @@ uint32_t spanprof__site_register(struct spanprof_site *site)
     if (st == SPANPROF__SITE_NEW) {
         if (!spanprof__g.recording) {
             st = SPANPROF__SITE_OFF;
-        } else if (site->version != SPANPROF_SITE_VERSION || site->kind != SPANPROF_KIND_SPAN) {
+        } else if (site->version != SPANPROF_SITE_VERSION ||
+                   (site->kind != SPANPROF_KIND_SPAN && site->kind != SPANPROF_KIND_PROGRESS)) {
             /* Only version is read before deciding: the rest of a foreign layout is unknown.
              * One warning per process, not per site (a whole object is usually affected).
              * The state slot is still written so the site stops coming here; site layouts only
@@ -44,6 +46,8 @@ uint32_t spanprof__site_register(struct spanprof_site *site)
                             site->kind);
             }
             st = SPANPROF__SITE_OFF;
+        } else if (site->kind == SPANPROF_KIND_PROGRESS) {
+            st = spanprof__progress_register_locked(site); /* progress.c */
         } else {
             site->id = ++spanprof__g.next_site_id;
             st = SPANPROF__SITE_FAST;
