@@ -1,10 +1,18 @@
-/* attribute.cc — the `span` and `nospan` function attributes.
+/* attribute.cc — the `span`, `nospan` and `progress` function attributes.
  *
  *   __attribute__((span))          instrument this function; span named after the function
  *   __attribute__((span("name")))  same, span named "name"
  *   __attribute__((nospan))        never instrument this function, whatever the options select
  *                                  (-fplugin-arg-spanplugin-all, functions=FILE)
- *   [[gnu::span]], [[gnu::span("name")]], [[gnu::nospan]]   the same in C++11 / C2x syntax
+ *   __attribute__((progress))      a coz throughput progress point hit each time this function
+ *                                  returns (any way out, exceptions included); named after the
+ *                                  function.  Independent of `span`: a function may carry both.
+ *   __attribute__((progress("name")))  same, progress point named "name"
+ *   [[gnu::span]], [[gnu::span("name")]], [[gnu::nospan]], [[gnu::progress]],
+ *   [[gnu::progress("name")]]       the same in C++11 / C2x syntax
+ *
+ * Options never add progress points: only the attribute does (`all` gives spans, not progress
+ * points), and `nospan` does not remove one.
  *
  * `span` and `nospan` on the same function (on one or on different declarations) is an error,
  * reported at the definition by the pass ("'span' and 'nospan' attributes on the same
@@ -13,7 +21,8 @@
  * The attribute may sit on the definition or on any earlier declaration: the front ends merge
  * DECL_ATTRIBUTES into the definition, and the pass only looks there.
  *
- * Diagnostics (all at the declaration, or at the argument when the front end knows its place):
+ * Diagnostics (all at the declaration, or at the argument when the front end knows its place),
+ * the same for `progress` with its name:
  *   warning: 'span' attribute only applies to functions [-Wattributes]   (then ignored)
  *   error: 'span' attribute argument must be a string constant
  *   error: 'span' attribute argument must not be an empty string
@@ -21,7 +30,7 @@
  */
 #include "spanplugin.h"
 
-/* Checks one application of the attribute.  Returning with *no_add_attrs set drops it, so an
+/* Checks one application of `span` or `progress` (NAME says which).  Returning with *no_add_attrs set drops it, so an
  * ignored or erroneous attribute never reaches the pass. */
 static tree
 handle_span_attribute (tree *node, tree name, tree args, int flags, bool *no_add_attrs)
@@ -85,6 +94,8 @@ static struct attribute_spec span_attribute_spec
   = SPANPLUGIN_ATTRIBUTE_SPEC (SPANPLUGIN_ATTR_NAME, 0, 1, false, handle_span_attribute);
 static struct attribute_spec nospan_attribute_spec
   = SPANPLUGIN_ATTRIBUTE_SPEC (SPANPLUGIN_NOSPAN_ATTR_NAME, 0, 0, false, handle_nospan_attribute);
+static struct attribute_spec progress_attribute_spec
+  = SPANPLUGIN_ATTRIBUTE_SPEC (SPANPLUGIN_PROGRESS_ATTR_NAME, 0, 1, false, handle_span_attribute);
 
 /* PLUGIN_ATTRIBUTES callback; registering earlier (in plugin_init) ICEs, the attribute tables
  * are not set up yet then. */
@@ -93,6 +104,7 @@ spanplugin_register_attributes (void *event_data, void *user_data)
 {
   SPANPLUGIN_REGISTER_ATTRIBUTE (&span_attribute_spec);
   SPANPLUGIN_REGISTER_ATTRIBUTE (&nospan_attribute_spec);
+  SPANPLUGIN_REGISTER_ATTRIBUTE (&progress_attribute_spec);
 }
 
 bool
@@ -107,7 +119,14 @@ spanplugin_has_nospan (tree fndecl)
   return lookup_attribute (SPANPLUGIN_NOSPAN_ATTR_NAME, DECL_ATTRIBUTES (fndecl)) != NULL_TREE;
 }
 
-/* The span's name: the attribute's string if given, else the readable name of KEY (the function
+bool
+spanplugin_has_progress (tree fndecl)
+{
+  return lookup_attribute (SPANPLUGIN_PROGRESS_ATTR_NAME, DECL_ATTRIBUTES (fndecl)) != NULL_TREE;
+}
+
+/* The name given by attribute ATTR_NAME ("span" or "progress") on FNDECL if it has a string,
+ * else the readable name of KEY (the function
  * itself, or for a C++ constructor/destructor clone the function it was cloned from: "A::A"
  * rather than the clone's internal name).
  * decl_printable_name verbosity 1 gives the scope-qualified name with template arguments but
@@ -116,10 +135,10 @@ spanplugin_has_nospan (tree fndecl)
  * copy it before asking for another name.
  * If several declarations carried different names, the front end keeps the first attribute in
  * the list, which is the one on the latest declaration. */
-const char *
-spanplugin_span_name (tree fndecl, tree key)
+static const char *
+attribute_or_function_name (const char *attr_name, tree fndecl, tree key)
 {
-  tree attr = lookup_attribute (SPANPLUGIN_ATTR_NAME, DECL_ATTRIBUTES (fndecl));
+  tree attr = lookup_attribute (attr_name, DECL_ATTRIBUTES (fndecl));
   if (attr && TREE_VALUE (attr))
     {
       tree arg = TREE_VALUE (TREE_VALUE (attr));
@@ -128,4 +147,16 @@ spanplugin_span_name (tree fndecl, tree key)
         return TREE_STRING_POINTER (arg);
     }
   return lang_hooks.decl_printable_name (key, 1);
+}
+
+const char *
+spanplugin_span_name (tree fndecl, tree key)
+{
+  return attribute_or_function_name (SPANPLUGIN_ATTR_NAME, fndecl, key);
+}
+
+const char *
+spanplugin_progress_name (tree fndecl, tree key)
+{
+  return attribute_or_function_name (SPANPLUGIN_PROGRESS_ATTR_NAME, fndecl, key);
 }

@@ -1,10 +1,15 @@
 /* instrument.cc — the GIMPLE pass that instruments the functions select.cc chooses (those
- * carrying the `span` attribute, and those the options select).
+ * carrying the `span` attribute, and those the options select), and the functions carrying the
+ * `progress` attribute.
  *
  * Runs before the pass named "lower", on still-structured GIMPLE, and rewrites the body as
  *
  *     __spanprof_enter (&site, __builtin_dwarf_cfa ());
  *     try { <original body> } finally { __spanprof_exit (&site, __builtin_dwarf_cfa ()); }
+ *
+ * and for a progress point (with or without a span around the body; after the exit call):
+ *
+ *     try { <original body> } finally { [exit call;] __spanprof_progress (&progress_site); }
  *
  * which is the shape gimplify_function_tree gives -finstrument-functions.  Because the finally
  * clause is lowered by GCC itself (lower_try_finally / EH lowering), every way out gets its exit
@@ -15,14 +20,17 @@
  */
 #include "spanplugin.h"
 #include "hash-set.h"
+#include "spanprof.h"   /* SPANPROF_KIND_* */
 
 /* The runtime hooks, built once.  GC roots: they outlive any one function. */
 static tree enter_decl;
 static tree exit_decl;
+static tree progress_decl;
 
 const struct ggc_root_tab spanplugin_instrument_roots[] = {
   { &enter_decl, 1, sizeof (enter_decl), gt_ggc_mx_tree_node, gt_pch_nx_tree_node },
   { &exit_decl, 1, sizeof (exit_decl), gt_ggc_mx_tree_node, gt_pch_nx_tree_node },
+  { &progress_decl, 1, sizeof (progress_decl), gt_ggc_mx_tree_node, gt_pch_nx_tree_node },
   LAST_GGC_ROOT_TAB
 };
 
@@ -47,6 +55,15 @@ build_hook_decls (void)
     enter_decl = build_hook_decl ("__spanprof_enter");
   if (!exit_decl)
     exit_decl = build_hook_decl ("__spanprof_exit");
+  if (!progress_decl)
+    {
+      /* void __spanprof_progress (struct spanprof_site *), nothrow like the others. */
+      tree fntype = build_function_type_list (void_type_node,
+                                             build_pointer_type (spanplugin_site_type ()),
+                                             NULL_TREE);
+      progress_decl = build_fn_decl ("__spanprof_progress", fntype);
+      TREE_NOTHROW (progress_decl) = 1;
+    }
 }
 
 /* Appends `frame = __builtin_dwarf_cfa (); HOOK (&SITE, frame);` to SEQ.
@@ -102,6 +119,53 @@ public:
   unsigned int execute (function *fun) final override;
 };
 
+/* Whether FNDECL gets its span: what select.cc chose, with the diagnostics that go with it. */
+static bool
+wants_span (tree fndecl, tree key, function *fun)
+{
+  switch (spanplugin_select (fndecl, key, fun))
+    {
+    case SPANPLUGIN_SKIP:
+      return false;
+    case SPANPLUGIN_CONFLICT:
+      /* Once per function, not once per clone. */
+      if (fndecl == key || !conflicts_reported.add (key))
+        error_at (DECL_SOURCE_LOCATION (fndecl),
+                  "%qs and %qs attributes on the same function %qD",
+                  SPANPLUGIN_ATTR_NAME, SPANPLUGIN_NOSPAN_ATTR_NAME, key);
+      return false;
+    case SPANPLUGIN_BY_OPTION:
+      /* A naked function has no frame to put calls in; options skip it silently. */
+      return !lookup_attribute ("naked", DECL_ATTRIBUTES (fndecl));
+    case SPANPLUGIN_BY_ATTRIBUTE:
+      if (lookup_attribute ("naked", DECL_ATTRIBUTES (fndecl)))
+        {
+          warning_at (DECL_SOURCE_LOCATION (fndecl), OPT_Wattributes,
+                      "%qs attribute ignored on a %<naked%> function", SPANPLUGIN_ATTR_NAME);
+          return false;
+        }
+      return true;
+    }
+  gcc_unreachable ();
+}
+
+/* Whether FNDECL gets a progress point: only by attribute (options never add one), and not in
+ * the functions that never get a span either (they only forward to one that has the point). */
+static bool
+wants_progress (tree fndecl)
+{
+  if (!spanplugin_has_progress (fndecl)
+      || spanplugin_is_cdtor_forwarder (fndecl) || spanplugin_is_thunk (fndecl))
+    return false;
+  if (lookup_attribute ("naked", DECL_ATTRIBUTES (fndecl)))
+    {
+      warning_at (DECL_SOURCE_LOCATION (fndecl), OPT_Wattributes,
+                  "%qs attribute ignored on a %<naked%> function", SPANPLUGIN_PROGRESS_ATTR_NAME);
+      return false;
+    }
+  return true;
+}
+
 unsigned int
 span_pass::execute (function *fun)
 {
@@ -110,51 +174,57 @@ span_pass::execute (function *fun)
   if (body == NULL)
     return 0;
 
-  /* C++ cdtor clones share their origin's site; the first clone seen builds it. */
+  /* C++ cdtor clones share their origin's sites; the first clone seen builds them. */
   tree key = spanplugin_site_key (fndecl);
-  tree site = spanplugin_lookup_site (key);
-
-  switch (spanplugin_select (fndecl, key, fun))
-    {
-    case SPANPLUGIN_SKIP:
-      return 0;
-    case SPANPLUGIN_CONFLICT:
-      /* Once per function, not once per clone. */
-      if (fndecl == key || !conflicts_reported.add (key))
-        error_at (DECL_SOURCE_LOCATION (fndecl),
-                  "%qs and %qs attributes on the same function %qD",
-                  SPANPLUGIN_ATTR_NAME, SPANPLUGIN_NOSPAN_ATTR_NAME, key);
-      return 0;
-    case SPANPLUGIN_BY_OPTION:
-      /* A naked function has no frame to put calls in; options skip it silently. */
-      if (lookup_attribute ("naked", DECL_ATTRIBUTES (fndecl)))
-        return 0;
-      break;
-    case SPANPLUGIN_BY_ATTRIBUTE:
-      if (lookup_attribute ("naked", DECL_ATTRIBUTES (fndecl)))
-        {
-          warning_at (DECL_SOURCE_LOCATION (fndecl), OPT_Wattributes,
-                      "%qs attribute ignored on a %<naked%> function", SPANPLUGIN_ATTR_NAME);
-          return 0;
-        }
-      break;
-    }
+  bool span = wants_span (fndecl, key, fun);
+  if (spanplugin_has_span (fndecl) && spanplugin_has_nospan (fndecl))
+    return 0;  /* wants_span reported the conflict: leave the function alone */
+  bool progress = wants_progress (fndecl);
+  if (!span && !progress)
+    return 0;
 
   build_hook_decls ();
-  /* Copied: in C++ the printable name lives in a small ring of buffers that later calls reuse. */
-  char *name = xstrdup (spanplugin_span_name (fndecl, key));
-  bool new_site = site == NULL_TREE;
-  if (new_site)
-    site = spanplugin_build_site (fndecl, key, name);
-
-  /* Enter at the function's opening, exit at its closing brace: where a debugger or a sampling
-   * profiler expects code that belongs to the function as a whole. */
+  location_t begin_loc = DECL_SOURCE_LOCATION (fndecl);
+  location_t end_loc = fun->function_end_locus != UNKNOWN_LOCATION
+                         ? fun->function_end_locus : begin_loc;
   gimple_seq new_body = NULL;
-  add_hook_call (&new_body, enter_decl, site, DECL_SOURCE_LOCATION (fndecl));
   gimple_seq cleanup = NULL;
-  add_hook_call (&cleanup, exit_decl, site,
-                 fun->function_end_locus != UNKNOWN_LOCATION
-                   ? fun->function_end_locus : DECL_SOURCE_LOCATION (fndecl));
+
+  if (span)
+    {
+      tree site = spanplugin_lookup_site (key, SPANPROF_KIND_SPAN);
+      bool new_site = site == NULL_TREE;
+      /* Copied: in C++ the printable name lives in a small ring of buffers that later calls
+       * reuse. */
+      char *name = xstrdup (spanplugin_span_name (fndecl, key));
+      if (new_site)
+        site = spanplugin_build_site (fndecl, key, name, SPANPROF_KIND_SPAN);
+      /* Enter at the function's opening, exit at its closing brace: where a debugger or a
+       * sampling profiler expects code that belongs to the function as a whole. */
+      add_hook_call (&new_body, enter_decl, site, begin_loc);
+      add_hook_call (&cleanup, exit_decl, site, end_loc);
+      /* Once per span: the second clone of a constructor adds no new span. */
+      if (spanplugin_opts.verbose && new_site)
+        inform (begin_loc, "spanplugin: instrumented %qs", name);
+      free (name);
+    }
+
+  if (progress)
+    {
+      tree site = spanplugin_lookup_site (key, SPANPROF_KIND_PROGRESS);
+      bool new_site = site == NULL_TREE;
+      char *name = xstrdup (spanplugin_progress_name (fndecl, key));
+      if (new_site)
+        site = spanplugin_build_site (fndecl, key, name, SPANPROF_KIND_PROGRESS);
+      /* After the span's exit: the work is done (and timed) when the point counts it. */
+      gcall *call = gimple_build_call (progress_decl, 1, build_fold_addr_expr (site));
+      gimple_set_location (call, end_loc);
+      gimple_seq_add_stmt (&cleanup, call);
+      if (spanplugin_opts.verbose && new_site)
+        inform (begin_loc, "spanplugin: progress point %qs", name);
+      free (name);
+    }
+
   gtry *tf = gimple_build_try (body, cleanup, GIMPLE_TRY_FINALLY);
   gimple_seq_add_stmt (&new_body, tf);
   /* Like gimplify_function_tree: the body must stay a single outer GIMPLE_BIND. */
@@ -162,11 +232,6 @@ span_pass::execute (function *fun)
   gimple_seq seq = NULL;
   gimple_seq_add_stmt (&seq, bind);
   gimple_set_body (fndecl, seq);
-
-  /* Once per span: the second clone of a constructor adds no new span. */
-  if (spanplugin_opts.verbose && new_site)
-    inform (DECL_SOURCE_LOCATION (fndecl), "spanplugin: instrumented %qs", name);
-  free (name);
   return 0;
 }
 

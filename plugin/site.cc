@@ -1,9 +1,11 @@
-/* site.cc — the site descriptor emitted for each span.
+/* site.cc — the site descriptor emitted for each span and for each progress point.
  *
  * Builds (once) a RECORD_TYPE mirroring struct spanprof_site from include/spanprof.h and, per
  * span, a writable variable of that type initialised with the constant part (version, kind,
  * name, file, lines); the runtime-owned slots start as zero.  Its symbol is
- * "__spanprof_site.<assembler name of the key function>".
+ * "__spanprof_site.<assembler name of the key function>" for a span and
+ * "__spanprof_progress.<assembler name of the key function>" for a progress point (kind
+ * SPANPROF_KIND_PROGRESS; a function carrying both attributes has one site of each kind).
  *
  * One site per span:
  *  - The key of a function is itself, except for C++ constructor and destructor clones (C1/C2,
@@ -24,10 +26,11 @@
 
 /* Cached across functions; GC roots so the collector neither frees nor misses them.
  * site_list: a TREE_LIST (purpose key, value site) of every site built, which keeps the trees
- * that site_map (heap-allocated, invisible to the collector) points to alive. */
+ * that site_maps (heap-allocated, invisible to the collector) point to alive.
+ * site_maps[KIND]: key function -> its site of that kind. */
 static tree site_type;
 static tree site_list;
-static hash_map<tree, tree> *site_map;
+static hash_map<tree, tree> *site_maps[SPANPROF_KIND_PROGRESS + 1];
 
 const struct ggc_root_tab spanplugin_site_roots[] = {
   { &site_type, 1, sizeof (site_type), gt_ggc_mx_tree_node, gt_pch_nx_tree_node },
@@ -42,13 +45,14 @@ spanplugin_site_key (tree fndecl)
   return origin ? origin : fndecl;
 }
 
-/* The site already built for KEY in this unit, or NULL_TREE. */
+/* The site of KIND already built for KEY in this unit, or NULL_TREE. */
 tree
-spanplugin_lookup_site (tree key)
+spanplugin_lookup_site (tree key, unsigned kind)
 {
-  if (!site_map)
+  gcc_assert (kind < ARRAY_SIZE (site_maps));
+  if (!site_maps[kind])
     return NULL_TREE;
-  tree *site = site_map->get (key);
+  tree *site = site_maps[kind]->get (key);
   return site ? *site : NULL_TREE;
 }
 
@@ -132,11 +136,12 @@ site_field_decl (tree type, const char *name)
   gcc_unreachable ();
 }
 
-/* Emits the descriptor for the span of FNDECL (whose key is KEY) called NAME, records it as
- * KEY's site and returns its VAR_DECL. */
+/* Emits the descriptor of KIND (span or progress point) for FNDECL (whose key is KEY) called
+ * NAME, records it as KEY's site of that kind and returns its VAR_DECL. */
 tree
-spanplugin_build_site (tree fndecl, tree key, const char *name)
+spanplugin_build_site (tree fndecl, tree key, const char *name, unsigned kind)
 {
+  gcc_assert (kind < ARRAY_SIZE (site_maps));
   tree type = spanplugin_site_type ();
   function *fn = DECL_STRUCT_FUNCTION (fndecl);
   location_t end = fn ? fn->function_end_locus : UNKNOWN_LOCATION;
@@ -153,7 +158,7 @@ spanplugin_build_site (tree fndecl, tree key, const char *name)
     CONSTRUCTOR_APPEND_ELT (elts, f, fold_convert (TREE_TYPE (f), value));
   };
   set ("version", build_int_cst (uint32_type_node, SPANPROF_SITE_VERSION));
-  set ("kind", build_int_cst (uint32_type_node, SPANPROF_KIND_SPAN));
+  set ("kind", build_int_cst (uint32_type_node, kind));
   set ("name", spanplugin_string_literal (name));
   set ("file", spanplugin_string_literal (file ? file : ""));
   set ("first_line", build_int_cst (uint32_type_node, first_line));
@@ -168,7 +173,8 @@ spanplugin_build_site (tree fndecl, tree key, const char *name)
   const char *asmname = IDENTIFIER_POINTER (DECL_ASSEMBLER_NAME (key));
   if (asmname[0] == '*')
     asmname++;
-  char *varname = concat ("__spanprof_site.", asmname, NULL);
+  char *varname = concat (kind == SPANPROF_KIND_PROGRESS ? "__spanprof_progress." : "__spanprof_site.",
+                          asmname, NULL);
   tree var = build_decl (DECL_SOURCE_LOCATION (fndecl), VAR_DECL, get_identifier (varname), type);
   free (varname);
 
@@ -194,9 +200,9 @@ spanplugin_build_site (tree fndecl, tree key, const char *name)
 
   varpool_node::add (var);
 
-  if (!site_map)
-    site_map = new hash_map<tree, tree>;
-  site_map->put (key, var);
+  if (!site_maps[kind])
+    site_maps[kind] = new hash_map<tree, tree>;
+  site_maps[kind]->put (key, var);
   site_list = tree_cons (key, var, site_list);
   return var;
 }

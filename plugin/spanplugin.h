@@ -1,11 +1,11 @@
 /* spanplugin.h — declarations shared between the files of the spanprof GCC plugin.
  *
- *   attribute.cc  the `span` and `nospan` attributes: registration, checking, name lookup
+ *   attribute.cc  the `span`, `nospan` and `progress` attributes: registration, checking, names
  *   options.cc    parsing the -fplugin-arg-spanplugin-* options into spanplugin_opts
  *   select.cc     which functions get a span (attributes, then option-driven selection)
- *   site.cc       the struct spanprof_site descriptor, one per span (shared by C++ cdtor
- *                 clones, COMDAT for inline/template functions)
- *   instrument.cc the GIMPLE pass that wraps a function body in enter/try/finally-exit
+ *   site.cc       the struct spanprof_site descriptor, one per span and one per progress point
+ *                 (shared by C++ cdtor clones, COMDAT for inline/template functions)
+ *   instrument.cc the GIMPLE pass that wraps a function body in enter/try/finally-exit(+progress)
  *   plugin.cc     plugin_init: version check, callbacks, __SPANPROF__; lists every option
  */
 #ifndef SPANPLUGIN_H
@@ -16,6 +16,7 @@
 /* Names the attributes are registered under (and spelled in diagnostics). */
 #define SPANPLUGIN_ATTR_NAME "span"
 #define SPANPLUGIN_NOSPAN_ATTR_NAME "nospan"
+#define SPANPLUGIN_PROGRESS_ATTR_NAME "progress"
 
 /* options.cc: the values of the -fplugin-arg-spanplugin-* options (see plugin.cc). */
 struct spanplugin_options
@@ -36,7 +37,9 @@ bool spanplugin_parse_options (const struct plugin_name_args *info);
 void spanplugin_register_attributes (void *event_data, void *user_data);
 bool spanplugin_has_span (tree fndecl);
 bool spanplugin_has_nospan (tree fndecl);
+bool spanplugin_has_progress (tree fndecl);
 const char *spanplugin_span_name (tree fndecl, tree key);
+const char *spanplugin_progress_name (tree fndecl, tree key);
 
 /* select.cc */
 enum spanplugin_choice
@@ -52,8 +55,9 @@ spanplugin_choice spanplugin_select (tree fndecl, tree key, function *fun);
 /* site.cc */
 tree spanplugin_site_type (void);
 tree spanplugin_site_key (tree fndecl);
-tree spanplugin_lookup_site (tree key);
-tree spanplugin_build_site (tree fndecl, tree key, const char *name);
+/* KIND: SPANPROF_KIND_SPAN or SPANPROF_KIND_PROGRESS; a function may have one site of each. */
+tree spanplugin_lookup_site (tree key, unsigned kind);
+tree spanplugin_build_site (tree fndecl, tree key, const char *name, unsigned kind);
 extern const struct ggc_root_tab spanplugin_site_roots[];
 
 /* instrument.cc */
