@@ -5,6 +5,7 @@
  *
  * Output, each section sorted:
  *   span NAME calls=N            one per span site in the JSON (sites with equal names summed)
+ *   progress NAME hits=N         one per progress point in the JSON (equal names summed)
  *   anomaly KEY=N                the JSON "anomalies" counters that are non-zero
  *   threads=N                    the JSON "thread_count"
  *   stack A;B;C                  one per folded line, value dropped; "thread-1234" → "thread-N"
@@ -111,6 +112,35 @@ static void dump_json(const char *path)
         if (asprintf(&line, "span %s calls=%" PRId64, names[j], calls[j]) < 0)
             exit(2);
         lines_add(&out, line);
+    }
+
+    /* Progress points, hits summed per name like spans' calls. */
+    json_object *progress;
+    if (json_object_object_get_ex(root, "progress", &progress) && json_object_is_type(progress, json_type_array)) {
+        size_t np = json_object_array_length(progress), pdistinct = 0;
+        const char **pnames = calloc(np + 1, sizeof *pnames);
+        int64_t *hits = calloc(np + 1, sizeof *hits);
+        for (size_t i = 0; i < np; i++) {
+            json_object *point = json_object_array_get_idx(progress, i), *name;
+            if (!json_object_object_get_ex(point, "name", &name)) {
+                fail(path, "progress point without a name");
+                continue;
+            }
+            int64_t point_hits = get_int(point, "hits", "progress field");
+            get_int(point, "line", "progress field");
+            size_t j = 0;
+            while (j < pdistinct && strcmp(pnames[j], json_object_get_string(name)) != 0)
+                j++;
+            if (j == pdistinct)
+                pnames[pdistinct++] = json_object_get_string(name);
+            hits[j] += point_hits;
+        }
+        for (size_t j = 0; j < pdistinct; j++) {
+            char *line;
+            if (asprintf(&line, "progress %s hits=%" PRId64, pnames[j], hits[j]) < 0)
+                exit(2);
+            lines_add(&out, line);
+        }
     }
 
     json_object *anomalies;
