@@ -1,18 +1,21 @@
 #!/bin/sh
 # demo.sh — `make demo`: builds examples/pipeline.c with spanplugin, runs it to write a flame
 # graph input (folded stacks) and a JSON profile, prints the heaviest stacks, and — when coz is
-# installed and allowed to sample — runs it under `coz run` so its spans become coz latency
-# points in a causal profile.
+# installed and allowed to sample — runs it under `coz run` (spans become coz latency points,
+# the "item" progress point a throughput point) and prints the causal profile per span:
+# which stage, made faster, would raise the pipeline's throughput, and by how much.
 #
 # Environment (set by the Makefile): CC, PLUGIN, INCLUDE_DIR, LIBDIR, TOOL (the spanprof tool),
 # COZ (may be empty).
-# DEMO_RECORDS overrides the number of records processed in the plain run.
+# DEMO_RECORDS overrides the number of records processed in the plain run, DEMO_COZ_RECORDS
+# in the run under coz (about 40 s on a 2-core machine).
 set -eu
 out=build/demo
 mkdir -p "$out"
 records=${DEMO_RECORDS:-400000}
 
-# -gdwarf-4 -gno-variable-location-views: the debug info Debian's coz 0.2.2 can read.
+# -g -gdwarf-4 -gno-variable-location-views: the debug info Debian's coz 0.2.2 can read
+# (what `pkg-config --variable=coz_cflags spanprof` gives after an install).
 echo "== building examples/pipeline.c with spanplugin"
 set -x
 $CC -O2 -g -gdwarf-4 -gno-variable-location-views -fplugin="$PLUGIN" -I"$INCLUDE_DIR" \
@@ -31,13 +34,16 @@ echo "== heaviest stacks by self time (from $out/pipeline.folded)"
 sort -k2,2nr -t' ' "$out/pipeline.folded" | head -n 8 |
     awk '{ value = $NF; sub(/ [0-9]+$/, ""); printf "  %10.1f ms  %s\n", value / 1e6, $0 }'
 
+coz_records=${DEMO_COZ_RECORDS:-1500000}
 if [ -n "${COZ:-}" ]; then
     echo
-    echo "== causal profile: coz run --- $out/pipeline (about a minute)"
-    if (cd "$out" && "$COZ" run --- ./pipeline 3000000 >coz.log 2>&1); then
-        echo "coz latency points (one per span name; arrivals == departures when balanced):"
-        grep '^latency-point' "$out/profile.coz" | sort | uniq -c | sort -rn | head -n 6 | sed 's/^/  /'
+    echo "== causal profile: coz run --- $out/pipeline $coz_records (about 40 s)"
+    rm -f "$out/profile.coz" # coz appends to it
+    if (cd "$out" && "$COZ" run --- ./pipeline "$coz_records" >coz.log 2>&1) && [ -s "$out/profile.coz" ]; then
         echo "experiments run: $(grep -c '^experiment' "$out/profile.coz")"
+        echo
+        echo "== what would a faster span give? (spanprof coz $out/profile.coz $out/pipeline.json)"
+        "$TOOL" coz "$out/profile.coz" "$out/pipeline.json" || true
     else
         echo "coz could not run (see $out/coz.log); on a VM it may need: sysctl kernel.perf_event_paranoid=1"
     fi
@@ -52,5 +58,6 @@ echo "  $out/pipeline.folded   flame graph input: flamegraph.pl $out/pipeline.fo
 echo "                          or drop it on https://www.speedscope.app"
 echo "  $out/pipeline.json     JSON profile: calls, total and self time per span"
 [ -n "${COZ:-}" ] && [ -f "$out/profile.coz" ] &&
-    echo "  $out/profile.coz       coz causal profile: coz plot, or load it at https://plasma-umass.org/coz"
+    echo "  $out/profile.coz       coz causal profile: spanprof coz $out/profile.coz $out/pipeline.json,
+                          coz plot, or load it at https://plasma-umass.org/coz"
 exit 0

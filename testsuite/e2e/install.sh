@@ -33,6 +33,9 @@ result $? "pkg-config --cflags --libs spanprof"
 case $cflags in *"-fplugin=$prefix/gcc-plugins/spanplugin.so"*) status=0 ;; *) status=1 ;; esac
 result $status "--cflags loads the installed plugin by full path ($cflags)"
 
+test "$(pkg-config --variable=coz_cflags spanprof)" = "-g -gdwarf-4 -gno-variable-location-views"
+result $? "pkg-config --variable=coz_cflags spanprof gives the debug-info flags coz reads"
+
 # The profile section of the plugin test's expected output is what this run must give too.
 sample="$top/testsuite/plugin/early_return.c"
 sed -n '/^# profile$/,$p' "$top/testsuite/plugin/early_return.expected" | sed 1d >"$prefix/expected"
