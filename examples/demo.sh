@@ -8,7 +8,8 @@
 # Environment (set by the Makefile): CC, PLUGIN, INCLUDE_DIR, LIBDIR, TOOL (the spanprof tool),
 # COZ (may be empty).
 # DEMO_RECORDS overrides the number of records processed in the plain run, DEMO_COZ_RECORDS
-# in the run under coz (about 40 s on a 2-core machine).
+# in the run under coz (about 70 s on a 2-core machine; shorter runs give coz too few
+# experiments to tell the bottleneck from noise).
 set -eu
 out=build/demo
 mkdir -p "$out"
@@ -37,13 +38,13 @@ sort -k2,2nr -t' ' "$out/pipeline.folded" | head -n 8 |
 coz_records=${DEMO_COZ_RECORDS:-1500000}
 if [ -n "${COZ:-}" ]; then
     echo
-    echo "== causal profile: coz run --- $out/pipeline $coz_records (about 40 s)"
+    echo "== causal profile: coz run --- $out/pipeline $coz_records (about 70 s)"
     rm -f "$out/profile.coz" # coz appends to it
     if (cd "$out" && "$COZ" run --- ./pipeline "$coz_records" >coz.log 2>&1) && [ -s "$out/profile.coz" ]; then
         echo "experiments run: $(grep -c '^experiment' "$out/profile.coz")"
         echo
-        echo "== what would a faster span give? (spanprof coz $out/profile.coz $out/pipeline.json)"
-        "$TOOL" coz "$out/profile.coz" "$out/pipeline.json" || true
+        echo "== what would a faster span give? (spanprof coz --latency digest $out/profile.coz $out/pipeline.json)"
+        "$TOOL" coz --latency digest "$out/profile.coz" "$out/pipeline.json" || true
     else
         echo "coz could not run (see $out/coz.log); on a VM it may need: sysctl kernel.perf_event_paranoid=1"
     fi
