@@ -1,6 +1,6 @@
 /* resenv.c — the resource-profile environment variables (read at start-up with the others):
  *
- *   SPANPROF_HISTOGRAM=0|1      latency percentiles per span (default 1)
+ *   SPANPROF_HISTOGRAM=0|1      latency percentiles per span (default 0)
  *   SPANPROF_CPU=0|1            user/system CPU time per span (default 0: ~3.5 µs per span)
  *   SPANPROF_ALLOC=0|1          allocations per span (default 0; needs libspanprof-alloc.so)
  *   SPANPROF_ALLOC_STACKS=0|1   sampled allocation stacks as a memory flame graph (default 0)

@@ -68,7 +68,7 @@ run_one() {
     grep -q 'test: no-preload' "$src" && preload=
     test_env=$(sed -n 's|.*test-env: \(.*\) \*/.*|\1|p' "$src")
     # shellcheck disable=SC2086
-    (cd "$dir" && env LD_PRELOAD="$preload" SPANPROF_ALLOC=1 SPANPROF_JSON="$dir/out.%p.json" \
+    (cd "$dir" && env LD_PRELOAD="$preload" SPANPROF_ALLOC=1 SPANPROF_HISTOGRAM=1 SPANPROF_JSON="$dir/out.%p.json" \
         SPANPROF_FOLDED= SPANPROF_ALLOC_FOLDED="$dir/alloc.%p.folded" $test_env "$exe" \
         >stdout 2>stderr & echo $! >"$dir/pid"; wait $!; echo $? >"$dir/status")
     describe_run "$dir" "$(cat "$dir/pid")" >"$dir/actual"

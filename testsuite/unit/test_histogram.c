@@ -117,7 +117,7 @@ UNIT_SPAN_FN(hist_fn, hist_site, (void)0)
 
 START_TEST(exit_path_fills_the_node_histogram)
 {
-    ck_assert_int_eq(spanprof__hist_on, 1); /* on by default */
+    ck_assert_int_eq(spanprof__hist_on, 1); /* check-unit runs with SPANPROF_HISTOGRAM=1 */
     for (int i = 0; i < 7; i++)
         hist_fn();
     struct spanprof__node *n = unit_child(&unit_self()->root, &hist_site);
@@ -156,7 +156,7 @@ START_TEST(resource_env)
     struct spanprof__res_config c;
     char *w = load(&c, none);
     ck_assert_str_eq(w, "");
-    ck_assert_int_eq(c.hist, 1);
+    ck_assert_int_eq(c.hist, 0);
     ck_assert_int_eq(c.cpu, 0);
     ck_assert_int_eq(c.alloc, 0);
     ck_assert_int_eq(c.alloc_stacks, 0);
@@ -164,7 +164,7 @@ START_TEST(resource_env)
     ck_assert_str_eq(c.alloc_folded, "spanprof.alloc.folded");
     free(w);
     static const char *const bad[] = {"SPANPROF_CPU", "2", "SPANPROF_ALLOC_SAMPLE", "12k",
-                                      "SPANPROF_ALLOC_FOLDED", "a%d", "SPANPROF_HISTOGRAM", "0",
+                                      "SPANPROF_ALLOC_FOLDED", "a%d", "SPANPROF_HISTOGRAM", "1",
                                       NULL};
     w = load(&c, bad);
     ck_assert_str_eq(w, "spanprof: warning: SPANPROF_CPU='2' is not 0 or 1; using 0\n"
@@ -173,7 +173,7 @@ START_TEST(resource_env)
                         "spanprof: warning: SPANPROF_ALLOC_FOLDED='a%d' has a '%' not followed by "
                         "'p' or '%'; using 'spanprof.alloc.folded'\n");
     ck_assert_int_eq(c.cpu, 0);
-    ck_assert_int_eq(c.hist, 0);
+    ck_assert_int_eq(c.hist, 1);
     ck_assert_uint_eq(c.alloc_sample, 524288);
     free(w);
     static const char *const good[] = {"SPANPROF_ALLOC_SAMPLE", "4096", "SPANPROF_ALLOC_FOLDED", "",
