@@ -7,6 +7,7 @@
 #include <sys/mman.h>
 
 #include "internal.h"
+#include "resources.h"
 
 #define ARENA_CHUNK ((size_t)64 * 1024)
 
@@ -63,7 +64,8 @@ struct spanprof__node *spanprof__tree_child(struct spanprof__thread *t,
     for (c = parent->first_child; c; c = c->next_sibling)
         if (c->site == site)
             return c;
-    c = spanprof__arena_alloc(&t->arena, sizeof *c);
+    /* Resource data (histogram, counters) sits right behind the node, zeroed (fresh mmap). */
+    c = spanprof__arena_alloc(&t->arena, sizeof *c + spanprof__node_ext_size);
     if (!c)
         return NULL;
     spanprof__node_init(c, site, parent);

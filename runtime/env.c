@@ -59,7 +59,11 @@ void spanprof__config_load(struct spanprof__config *c, spanprof__getenv_fn get, 
 void spanprof__config_warn_unknown(char *const *env, FILE *err)
 {
     static const char *const known[] = {"SPANPROF",         "SPANPROF_THREADS", "SPANPROF_FILE_LINE",
-                                        "SPANPROF_FOLDED",  "SPANPROF_JSON"};
+                                        "SPANPROF_FOLDED",  "SPANPROF_JSON",
+                                        /* resenv.c */
+                                        "SPANPROF_HISTOGRAM", "SPANPROF_CPU", "SPANPROF_ALLOC",
+                                        "SPANPROF_ALLOC_STACKS", "SPANPROF_ALLOC_SAMPLE",
+                                        "SPANPROF_ALLOC_FOLDED"};
     for (; env && *env; env++) {
         const char *e = *env;
         if (strncmp(e, "SPANPROF_", 9) != 0)

@@ -13,6 +13,7 @@
 
 #include "clock.h"
 #include "internal.h"
+#include "resources.h"
 
 struct spanprof__global spanprof__g = {
     .lock = PTHREAD_MUTEX_INITIALIZER,
@@ -58,6 +59,7 @@ static void init_once(void)
         spanprof__g.coz_get = (spanprof__coz_get_fn)dlsym(RTLD_DEFAULT, "_coz_get_counter");
         if (spanprof__g.coz_get)
             spanprof__warn_debug_info_for_coz(stderr); /* debuginfo.c */
+        spanprof__res_init(); /* before any node exists: fixes the per-node data layout */
         if (pthread_key_create(&spanprof__g.key, spanprof__thread_exit_hook) == 0) {
             pthread_atfork(spanprof__fork_prepare, spanprof__fork_parent, spanprof__fork_child);
             atexit(at_exit);

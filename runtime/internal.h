@@ -46,6 +46,7 @@ enum {
     SPANPROF__SITE_FAST = 1, /* registered, recording on, no coz counters */
     SPANPROF__SITE_COZ = 2,  /* registered, recording on, coz counters in coz_begin/coz_end */
     SPANPROF__SITE_OFF = 3,  /* ignored: wrong version/kind, or recording off (SPANPROF=0) */
+    SPANPROF__SITE_RES = 4,  /* registered, recording on, CPU/allocation tracking (resources.c) */
 };
 
 /* coz's counter layout (coz.h's coz_counter_t). */
@@ -102,6 +103,7 @@ struct spanprof__thread {
     uint64_t unmatched;               /* exits that matched no open frame */
     uint64_t overflow;                /* entries not recorded: depth cap or out of memory */
     char name[64];
+    struct spanprof__res_thread *res; /* resource profile's per-frame data, or NULL (resources.c) */
 };
 
 /* ---- env.c ---- */

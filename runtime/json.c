@@ -18,6 +18,7 @@
 #include <json-c/json.h>
 
 #include "internal.h"
+#include "resources.h"
 
 static json_object *u64(uint64_t v)
 {
@@ -57,6 +58,7 @@ json_object *spanprof__json_build(const struct spanprof__view *v, const struct s
     size_t n;
     struct spanprof__site_stats *st = spanprof__aggregate_sites(v, &n);
     json_object *spans = json_object_new_array();
+    struct spanprof__res_sites *res = spanprof__res_collect(v); /* NULL when all off */
     for (size_t i = 0; i < n; i++) {
         const struct spanprof_site *s = st[i].site;
         json_object *js = json_object_new_object();
@@ -68,9 +70,11 @@ json_object *spanprof__json_build(const struct spanprof__view *v, const struct s
         json_object_object_add(js, "total_ns", u64(spanprof__ticks_to_ns(v, st[i].total)));
         json_object_object_add(js, "self_ns", u64(spanprof__ticks_to_ns(v, st[i].self)));
         json_object_object_add(js, "max_depth", u64(st[i].max_depth));
+        spanprof__res_json(res, s, js, v); /* p50_ns…, cpu_*_ns, allocs… when enabled */
         json_object_array_add(spans, js);
     }
     free(st);
+    spanprof__res_free(res);
     json_object_object_add(o, "spans", spans);
 
     struct spanprof__anomalies a;

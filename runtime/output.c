@@ -18,6 +18,7 @@
 
 #include "clock.h"
 #include "internal.h"
+#include "resources.h"
 
 typedef int (*write_fn)(FILE *f, const struct spanprof__view *v, const struct spanprof__json_meta *m);
 
@@ -25,6 +26,13 @@ static int write_folded(FILE *f, const struct spanprof__view *v, const struct sp
 {
     (void)m;
     return spanprof__folded_write(f, v);
+}
+
+static int write_alloc_folded(FILE *f, const struct spanprof__view *v,
+                              const struct spanprof__json_meta *m)
+{
+    (void)m;
+    return spanprof__alloc_folded_write(f, v);
 }
 
 static int write_one(const char *pattern, write_fn fn, const struct spanprof__view *v,
@@ -69,7 +77,9 @@ static void program_path(char *buf, size_t size)
 int spanprof__write_all(void)
 {
     const struct spanprof__config *c = &spanprof__g.config;
-    if (!spanprof__g.recording || (!c->folded && !c->json))
+    const struct spanprof__res_config *rc_ = &spanprof__res_cfg;
+    const char *alloc_folded = rc_->alloc_stacks ? rc_->alloc_folded : NULL;
+    if (!spanprof__g.recording || (!c->folded && !c->json && !alloc_folded))
         return 0;
     int saved_errno = errno;
     int busy = spanprof__tls_busy;
@@ -120,6 +130,8 @@ int spanprof__write_all(void)
     if (c->folded && write_one(c->folded, write_folded, &v, &m))
         rc = -1;
     if (c->json && write_one(c->json, spanprof__json_write, &v, &m))
+        rc = -1;
+    if (alloc_folded && write_one(alloc_folded, write_alloc_folded, &v, &m))
         rc = -1;
     free(ts);
 out:

@@ -9,6 +9,7 @@
 #include <stdio.h>
 
 #include "internal.h"
+#include "resources.h"
 
 /* coz.h's counter types. */
 #define COZ_COUNTER_TYPE_BEGIN 2
@@ -50,7 +51,7 @@ uint32_t spanprof__site_register(struct spanprof_site *site)
             st = spanprof__progress_register_locked(site); /* progress.c */
         } else {
             site->id = ++spanprof__g.next_site_id;
-            st = SPANPROF__SITE_FAST;
+            st = spanprof__res_slow ? SPANPROF__SITE_RES : SPANPROF__SITE_FAST;
             if (spanprof__g.coz_get) {
                 /* One begin/end pair per span name: coz's latency point for the span. */
                 site->coz_begin = spanprof__g.coz_get(COZ_COUNTER_TYPE_BEGIN, site->name);

@@ -22,6 +22,7 @@
 
 #include "clock.h"
 #include "internal.h"
+#include "resources.h"
 
 #define INITIAL_FRAMES ((size_t)1024)
 
@@ -164,6 +165,7 @@ static int reset_node(struct spanprof__node *n, size_t depth, void *ctx)
 {
     (void)depth, (void)ctx;
     n->calls = n->total = n->child = 0;
+    spanprof__res_node_reset(n); /* the parent's blocks are "allocated elsewhere" in the child */
     return 1;
 }
 

@@ -1,7 +1,7 @@
 /* profdump.c — prints a spanprof profile (JSON and folded stacks) in a normalised, time-free
  * form, so tests can compare runs against expected files exactly.
  *
- *   profdump PROFILE.json [PROFILE.folded]
+ *   profdump [--resources] PROFILE.json [PROFILE.folded]
  *
  * Output, each section sorted:
  *   span NAME calls=N            one per span site in the JSON (sites with equal names summed)
@@ -9,6 +9,10 @@
  *   anomaly KEY=N                the JSON "anomalies" counters that are non-zero
  *   threads=N                    the JSON "thread_count"
  *   stack A;B;C                  one per folded line, value dropped; "thread-1234" → "thread-N"
+ * With --resources, also (see README, "Resource profile"):
+ *   alloc NAME allocs=N bytes=N frees=N freed=N incl=A/B/F/G live=BLOCKS/BYTES peak=N
+ *   latency NAME                 when p50_ns..max_ns are present (checked p50<=p90<=p99<=max)
+ *   cpu NAME                     when cpu_user_ns and cpu_system_ns are present
  * It also checks what is time-dependent but still has rules (self <= total, values are
  * non-negative integers, one line per stack) and exits 1 with a message when one is broken.
  * JSON is read with json-c, never grepped. */
@@ -22,6 +26,7 @@
 #include <string.h>
 
 static int failed;
+static int resources;
 
 static void fail(const char *what, const char *detail)
 {
@@ -70,6 +75,51 @@ static int64_t get_int(json_object *object, const char *key, const char *where)
     return json_object_get_int64(value);
 }
 
+static int has(json_object *object, const char *key)
+{
+    json_object *value;
+    return json_object_object_get_ex(object, key, &value);
+}
+
+static void dump_resources(json_object *span, struct lines *out)
+{
+    json_object *jn;
+    if (!json_object_object_get_ex(span, "name", &jn))
+        return;
+    const char *name = json_object_get_string(jn);
+    char *line;
+    if (has(span, "allocs")) {
+        if (asprintf(&line,
+                     "alloc %s allocs=%" PRId64 " bytes=%" PRId64 " frees=%" PRId64 " freed=%" PRId64
+                     " incl=%" PRId64 "/%" PRId64 "/%" PRId64 "/%" PRId64 " live=%" PRId64 "/%" PRId64
+                     " peak=%" PRId64,
+                     name, get_int(span, "allocs", name), get_int(span, "alloc_bytes", name),
+                     get_int(span, "frees", name), get_int(span, "free_bytes", name),
+                     get_int(span, "allocs_incl", name), get_int(span, "alloc_bytes_incl", name),
+                     get_int(span, "frees_incl", name), get_int(span, "free_bytes_incl", name),
+                     get_int(span, "live_blocks", name), get_int(span, "live_bytes", name),
+                     get_int(span, "peak_live_bytes", name)) < 0)
+            exit(2);
+        lines_add(out, line);
+    }
+    if (has(span, "p50_ns")) {
+        int64_t p50 = get_int(span, "p50_ns", name), p90 = get_int(span, "p90_ns", name);
+        int64_t p99 = get_int(span, "p99_ns", name), max = get_int(span, "max_ns", name);
+        if (!(0 <= p50 && p50 <= p90 && p90 <= p99 && p99 <= max))
+            fail(name, "needs 0 <= p50_ns <= p90_ns <= p99_ns <= max_ns");
+        if (asprintf(&line, "latency %s", name) < 0)
+            exit(2);
+        lines_add(out, line);
+    }
+    if (has(span, "cpu_user_ns")) {
+        if (get_int(span, "cpu_user_ns", name) < 0 || get_int(span, "cpu_system_ns", name) < 0)
+            fail(name, "negative CPU time");
+        if (asprintf(&line, "cpu %s", name) < 0)
+            exit(2);
+        lines_add(out, line);
+    }
+}
+
 static void dump_json(const char *path)
 {
     json_object *root = json_object_from_file(path);
@@ -107,6 +157,8 @@ static void dump_json(const char *path)
         calls[j] += span_calls;
     }
     struct lines out = { 0 };
+    for (size_t i = 0; resources && i < n; i++)
+        dump_resources(json_object_array_get_idx(spans, i), &out);
     for (size_t j = 0; j < distinct; j++) {
         char *line;
         if (asprintf(&line, "span %s calls=%" PRId64, names[j], calls[j]) < 0)
@@ -212,8 +264,13 @@ static void dump_folded(const char *path)
 
 int main(int argc, char **argv)
 {
+    if (argc > 1 && strcmp(argv[1], "--resources") == 0) {
+        resources = 1;
+        argv++;
+        argc--;
+    }
     if (argc < 2 || argc > 3) {
-        fprintf(stderr, "usage: profdump PROFILE.json [PROFILE.folded]\n");
+        fprintf(stderr, "usage: profdump [--resources] PROFILE.json [PROFILE.folded]\n");
         return 2;
     }
     dump_json(argv[1]);

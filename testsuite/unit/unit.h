@@ -33,6 +33,7 @@ Suite *deep_suite(void);
 Suite *thread_suite(void);
 Suite *output_suite(void);
 Suite *progress_suite(void);
+Suite *histogram_suite(void);
 
 /* Child of PARENT for SITE, or NULL. */
 struct spanprof__node *unit_child(struct spanprof__node *parent, const struct spanprof_site *site);

@@ -1,0 +1,132 @@
+/* allocfolded.c — sampled allocation stacks (SPANPROF_ALLOC_STACKS=1): storage per thread and the
+ * memory flame graph written at exit (SPANPROF_ALLOC_FOLDED).
+ *
+ * Each line is  span;span;…;native;native VALUE : the span path of the innermost open span, then
+ * the native frames between that span's function and the allocating call (outermost first, as
+ * named by libspanprof-alloc.so), VALUE the estimated bytes allocated there.  A sample of an
+ * allocation of s bytes, taken with mean interval T bytes, has probability 1 - exp(-s/T), so it
+ * stands for s / (1 - exp(-s/T)) bytes (computed by the interposer); summing those is an unbiased
+ * estimate of the bytes allocated on each stack.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "resources.h"
+
+struct spanprof__alloc_sample {
+    struct spanprof__alloc_sample *next;
+    struct spanprof__node *node;
+    double weight;
+    size_t n;
+    const char *names[];
+};
+
+/* Called by the interposer on the allocating thread, inside the span it names. */
+void spanprof__alloc_sample_add(void *span, const char *const *names, size_t n, double weight)
+{
+    struct spanprof__thread *t = spanprof__tls;
+    struct spanprof__res_thread *rt = t->res;
+    if (!span || !rt || t == &spanprof__sentinel_thread)
+        return;
+    struct spanprof__alloc_sample *s =
+        spanprof__arena_alloc(&t->arena, sizeof *s + n * sizeof s->names[0]);
+    if (!s)
+        return;
+    s->node = span;
+    s->weight = weight;
+    s->n = n;
+    memcpy(s->names, names, n * sizeof names[0]);
+    s->next = rt->samples;
+    __atomic_store_n(&rt->samples, s, __ATOMIC_RELEASE);
+}
+
+struct line {
+    char *text;
+    double weight;
+};
+
+static int cmp_line(const void *a, const void *b)
+{
+    return strcmp(((const struct line *)a)->text, ((const struct line *)b)->text);
+}
+
+/* "span;span;native;…" for sample S of thread T, malloc'd. */
+static char *stack_text(const struct spanprof__view *v, const struct spanprof__thread *t,
+                        const struct spanprof__alloc_sample *s)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    if (!f)
+        return NULL;
+    const struct spanprof__node *path[SPANPROF_FOLDED_MAX_DEPTH];
+    size_t depth = 0;
+    for (const struct spanprof__node *n = s->node; n && n->site && depth < SPANPROF_FOLDED_MAX_DEPTH;
+         n = n->parent)
+        path[depth++] = n;
+    const char *sep = "";
+    if (v->threads_root) {
+        char label[32];
+        fputs(spanprof__thread_label(t, label, sizeof label), f);
+        sep = ";";
+    }
+    while (depth--) {
+        fprintf(f, "%s%s", sep, path[depth]->site->name);
+        sep = ";";
+    }
+    for (size_t i = 0; i < s->n; i++)
+        fprintf(f, "%s%s", sep, s->names[i]);
+    if (fclose(f) != 0) {
+        free(buf);
+        return NULL;
+    }
+    return buf;
+}
+
+int spanprof__alloc_folded_write(FILE *f, const struct spanprof__view *v)
+{
+    size_t count = 0, cap = 0;
+    struct line *lines = NULL;
+    int rc = 0;
+    for (size_t i = 0; i < v->nthreads && rc == 0; i++) {
+        const struct spanprof__thread *t = v->threads[i];
+        const struct spanprof__res_thread *rt = t->res;
+        if (!rt)
+            continue;
+        for (const struct spanprof__alloc_sample *s = __atomic_load_n(&rt->samples, __ATOMIC_ACQUIRE);
+             s; s = s->next) {
+            if (count == cap) {
+                cap = cap ? 2 * cap : 256;
+                struct line *l = realloc(lines, cap * sizeof *l);
+                if (!l) {
+                    rc = -1;
+                    break;
+                }
+                lines = l;
+            }
+            char *text = stack_text(v, t, s);
+            if (!text) {
+                rc = -1;
+                break;
+            }
+            lines[count].text = text;
+            lines[count++].weight = s->weight;
+        }
+    }
+    if (rc == 0) {
+        qsort(lines, count, sizeof *lines, cmp_line);
+        for (size_t i = 0; i < count;) {
+            double w = 0;
+            size_t j = i;
+            for (; j < count && strcmp(lines[j].text, lines[i].text) == 0; j++)
+                w += lines[j].weight;
+            if (fprintf(f, "%s %llu\n", lines[i].text, (unsigned long long)(w + 0.5)) < 0)
+                rc = -1;
+            i = j;
+        }
+    }
+    for (size_t i = 0; i < count; i++)
+        free(lines[i].text);
+    free(lines);
+    return rc;
+}

@@ -1,0 +1,124 @@
+#!/bin/sh
+# run.sh — the resource-profile tests: builds every sample in this folder with spanplugin (-O0 and
+# -O2; C with gcc, C++ with g++), runs it with libspanprof-alloc.so preloaded and SPANPROF_ALLOC=1,
+# and compares exit status, output, the resource fields of its profile (profdump --resources) and
+# its allocation flame graph (stacks only, values dropped) with NAME.expected.
+#
+# Environment: CC, CXX, PLUGIN, INCLUDE_DIR, LIBDIR, PROFDUMP; HAVE_LIBUNWIND=yes for samples
+# marked "test: needs-libunwind".  Optional: SAMPLES="a b"; REGEN=1 rewrites the expected files.
+# A sample may carry lines:  /* test-env: VAR=VALUE ... */   extra environment (may override)
+#                            /* test: no-preload */          run without the interposer
+#                            /* test: needs-libunwind */     skipped without libunwind
+set -u
+here=$(cd "$(dirname "$0")" && pwd)
+work=$(mktemp -d "${TMPDIR:-/tmp}/spanprof-resources-tests.XXXXXX")
+trap 'rm -rf "$work"' EXIT
+passed=0
+failed=0
+skipped=0
+
+describe_run() {
+    dir=$1 pid=$2
+    echo "# exit $(cat "$dir/status")"
+    echo "# stdout"
+    cat "$dir/stdout"
+    echo "# stderr"
+    cat "$dir/stderr"
+    for json in "$dir/out.$pid.json" "$dir"/out.*.json; do
+        [ -f "$json" ] || continue
+        other=${json%.json}
+        other=${other##*.}
+        if [ "$json" = "$dir/out.$pid.json" ]; then
+            [ -n "${seen_main:-}" ] && continue
+            seen_main=1
+            echo "# profile"
+        elif [ "$other" = "$pid" ]; then
+            continue
+        else
+            echo "# profile of a child process"
+        fi
+        "$PROFDUMP" --resources "$json" 2>&1 | grep -v '^span \|^threads=\|^anomaly '
+    done
+    seen_main=
+    if [ -f "$dir/alloc.$pid.folded" ]; then
+        echo "# allocation stacks"
+        sed 's/ [0-9]*$//' "$dir/alloc.$pid.folded" | sort -u
+        # The estimate of the bytes allocated under each stack is checked by the sample itself
+        # printing the true total; here: the sum of the values.
+        awk '{ s += $NF } END { printf "# estimated bytes %d\n", s }' "$dir/alloc.$pid.folded" \
+            >"$dir/estimate"
+    fi
+}
+
+run_one() {
+    src=$1 name=$2 label=$3 compiler=$4 level=$5
+    dir="$work/$name.$(echo "$label" | tr -c 'A-Za-z0-9+\n' '_')"
+    mkdir -p "$dir"
+    exe="$dir/prog"
+    # shellcheck disable=SC2086
+    build="$compiler -g $level -fplugin=$PLUGIN -I$INCLUDE_DIR $src -x none -o $exe -L$LIBDIR -lspanprof -Wl,-rpath,$LIBDIR -pthread"
+    if ! $build >"$dir/build.log" 2>&1; then
+        echo "FAIL $name [$label]: does not build"
+        echo "  $build"
+        sed 's/^/  | /' "$dir/build.log"
+        failed=$((failed + 1))
+        return
+    fi
+    preload="$LIBDIR/libspanprof-alloc.so"
+    grep -q 'test: no-preload' "$src" && preload=
+    test_env=$(sed -n 's|.*test-env: \(.*\) \*/.*|\1|p' "$src")
+    # shellcheck disable=SC2086
+    (cd "$dir" && env LD_PRELOAD="$preload" SPANPROF_ALLOC=1 SPANPROF_HISTOGRAM=1 SPANPROF_JSON="$dir/out.%p.json" \
+        SPANPROF_FOLDED= SPANPROF_ALLOC_FOLDED="$dir/alloc.%p.folded" $test_env "$exe" \
+        >stdout 2>stderr & echo $! >"$dir/pid"; wait $!; echo $? >"$dir/status")
+    describe_run "$dir" "$(cat "$dir/pid")" >"$dir/actual"
+    if [ -f "$dir/estimate" ] && grep -q '^expect-bytes ' "$dir/stdout"; then
+        # Sampled estimate within 25% of the true total (its spread is about 5% here).
+        want=$(sed -n 's/^expect-bytes //p' "$dir/stdout")
+        got=$(sed 's/# estimated bytes //' "$dir/estimate")
+        if [ "$got" -lt $((want * 3 / 4)) ] || [ "$got" -gt $((want * 5 / 4)) ]; then
+            echo "# estimate $got is not within 25% of $want" >>"$dir/actual"
+        fi
+    fi
+    expected="$here/$name.expected"
+    if [ "${REGEN:-0}" = 1 ]; then
+        cp "$dir/actual" "$expected"
+        echo "REGEN $name [$label] -> $expected"
+        return
+    fi
+    if diff -u "$expected" "$dir/actual" >"$dir/diff" 2>&1; then
+        echo "PASS $name [$label]"
+        passed=$((passed + 1))
+    else
+        echo "FAIL $name [$label]"
+        echo "  built with: $build"
+        sed 's/^/  /' "$dir/diff"
+        echo "  if the new output is right: make check-resources REGEN=1 SAMPLES=$name"
+        failed=$((failed + 1))
+    fi
+}
+
+for src in "$here"/*.c "$here"/*.cc; do
+    [ -f "$src" ] || continue
+    file=${src##*/}
+    name=${file%.*}
+    if [ -n "${SAMPLES:-}" ]; then
+        case " $SAMPLES " in *" $name "*) ;; *) continue ;; esac
+    fi
+    if grep -q 'test: needs-libunwind' "$src" && [ "${HAVE_LIBUNWIND:-no}" != yes ]; then
+        echo "SKIP $name: built without libunwind (apt-get install libunwind-dev, re-run ./configure)"
+        skipped=$((skipped + 1))
+        continue
+    fi
+    case $file in
+    *.c) tag=gcc compiler=$CC ;;
+    *) tag=g++ compiler=$CXX ;;
+    esac
+    for level in -O0 -O2; do
+        run_one "$src" "$name" "$tag $level" "$compiler" "$level"
+        [ "${REGEN:-0}" = 1 ] && break
+    done
+done
+
+echo "resources: $passed passed, $failed failed"
+[ "$failed" -eq 0 ]

@@ -1,0 +1,202 @@
+/* test_histogram.c — latency histograms: bucket bounds, quantiles of synthetic durations against
+ * the exact values (within the 3.125% midpoint error), merging, exact maximum; resource variables. */
+#include <string.h>
+
+#include "histogram.h"
+#include "resources.h"
+#include "unit.h"
+
+static struct spanprof__hist *new_hist(void)
+{
+    struct spanprof__hist *h = calloc(1, sizeof *h);
+    ck_assert_ptr_nonnull(h);
+    return h;
+}
+
+/* Adds D to H the way the exit path does (through a node whose histogram sits behind it). */
+static void add(struct spanprof__hist *h, uint64_t d)
+{
+    h->count[spanprof__hist_index(d)]++;
+    h->max = d > h->max ? d : h->max;
+}
+
+START_TEST(buckets_hold_their_values)
+{
+    static const uint64_t vals[] = {0, 1, 15, 16, 31, 32, 33, 63, 64, 100, 1000, 123456789,
+                                    ((uint64_t)1 << 47) + 12345, ((uint64_t)1 << 48) - 1};
+    for (size_t i = 0; i < sizeof vals / sizeof vals[0]; i++) {
+        unsigned b = spanprof__hist_index(vals[i]);
+        uint64_t low, width;
+        ck_assert_uint_lt(b, SPANPROF_HIST_BUCKETS);
+        spanprof__hist_bucket(b, &low, &width);
+        ck_assert_uint_le(low, vals[i]);
+        ck_assert_uint_lt(vals[i], low + width);
+        ck_assert_uint_le(width * 16, low < 32 ? 32 : low); /* width <= 1/16 of the values */
+    }
+    /* below 32 every value has its own bucket; beyond 2^48 all share the last one */
+    ck_assert_uint_eq(spanprof__hist_index(31), 31);
+    ck_assert_uint_eq(spanprof__hist_index(32), 32);
+    ck_assert_uint_eq(spanprof__hist_index(34), 33);
+    ck_assert_uint_eq(spanprof__hist_index(UINT64_MAX), SPANPROF_HIST_BUCKETS - 1);
+    /* buckets are contiguous: the next bucket starts where this one ends */
+    for (unsigned b = 0; b + 1 < SPANPROF_HIST_BUCKETS; b++) {
+        uint64_t l0, w0, l1, w1;
+        spanprof__hist_bucket(b, &l0, &w0);
+        spanprof__hist_bucket(b + 1, &l1, &w1);
+        ck_assert_uint_eq(l0 + w0, l1);
+    }
+}
+END_TEST
+
+/* |estimate - exact| <= exact/32 + 1 (midpoint of a bucket at most 1/16 wide, integer rounding) */
+static void assert_close(uint64_t est, uint64_t exact)
+{
+    uint64_t diff = est > exact ? est - exact : exact - est;
+    ck_assert_msg(diff <= exact / 32 + 1, "estimate %llu, exact %llu", (unsigned long long)est,
+                  (unsigned long long)exact);
+}
+
+START_TEST(quantiles_uniform)
+{
+    struct spanprof__hist *h = new_hist();
+    for (uint64_t d = 1; d <= 100000; d++)
+        add(h, d * 10); /* 10 .. 1,000,000 */
+    assert_close(spanprof__hist_quantile(h, 0.50), 500000);
+    assert_close(spanprof__hist_quantile(h, 0.90), 900000);
+    assert_close(spanprof__hist_quantile(h, 0.99), 990000);
+    ck_assert_uint_eq(h->max, 1000000);
+    ck_assert_uint_le(spanprof__hist_quantile(h, 1.0), 1000000);
+    free(h);
+}
+END_TEST
+
+START_TEST(quantiles_skewed_and_exact_small)
+{
+    struct spanprof__hist *h = new_hist();
+    /* 98 fast calls of 20 ticks (exact bucket), one of 5000, one of 1,000,000 */
+    for (int i = 0; i < 98; i++)
+        add(h, 20);
+    add(h, 5000);
+    add(h, 1000000);
+    ck_assert_uint_eq(spanprof__hist_quantile(h, 0.50), 20);
+    ck_assert_uint_eq(spanprof__hist_quantile(h, 0.90), 20);
+    assert_close(spanprof__hist_quantile(h, 0.99), 5000); /* rank 99 of 100 */
+    ck_assert_uint_eq(h->max, 1000000);
+    free(h);
+}
+END_TEST
+
+START_TEST(quantile_never_above_max_and_empty)
+{
+    struct spanprof__hist *h = new_hist();
+    ck_assert_uint_eq(spanprof__hist_quantile(h, 0.5), 0);
+    add(h, 1000); /* bucket [992, 1024): midpoint 1008 > max */
+    ck_assert_uint_eq(spanprof__hist_quantile(h, 0.5), 1000);
+    free(h);
+}
+END_TEST
+
+START_TEST(merge_adds_counts_and_keeps_max)
+{
+    struct spanprof__hist *a = new_hist(), *b = new_hist();
+    for (uint64_t d = 1; d <= 500; d++)
+        add(a, d * 100);
+    for (uint64_t d = 501; d <= 1000; d++)
+        add(b, d * 100);
+    spanprof__hist_merge(a, b);
+    assert_close(spanprof__hist_quantile(a, 0.50), 50000);
+    assert_close(spanprof__hist_quantile(a, 0.90), 90000);
+    ck_assert_uint_eq(a->max, 100000);
+    free(a);
+    free(b);
+}
+END_TEST
+
+UNIT_SITE(hist_site, "hist");
+UNIT_SPAN_FN(hist_fn, hist_site, (void)0)
+
+START_TEST(exit_path_fills_the_node_histogram)
+{
+    ck_assert_int_eq(spanprof__hist_on, 1); /* check-unit runs with SPANPROF_HISTOGRAM=1 */
+    for (int i = 0; i < 7; i++)
+        hist_fn();
+    struct spanprof__node *n = unit_child(&unit_self()->root, &hist_site);
+    ck_assert_ptr_nonnull(n);
+    uint64_t count = 0;
+    for (unsigned i = 0; i < SPANPROF_HIST_BUCKETS; i++)
+        count += spanprof__hist_of(n)->count[i];
+    ck_assert_uint_eq(count, 7);
+    ck_assert_uint_gt(spanprof__hist_of(n)->max, 0);
+}
+END_TEST
+
+static const char *const *fake_env;
+static const char *fake_get(const char *name)
+{
+    for (const char *const *e = fake_env; *e; e += 2)
+        if (strcmp(e[0], name) == 0)
+            return e[1];
+    return NULL;
+}
+
+static char *load(struct spanprof__res_config *c, const char *const *env)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *err = open_memstream(&buf, &len);
+    fake_env = env;
+    spanprof__res_config_load(c, fake_get, err);
+    fclose(err);
+    return buf;
+}
+
+START_TEST(resource_env)
+{
+    static const char *const none[] = {NULL};
+    struct spanprof__res_config c;
+    char *w = load(&c, none);
+    ck_assert_str_eq(w, "");
+    ck_assert_int_eq(c.hist, 0);
+    ck_assert_int_eq(c.cpu, 0);
+    ck_assert_int_eq(c.alloc, 0);
+    ck_assert_int_eq(c.alloc_stacks, 0);
+    ck_assert_uint_eq(c.alloc_sample, 524288);
+    ck_assert_str_eq(c.alloc_folded, "spanprof.alloc.folded");
+    free(w);
+    static const char *const bad[] = {"SPANPROF_CPU", "2", "SPANPROF_ALLOC_SAMPLE", "12k",
+                                      "SPANPROF_ALLOC_FOLDED", "a%d", "SPANPROF_HISTOGRAM", "1",
+                                      NULL};
+    w = load(&c, bad);
+    ck_assert_str_eq(w, "spanprof: warning: SPANPROF_CPU='2' is not 0 or 1; using 0\n"
+                        "spanprof: warning: SPANPROF_ALLOC_SAMPLE='12k' is not a positive number "
+                        "of bytes; using 524288\n"
+                        "spanprof: warning: SPANPROF_ALLOC_FOLDED='a%d' has a '%' not followed by "
+                        "'p' or '%'; using 'spanprof.alloc.folded'\n");
+    ck_assert_int_eq(c.cpu, 0);
+    ck_assert_int_eq(c.hist, 1);
+    ck_assert_uint_eq(c.alloc_sample, 524288);
+    free(w);
+    static const char *const good[] = {"SPANPROF_ALLOC_SAMPLE", "4096", "SPANPROF_ALLOC_FOLDED", "",
+                                       NULL};
+    w = load(&c, good);
+    ck_assert_str_eq(w, "");
+    ck_assert_uint_eq(c.alloc_sample, 4096);
+    ck_assert_ptr_null(c.alloc_folded);
+    free(w);
+}
+END_TEST
+
+Suite *histogram_suite(void)
+{
+    Suite *s = suite_create("histogram");
+    TCase *tc = tcase_create("histogram");
+    tcase_add_test(tc, buckets_hold_their_values);
+    tcase_add_test(tc, quantiles_uniform);
+    tcase_add_test(tc, quantiles_skewed_and_exact_small);
+    tcase_add_test(tc, quantile_never_above_max_and_empty);
+    tcase_add_test(tc, merge_adds_counts_and_keeps_max);
+    tcase_add_test(tc, exit_path_fills_the_node_histogram);
+    tcase_add_test(tc, resource_env);
+    suite_add_tcase(s, tc);
+    return s;
+}
