@@ -46,6 +46,8 @@ enum {
     SPANPROF__SITE_FAST = 1, /* registered, recording on, no coz counters */
     SPANPROF__SITE_COZ = 2,  /* registered, recording on, coz counters in coz_begin/coz_end */
     SPANPROF__SITE_OFF = 3,  /* ignored: wrong version/kind, or recording off (SPANPROF=0) */
+    SPANPROF__SITE_TRACE = 4, /* registered, recording on, tracing on (SPANPROF_TRACE); coz
+                               * counters too when coz_begin/coz_end are set */
 };
 
 /* coz's counter layout (coz.h's coz_counter_t). */
@@ -102,6 +104,7 @@ struct spanprof__thread {
     uint64_t unmatched;               /* exits that matched no open frame */
     uint64_t overflow;                /* entries not recorded: depth cap or out of memory */
     char name[64];
+    struct spanprof__trace_ring *trace; /* SPANPROF_TRACE ring (trace.h), or NULL */
 };
 
 /* ---- env.c ---- */
@@ -111,6 +114,8 @@ struct spanprof__config {
     int file_line;      /* SPANPROF_FILE_LINE */
     const char *folded; /* SPANPROF_FOLDED pattern, NULL = no folded output */
     const char *json;   /* SPANPROF_JSON pattern, NULL = no JSON output */
+    const char *trace;  /* SPANPROF_TRACE pattern, NULL = no trace (see trace.c) */
+    size_t trace_buffer; /* SPANPROF_TRACE_BUFFER in bytes per thread */
 };
 #define SPANPROF_FOLDED_DEFAULT "spanprof.folded"
 typedef const char *(*spanprof__getenv_fn)(const char *name);

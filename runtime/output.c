@@ -18,6 +18,7 @@
 
 #include "clock.h"
 #include "internal.h"
+#include "trace.h"
 
 typedef int (*write_fn)(FILE *f, const struct spanprof__view *v, const struct spanprof__json_meta *m);
 
@@ -69,7 +70,7 @@ static void program_path(char *buf, size_t size)
 int spanprof__write_all(void)
 {
     const struct spanprof__config *c = &spanprof__g.config;
-    if (!spanprof__g.recording || (!c->folded && !c->json))
+    if (!spanprof__g.recording || (!c->folded && !c->json && !c->trace))
         return 0;
     int saved_errno = errno;
     int busy = spanprof__tls_busy;
@@ -120,6 +121,8 @@ int spanprof__write_all(void)
     if (c->folded && write_one(c->folded, write_folded, &v, &m))
         rc = -1;
     if (c->json && write_one(c->json, spanprof__json_write, &v, &m))
+        rc = -1;
+    if (c->trace && write_one(c->trace, spanprof__trace_write, &v, &m))
         rc = -1;
     free(ts);
 out:

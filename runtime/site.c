@@ -2,7 +2,8 @@
  *
  * Runs once per site (cold path, under the global lock); the result is cached in the site's
  * runtime slots so the hot path needs no lookup: state FAST means "just record", COZ means
- * "bump coz counters too", OFF means "ignore" (wrong version/kind, or SPANPROF=0).
+ * "bump coz counters too", TRACE means "record trace events too (and coz if set)", OFF means
+ * "ignore" (wrong version/kind, or SPANPROF=0).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -54,6 +55,9 @@ uint32_t spanprof__site_register(struct spanprof_site *site)
                 if (site->coz_begin || site->coz_end)
                     st = SPANPROF__SITE_COZ;
             }
+            /* Tracing sends every call through the slow paths, which also handle coz. */
+            if (spanprof__g.config.trace)
+                st = SPANPROF__SITE_TRACE;
         }
         __atomic_store_n(&site->state, st, __ATOMIC_RELEASE);
     }

@@ -11,6 +11,7 @@
 
 #include "clock.h"
 #include "internal.h"
+#include "trace.h"
 
 /* Where the enter call returns to (the entering code): one load from (%rsp).
  * Must be evaluated in the exported function itself. */
@@ -108,6 +109,13 @@ static __attribute__((noinline)) void enter_slow(struct spanprof_site *site, uin
         record_enter(site, cfa, ra, fra);
     } else if (st == SPANPROF__SITE_FAST) {
         record_enter(site, cfa, ra, fra);
+    } else if (st == SPANPROF__SITE_TRACE) {
+        /* Tracing: the profile as usual, then the event (its rdtsc after our bookkeeping). */
+        if (site->coz_begin)
+            __atomic_add_fetch(&((struct spanprof__coz_counter *)site->coz_begin)->count, 1,
+                               __ATOMIC_RELAXED);
+        record_enter(site, cfa, ra, fra);
+        spanprof__trace_push(site, 0);
     }
 }
 
@@ -121,11 +129,17 @@ static __attribute__((noinline)) void exit_slow(struct spanprof_site *site, uint
         record_exit(site, cfa);
     } else if (st == SPANPROF__SITE_FAST) {
         record_exit(site, cfa);
+    } else if (st == SPANPROF__SITE_TRACE) {
+        if (site->coz_end)
+            __atomic_add_fetch(&((struct spanprof__coz_counter *)site->coz_end)->count, 1,
+                               __ATOMIC_RELAXED);
+        spanprof__trace_push(site, SPANPROF__TRACE_EXIT); /* rdtsc before the bookkeeping */
+        record_exit(site, cfa);
     } else if (st == SPANPROF__SITE_NEW && !spanprof__tls_busy) {
         /* An exit for a site never entered here (e.g. entered while the runtime was busy):
          * register it so the cold path counts the exit as unmatched. */
         st = spanprof__site_register(site);
-        if (st == SPANPROF__SITE_FAST || st == SPANPROF__SITE_COZ)
+        if (st == SPANPROF__SITE_FAST || st == SPANPROF__SITE_COZ || st == SPANPROF__SITE_TRACE)
             record_exit(site, cfa);
     }
 }
