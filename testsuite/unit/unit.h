@@ -32,6 +32,7 @@ Suite *longjmp_suite(void);
 Suite *deep_suite(void);
 Suite *thread_suite(void);
 Suite *output_suite(void);
+Suite *trace_suite(void);
 
 /* Child of PARENT for SITE, or NULL. */
 struct spanprof__node *unit_child(struct spanprof__node *parent, const struct spanprof_site *site);
