@@ -88,20 +88,24 @@ static void base64(FILE *out, const unsigned char *s, size_t n)
 }
 
 /* Directory holding speedscope's index.html: $SPANPROF_SPEEDSCOPE_DIR, else speedscope/ next to
- * this program (the build tree), else the installed copy. */
+ * this program (the build tree), else ../share/spanprof/speedscope from it (an install moved or
+ * made with `make install prefix=...`), else the configured installed copy. */
 static const char *find_speedscope(char *tried, size_t size)
 {
     static char dir[PATH_MAX];
-    const char *cands[3] = {getenv("SPANPROF_SPEEDSCOPE_DIR"), NULL, SPANPROF_SPEEDSCOPE_DIR};
-    char exe[PATH_MAX], here[PATH_MAX];
+    const char *cands[4] = {getenv("SPANPROF_SPEEDSCOPE_DIR"), NULL, NULL, SPANPROF_SPEEDSCOPE_DIR};
+    char exe[PATH_MAX], here[PATH_MAX + 16], share[PATH_MAX + 40];
     ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
     if (n > 0) {
         exe[n] = 0;
-        snprintf(here, sizeof here, "%s/speedscope", dirname(exe));
+        const char *bin = dirname(exe);
+        snprintf(here, sizeof here, "%s/speedscope", bin);
+        snprintf(share, sizeof share, "%s/../share/spanprof/speedscope", bin);
         cands[1] = here;
+        cands[2] = share;
     }
     tried[0] = 0;
-    for (int i = 0; i < 3; i++) {
+    for (int i = 0; i < 4; i++) {
         if (!cands[i] || !*cands[i])
             continue;
         char index[PATH_MAX + 16];
@@ -257,7 +261,7 @@ int cmd_view(const char *profile, const char *out_path)
     const char *kind = profile_kind(profile, &prof);
     if (!kind)
         return EXIT_BAD_INPUT;
-    char tried[3 * PATH_MAX + 8];
+    char tried[4 * PATH_MAX + 64];
     const char *dir = find_speedscope(tried, sizeof tried);
     if (!dir) {
         fprintf(stderr,

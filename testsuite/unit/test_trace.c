@@ -61,12 +61,40 @@ START_TEST(buffer_size)
 }
 END_TEST
 
+START_TEST(config_trace)
+{
+    static const char *const env[] = {"SPANPROF_TRACE", "t-%p.json", "SPANPROF_TRACE_BUFFER", "0.25", NULL};
+    struct spanprof__config c;
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *err = open_memstream(&buf, &len);
+    fake_env = env;
+    spanprof__config_load(&c, fake_get, err);
+    fclose(err);
+    ck_assert_str_eq(buf, "");
+    ck_assert_str_eq(c.trace, "t-%p.json");
+    ck_assert_uint_eq(c.trace_buffer, 1u << 18);
+    free(buf);
+    static const char *const env2[] = {"SPANPROF_TRACE", "t-%d.json", NULL};
+    buf = NULL;
+    err = open_memstream(&buf, &len);
+    fake_env = env2;
+    spanprof__config_load(&c, fake_get, err);
+    fclose(err);
+    ck_assert_str_eq(buf, "spanprof: warning: SPANPROF_TRACE='t-%d.json' has a '%' not followed by 'p' or '%'; using none\n");
+    ck_assert_ptr_null(c.trace);
+    ck_assert_uint_eq(c.trace_buffer, 8u << 20);
+    free(buf);
+}
+END_TEST
+
 /* Real spans into a 4-event ring: the last 4 of 6 events are kept, in order. */
 START_TEST(ring_keeps_most_recent)
 {
     spanprof__g.config.trace = "unused";
     spanprof__g.config.trace_buffer = 4 * sizeof(struct spanprof__trace_event);
     fn_a(); /* B a, B b, E b, B b, E b, E a */
+    spanprof__g.config.trace = NULL; /* the ring exists now; no file at the test's exit */
     struct spanprof__trace_ring *r = unit_self()->trace;
     ck_assert_ptr_nonnull(r);
     ck_assert_uint_eq(r->capacity, 4);
@@ -286,6 +314,7 @@ Suite *trace_suite(void)
     Suite *s = suite_create("trace");
     TCase *tc = tcase_create("trace");
     tcase_add_test(tc, buffer_size);
+    tcase_add_test(tc, config_trace);
     tcase_add_test(tc, ring_keeps_most_recent);
     tcase_add_test(tc, ring_without_tracing);
     tcase_add_test(tc, writer_balanced_and_metadata);
