@@ -1,12 +1,15 @@
 #!/bin/sh
 # install-deps.sh — installs the Debian 12 packages spanprof needs to build, test and run the
 # demo, skipping those already installed.  Uses sudo when not run as root.
+# nodejs and npm fetch speedscope for `spanprof view`; WITH_BROWSER=1 adds chromium for the
+# browser test (make check-browser).
 #
 # GCC_VERSIONS="11 12" installs the compiler and plugin headers of each listed GCC release
 # (default: the release of the system's gcc).
 set -eu
 default_major=$( (gcc -dumpversion 2>/dev/null || echo 12) | sed 's/\..*//')
-packages="gcc g++ make autoconf pkg-config libjson-c-dev libunwind-dev check coz-profiler"
+packages="gcc g++ make autoconf pkg-config libjson-c-dev libunwind-dev check coz-profiler nodejs npm"
+[ "${WITH_BROWSER:-0}" = 1 ] && packages="$packages chromium"
 for major in ${GCC_VERSIONS:-$default_major}; do
     packages="$packages gcc-$major g++-$major gcc-$major-plugin-dev"
 done

@@ -5,6 +5,8 @@
  *   SPANPROF_JSON=PATH      JSON report (default: none; empty: none)
  *   SPANPROF_THREADS=0|1    folded stacks get a root frame per thread (default 0)
  *   SPANPROF_FILE_LINE=0|1  folded frames read "name (file:line)" (default 0)
+ *   SPANPROF_TRACE=PATH     Chrome trace file (default: none; empty: none)
+ *   SPANPROF_TRACE_BUFFER=MiB  trace ring size per thread (parsed in trace.c)
  * In paths, %p is the pid and %% a percent sign.  A bad value gives one warning line naming the
  * variable and its value, and the default is used.  Parsing is a pure function of a getenv-like
  * callback and an error stream, so it can be tested.
@@ -13,6 +15,7 @@
 #include <string.h>
 
 #include "internal.h"
+#include "trace.h"
 
 static int parse_bool(const char *var, int def, spanprof__getenv_fn get, FILE *err)
 {
@@ -53,6 +56,8 @@ void spanprof__config_load(struct spanprof__config *c, spanprof__getenv_fn get, 
     c->folded = parse_path("SPANPROF_FOLDED", SPANPROF_FOLDED_DEFAULT,
                            "'" SPANPROF_FOLDED_DEFAULT "'", get, err);
     c->json = parse_path("SPANPROF_JSON", NULL, "none", get, err);
+    c->trace = parse_path("SPANPROF_TRACE", NULL, "none", get, err);
+    c->trace_buffer = spanprof__trace_parse_buffer(get, err);
 }
 
 /* A misspelt variable would otherwise be silently ignored. */
@@ -63,7 +68,9 @@ void spanprof__config_warn_unknown(char *const *env, FILE *err)
                                         /* resenv.c */
                                         "SPANPROF_HISTOGRAM", "SPANPROF_CPU", "SPANPROF_ALLOC",
                                         "SPANPROF_ALLOC_STACKS", "SPANPROF_ALLOC_SAMPLE",
-                                        "SPANPROF_ALLOC_FOLDED"};
+                                        "SPANPROF_ALLOC_FOLDED",
+                                        /* trace.c */
+                                        "SPANPROF_TRACE", "SPANPROF_TRACE_BUFFER"};
     for (; env && *env; env++) {
         const char *e = *env;
         if (strncmp(e, "SPANPROF_", 9) != 0)

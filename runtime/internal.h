@@ -40,13 +40,15 @@
 #define SPANPROF_FOLDED_MAX_DEPTH 1024
 
 /* Values of spanprof_site.state.  FAST is the only value the hot path accepts without a call:
- * one compare covers "not seen yet", "coz active" and "ignored / recording off". */
+ * one compare covers "not seen yet", "extras on (coz, resources, trace)" and "ignored /
+ * recording off". */
 enum {
     SPANPROF__SITE_NEW = 0,  /* not seen yet: register it (cold path) */
     SPANPROF__SITE_FAST = 1, /* registered, recording on, no coz counters */
-    SPANPROF__SITE_COZ = 2,  /* registered, recording on, coz counters in coz_begin/coz_end */
+    SPANPROF__SITE_SLOW = 2, /* registered, recording on, and something beyond the fast path:
+                              * coz counters (coz_begin/coz_end), CPU/allocation tracking
+                              * (resources.c) or tracing (trace.c) */
     SPANPROF__SITE_OFF = 3,  /* ignored: wrong version/kind, or recording off (SPANPROF=0) */
-    SPANPROF__SITE_RES = 4,  /* registered, recording on, CPU/allocation tracking (resources.c) */
 };
 
 /* coz's counter layout (coz.h's coz_counter_t). */
@@ -104,6 +106,7 @@ struct spanprof__thread {
     uint64_t overflow;                /* entries not recorded: depth cap or out of memory */
     char name[64];
     struct spanprof__res_thread *res; /* resource profile's per-frame data, or NULL (resources.c) */
+    struct spanprof__trace_ring *trace; /* SPANPROF_TRACE ring (trace.h), or NULL */
 };
 
 /* ---- env.c ---- */
@@ -113,6 +116,8 @@ struct spanprof__config {
     int file_line;      /* SPANPROF_FILE_LINE */
     const char *folded; /* SPANPROF_FOLDED pattern, NULL = no folded output */
     const char *json;   /* SPANPROF_JSON pattern, NULL = no JSON output */
+    const char *trace;  /* SPANPROF_TRACE pattern, NULL = no trace (see trace.c) */
+    size_t trace_buffer; /* SPANPROF_TRACE_BUFFER in bytes per thread */
 };
 #define SPANPROF_FOLDED_DEFAULT "spanprof.folded"
 typedef const char *(*spanprof__getenv_fn)(const char *name);

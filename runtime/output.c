@@ -19,6 +19,7 @@
 #include "clock.h"
 #include "internal.h"
 #include "resources.h"
+#include "trace.h"
 
 typedef int (*write_fn)(FILE *f, const struct spanprof__view *v, const struct spanprof__json_meta *m);
 
@@ -79,7 +80,7 @@ int spanprof__write_all(void)
     const struct spanprof__config *c = &spanprof__g.config;
     const struct spanprof__res_config *rc_ = &spanprof__res_cfg;
     const char *alloc_folded = rc_->alloc_stacks ? rc_->alloc_folded : NULL;
-    if (!spanprof__g.recording || (!c->folded && !c->json && !alloc_folded))
+    if (!spanprof__g.recording || (!c->folded && !c->json && !alloc_folded && !c->trace))
         return 0;
     int saved_errno = errno;
     int busy = spanprof__tls_busy;
@@ -132,6 +133,8 @@ int spanprof__write_all(void)
     if (c->json && write_one(c->json, spanprof__json_write, &v, &m))
         rc = -1;
     if (alloc_folded && write_one(alloc_folded, write_alloc_folded, &v, &m))
+        rc = -1;
+    if (c->trace && write_one(c->trace, spanprof__trace_write, &v, &m))
         rc = -1;
     free(ts);
 out:

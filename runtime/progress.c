@@ -53,7 +53,7 @@ uint32_t spanprof__progress_register_locked(struct spanprof_site *site)
     if (spanprof__g.coz_get) {
         site->coz_begin = spanprof__g.coz_get(COZ_COUNTER_TYPE_THROUGHPUT, site->name);
         if (site->coz_begin)
-            return SPANPROF__SITE_COZ;
+            return SPANPROF__SITE_SLOW;
     }
     return SPANPROF__SITE_FAST;
 }
@@ -67,10 +67,10 @@ static __attribute__((noinline)) void progress_slow(struct spanprof_site *site)
             return;
         st = spanprof__site_register(site);
     }
-    if ((st != SPANPROF__SITE_FAST && st != SPANPROF__SITE_COZ) || site->kind != SPANPROF_KIND_PROGRESS)
+    if ((st != SPANPROF__SITE_FAST && st != SPANPROF__SITE_SLOW) || site->kind != SPANPROF_KIND_PROGRESS)
         return;
     __atomic_add_fetch(&((struct progress_point *)site->coz_end)->hits, 1, __ATOMIC_RELAXED);
-    if (st == SPANPROF__SITE_COZ)
+    if (st == SPANPROF__SITE_SLOW)
         __atomic_add_fetch(&((struct spanprof__coz_counter *)site->coz_begin)->count, 1,
                            __ATOMIC_RELAXED);
 }

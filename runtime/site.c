@@ -3,7 +3,8 @@
  *
  * Runs once per site (cold path, under the global lock); the result is cached in the site's
  * runtime slots so the hot path needs no lookup: state FAST means "just record", COZ means
- * "bump coz counters too", OFF means "ignore" (wrong version/kind, or SPANPROF=0).
+ * "bump coz counters too", TRACE means "record trace events too (and coz if set)", OFF means
+ * "ignore" (wrong version/kind, or SPANPROF=0).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -51,14 +52,17 @@ uint32_t spanprof__site_register(struct spanprof_site *site)
             st = spanprof__progress_register_locked(site); /* progress.c */
         } else {
             site->id = ++spanprof__g.next_site_id;
-            st = spanprof__res_slow ? SPANPROF__SITE_RES : SPANPROF__SITE_FAST;
+            st = SPANPROF__SITE_FAST;
             if (spanprof__g.coz_get) {
                 /* One begin/end pair per span name: coz's latency point for the span. */
                 site->coz_begin = spanprof__g.coz_get(COZ_COUNTER_TYPE_BEGIN, site->name);
                 site->coz_end = spanprof__g.coz_get(COZ_COUNTER_TYPE_END, site->name);
                 if (site->coz_begin || site->coz_end)
-                    st = SPANPROF__SITE_COZ;
+                    st = SPANPROF__SITE_SLOW;
             }
+            /* CPU/allocation tracking and tracing send every call through the slow paths. */
+            if (spanprof__res_slow || spanprof__g.config.trace)
+                st = SPANPROF__SITE_SLOW;
         }
         __atomic_store_n(&site->state, st, __ATOMIC_RELEASE);
     }

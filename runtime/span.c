@@ -13,6 +13,7 @@
 #include "histogram.h"
 #include "internal.h"
 #include "resources.h"
+#include "trace.h"
 
 /* Where the enter call returns to (the entering code): one load from (%rsp).
  * Must be evaluated in the exported function itself. */
@@ -96,8 +97,9 @@ static inline __attribute__((always_inline)) void record_exit(struct spanprof_si
     t->top = f - 1;
 }
 
-/* Site not FAST: new, coz active, or ignored.  Not marked cold: with coz running, every call
- * comes here. */
+/* Site not FAST: new, with extras (coz counters, resources, tracing), or ignored.  Not marked
+ * cold: with coz running or tracing on, every call comes here.  The extras are independent
+ * and each costs only its own test when off. */
 static __attribute__((noinline)) void enter_slow(struct spanprof_site *site, uintptr_t cfa,
                                                  uintptr_t ra, uintptr_t fra)
 {
@@ -107,42 +109,39 @@ static __attribute__((noinline)) void enter_slow(struct spanprof_site *site, uin
             return;
         st = spanprof__site_register(site);
     }
-    if (st == SPANPROF__SITE_RES) {
+    if (st == SPANPROF__SITE_FAST) {
         record_enter(site, cfa, ra, fra);
-        spanprof__res_enter(site); /* CPU time, allocation peak (resources.c) */
-    } else if (st == SPANPROF__SITE_COZ) {
+    } else if (st == SPANPROF__SITE_SLOW) {
         if (site->coz_begin)
             __atomic_add_fetch(&((struct spanprof__coz_counter *)site->coz_begin)->count, 1,
                                __ATOMIC_RELAXED);
         record_enter(site, cfa, ra, fra);
         if (spanprof__res_slow)
-            spanprof__res_enter(site);
-    } else if (st == SPANPROF__SITE_FAST) {
-        record_enter(site, cfa, ra, fra);
+            spanprof__res_enter(site); /* CPU time, allocation peak (resources.c) */
+        if (spanprof__g.config.trace)
+            spanprof__trace_push(site, 0); /* its rdtsc after our bookkeeping */
     }
 }
 
 static __attribute__((noinline)) void exit_slow(struct spanprof_site *site, uintptr_t cfa)
 {
     uint32_t st = __atomic_load_n(&site->state, __ATOMIC_ACQUIRE);
-    if (st == SPANPROF__SITE_RES) {
-        spanprof__res_exit(site, cfa);
-        record_exit(site, cfa);
-    } else if (st == SPANPROF__SITE_COZ) {
-        if (site->coz_end)
-            __atomic_add_fetch(&((struct spanprof__coz_counter *)site->coz_end)->count, 1,
-                               __ATOMIC_RELAXED);
-        if (spanprof__res_slow)
-            spanprof__res_exit(site, cfa);
-        record_exit(site, cfa);
-    } else if (st == SPANPROF__SITE_FAST) {
-        record_exit(site, cfa);
-    } else if (st == SPANPROF__SITE_NEW && !spanprof__tls_busy) {
+    if (st == SPANPROF__SITE_NEW && !spanprof__tls_busy) {
         /* An exit for a site never entered here (e.g. entered while the runtime was busy):
          * register it so the cold path counts the exit as unmatched. */
         st = spanprof__site_register(site);
-        if (st == SPANPROF__SITE_FAST || st == SPANPROF__SITE_COZ || st == SPANPROF__SITE_RES)
-            record_exit(site, cfa);
+    }
+    if (st == SPANPROF__SITE_FAST) {
+        record_exit(site, cfa);
+    } else if (st == SPANPROF__SITE_SLOW) {
+        if (site->coz_end)
+            __atomic_add_fetch(&((struct spanprof__coz_counter *)site->coz_end)->count, 1,
+                               __ATOMIC_RELAXED);
+        if (spanprof__g.config.trace)
+            spanprof__trace_push(site, SPANPROF__TRACE_EXIT); /* rdtsc before the bookkeeping */
+        if (spanprof__res_slow)
+            spanprof__res_exit(site, cfa);
+        record_exit(site, cfa);
     }
 }
 

@@ -23,6 +23,7 @@
 #include "clock.h"
 #include "internal.h"
 #include "resources.h"
+#include "trace.h"
 
 #define INITIAL_FRAMES ((size_t)1024)
 
@@ -72,6 +73,7 @@ struct spanprof__thread *spanprof__thread_attach(void)
     struct spanprof__thread *t = spanprof__thread_new();
     if (!t)
         return NULL;
+    spanprof__trace_attach(t);
     spanprof__lock();
     t->next = spanprof__g.threads;
     spanprof__g.threads = t;
@@ -190,6 +192,7 @@ void spanprof__fork_child(void)
         for (; f > t->frames; f--)
             f->start = now;
         t->tid = gettid();
+        spanprof__trace_fork_child(t);
         t->next = NULL;
         spanprof__g.threads = t;
         /* The key's value survives fork for the forking thread: its destructor still runs. */

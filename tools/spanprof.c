@@ -1,5 +1,5 @@
 /* spanprof.c — the spanprof command-line tool: argument parsing, help texts and dispatch to the
- * commands (report.c, causal.c), which read their inputs through json_profile.c and
+ * commands (report.c, causal.c, view.c), which read their inputs through json_profile.c and
  * coz_profile.c.
  *
  * Exit status: 0 done, 1 an input could not be read or made no sense, 2 a bad command line
@@ -15,6 +15,7 @@
 static const char general_usage[] =
     "usage: spanprof report [OPTIONS] PROFILE.json\n"
     "       spanprof coz [OPTIONS] PROFILE.coz PROFILE.json\n"
+    "       spanprof view [-o OUT.html] PROFILE\n"
     "       spanprof help [COMMAND]\n"
     "       spanprof --version\n";
 
@@ -26,6 +27,7 @@ static const char general_help[] =
     "Commands:\n"
     "  report   table of spans from the JSON profile (run with SPANPROF_JSON=PATH)\n"
     "  coz      coz's causal profile (profile.coz from `coz run --- PROG`) per span\n"
+    "  view     an HTML page showing folded stacks or a trace in speedscope\n"
     "  help     this text, or a command's: spanprof help COMMAND\n"
     "\n"
     "Options:\n"
@@ -74,6 +76,21 @@ static const char coz_help[] =
     "  --sort=KEY       100 (default): largest gain at 100% first; max: largest gain\n"
     "                   at any speedup first; name: A to Z\n"
     "  -h, --help       show this text\n";
+
+static const char view_usage[] = "usage: spanprof view [-o OUT.html] PROFILE\n";
+
+static const char view_help[] =
+    "\n"
+    "Writes one self-contained HTML page that shows PROFILE in speedscope, offline:\n"
+    "folded stacks (SPANPROF_FOLDED) as a flame graph, or a trace (SPANPROF_TRACE)\n"
+    "as a timeline per thread. Prints the page's path; open it in a browser. Add\n"
+    "#view=left-heavy or #view=sandwich to its URL to start in another view.\n"
+    "speedscope's files come from `make` (with npm) or `make install`;\n"
+    "SPANPROF_SPEEDSCOPE_DIR overrides where they are read from.\n"
+    "\n"
+    "Options:\n"
+    "  -o, --output OUT.html  where to write the page (default: PROFILE.html)\n"
+    "  -h, --help             show this text\n";
 
 struct command {
     const char *name, *usage, *help;
@@ -205,9 +222,35 @@ static int run_coz(int argc, char **argv)
     return cmd_causal(&c, &p, &o);
 }
 
+static int run_view(int argc, char **argv)
+{
+    static const struct option longopts[] = {
+        { "output", required_argument, NULL, 'o' },
+        { "help", no_argument, NULL, 'h' },
+        { NULL, 0, NULL, 0 },
+    };
+    const char *out = NULL;
+    int ch;
+    while ((ch = getopt_long(argc, argv, ":ho:", longopts, NULL)) != -1) {
+        switch (ch) {
+        case 'o':
+            out = optarg;
+            break;
+        case 'h':
+            return show_help(current);
+        default:
+            return getopt_error(ch, argv);
+        }
+    }
+    if (argc - optind != 1)
+        return usage_error("%s", argc - optind < 1 ? "view needs a PROFILE" : "view takes one PROFILE");
+    return cmd_view(argv[optind], out);
+}
+
 static const struct command commands[] = {
     { "report", report_usage, report_help, run_report },
     { "coz", coz_usage, coz_help, run_coz },
+    { "view", view_usage, view_help, run_view },
 };
 
 static const struct command *find_command(const char *name)

@@ -112,4 +112,10 @@ void table_row(struct table *t, ...);      /* ncols strings, each taken over (fr
 void table_print(struct table *t, const char *indent);
 void table_free(struct table *t);
 
+/* ---- spanprof view (view.c) ---- */
+
+/* Writes OUT (default PROFILE.html): a self-contained speedscope page showing PROFILE (folded
+ * stacks or a Chrome trace); prints OUT's path.  Returns 0 or EXIT_BAD_INPUT. */
+int cmd_view(const char *profile, const char *out);
+
 #endif

@@ -139,7 +139,7 @@ START_TEST(coz_counters_bumped)
     spanprof__g.coz_get = fake_coz_get;
     for (int i = 0; i < 7; i++)
         cozfn();
-    ck_assert_uint_eq(s_coz.state, SPANPROF__SITE_COZ);
+    ck_assert_uint_eq(s_coz.state, SPANPROF__SITE_SLOW);
     ck_assert_str_eq(coz_names[0], "coz-span");
     ck_assert_str_eq(coz_names[1], "coz-span");
     ck_assert_uint_eq(coz_counters[0].count, 7);

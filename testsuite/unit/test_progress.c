@@ -116,7 +116,7 @@ START_TEST(coz_throughput_counter)
     ck_assert_int_eq(asked_count, 1); /* looked up once, then cached in the site */
     ck_assert_int_eq(asked_type, 1);  /* coz's throughput counter */
     ck_assert_str_eq(asked_name, "requests");
-    ck_assert_uint_eq(under_coz.state, SPANPROF__SITE_COZ);
+    ck_assert_uint_eq(under_coz.state, SPANPROF__SITE_SLOW);
     ck_assert_uint_eq(fake_counter.count, 3);
     json_object *a = progress_json();
     ck_assert_int_eq(I(json_object_array_get_idx(a, 0), "hits"), 3);

@@ -1,0 +1,72 @@
+#!/bin/sh
+# run.sh — end-to-end tests of SPANPROF_TRACE: builds threads.c with spanplugin (gcc -O0 and
+# -O2), runs it in the cases below and compares the trace summary printed by tracecheck (JSON
+# parsed with json-c: per-thread names, event counts, nesting, monotonic timestamps, drop counts)
+# plus the run's stderr with CASE.expected.
+#   full        default buffer: nothing dropped
+#   tiny        SPANPROF_TRACE_BUFFER=0.0005 (32 events per thread): drops, still balanced
+#   fork        a forked child writes its own trace (path without %p: ".PID" appended)
+#   bad-buffer  SPANPROF_TRACE_BUFFER=lots: one warning, default buffer
+#
+# Environment: CC, PLUGIN, INCLUDE_DIR, LIBDIR, TRACECHECK.  REGEN=1 rewrites the expected files.
+set -u
+here=$(cd "$(dirname "$0")" && pwd)
+work=$(mktemp -d "${TMPDIR:-/tmp}/spanprof-trace-tests.XXXXXX")
+trap 'rm -rf "$work"' EXIT
+passed=0
+failed=0
+
+# Prints the summary of case $1 run in directory $2 by program $3 with extra arguments.
+run_case() {
+    name=$1 dir=$2 exe=$3
+    shift 3
+    mkdir -p "$dir"
+    (cd "$dir" && SPANPROF_FOLDED= SPANPROF_TRACE=trace.json "$exe" "$@" 2>stderr)
+    echo "# stderr"
+    cat "$dir/stderr"
+    echo "# trace"
+    "$TRACECHECK" "$dir/trace.json"
+    for child in "$dir"/trace.json.*; do
+        [ -f "$child" ] || continue
+        echo "# trace of a child process"
+        "$TRACECHECK" "$child"
+    done
+}
+
+for level in -O0 -O2; do
+    mkdir -p "$work/$level"
+    exe="$work/$level/threads"
+    build="$CC -g -fchecking $level -fplugin=$PLUGIN -I$INCLUDE_DIR $here/threads.c -o $exe -L$LIBDIR -lspanprof -Wl,-rpath,$LIBDIR -pthread"
+    if ! $build >"$work/build.log" 2>&1; then
+        echo "FAIL threads [$level]: does not build"
+        echo "  $build"
+        sed 's/^/  | /' "$work/build.log"
+        failed=$((failed + 1))
+        continue
+    fi
+    for name in full tiny fork bad-buffer; do
+        dir="$work/$name$level"
+        case $name in
+        full) run_case "$name" "$dir" "$exe" ;;
+        tiny) SPANPROF_TRACE_BUFFER=0.0005 run_case "$name" "$dir" "$exe" ;;
+        fork) run_case "$name" "$dir" "$exe" fork ;;
+        bad-buffer) SPANPROF_TRACE_BUFFER=lots run_case "$name" "$dir" "$exe" ;;
+        esac >"$dir.actual" 2>&1
+        expected="$here/$name.expected"
+        if [ "${REGEN:-0}" = 1 ]; then
+            cp "$dir.actual" "$expected"
+            echo "REGEN $name [$level] -> $expected"
+        elif diff -u "$expected" "$dir.actual" >"$dir.diff"; then
+            echo "PASS $name [$level]"
+            passed=$((passed + 1))
+        else
+            echo "FAIL $name [$level]"
+            echo "  built with: $build"
+            sed 's/^/  /' "$dir.diff"
+            echo "  if the new output is right: make check-trace REGEN=1"
+            failed=$((failed + 1))
+        fi
+    done
+done
+echo "trace: $passed passed, $failed failed"
+[ "$failed" -eq 0 ]

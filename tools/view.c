@@ -1,0 +1,351 @@
+/* view.c — `spanprof view`: turns folded stacks or a Chrome trace into one self-contained HTML
+ * page that shows it in speedscope (MIT, https://github.com/jlfwong/speedscope), offline.
+ *
+ * speedscope's release files (its index.html, one JS bundle, one stylesheet, a font, licenses)
+ * come from npm, pinned by viewer/package-lock.json: `make` copies them to build/speedscope and
+ * `make install` to $(datadir)/spanprof/speedscope.  The page inlines the stylesheet (the font
+ * as a data: URL), the bundle and the profile as base64, so it opens from anywhere with no
+ * network and no file next to it.
+ *
+ * How the profile gets in: speedscope exposes window.speedscope.loadFileFromBase64(name, data)
+ * once it has mounted, but only when its URL hash has a localProfilePath parameter (its own CLI
+ * sets it to a script file to load).  The page sets that parameter itself before the bundle
+ * runs, keeps any parameters the user gave (e.g. #view=sandwich), and hands the embedded profile
+ * over as soon as the function exists.  (speedscope also tries to load a script named by the
+ * parameter; that request fails harmlessly.)
+ */
+#define _GNU_SOURCE
+#include "spanprof.h"
+
+#include <errno.h>
+#include <json-c/json.h>
+#include <libgen.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <unistd.h>
+
+#ifndef SPANPROF_SPEEDSCOPE_DIR
+#define SPANPROF_SPEEDSCOPE_DIR "/usr/local/share/spanprof/speedscope"
+#endif
+
+struct buf {
+    char *p;
+    size_t n;
+};
+
+/* Whole file; -1 with errno set on failure. */
+static int slurp(const char *path, struct buf *b)
+{
+    FILE *f = fopen(path, "rb");
+    b->p = NULL;
+    b->n = 0;
+    if (!f)
+        return -1;
+    size_t cap = 0;
+    for (;;) {
+        if (b->n + 65536 + 1 > cap) {
+            cap = (b->n + 65536 + 1) * 2;
+            char *p = realloc(b->p, cap);
+            if (!p) {
+                fclose(f);
+                errno = ENOMEM;
+                return -1;
+            }
+            b->p = p;
+        }
+        size_t r = fread(b->p + b->n, 1, 65536, f);
+        b->n += r;
+        if (r < 65536)
+            break;
+    }
+    int bad = ferror(f);
+    fclose(f);
+    if (bad) {
+        errno = EIO;
+        return -1;
+    }
+    b->p[b->n] = 0;
+    return 0;
+}
+
+static void base64(FILE *out, const unsigned char *s, size_t n)
+{
+    static const char tab[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    size_t i = 0;
+    for (; i + 2 < n; i += 3) {
+        unsigned v = (unsigned)s[i] << 16 | (unsigned)s[i + 1] << 8 | s[i + 2];
+        fputc(tab[v >> 18], out), fputc(tab[v >> 12 & 63], out);
+        fputc(tab[v >> 6 & 63], out), fputc(tab[v & 63], out);
+    }
+    if (i < n) {
+        unsigned v = (unsigned)s[i] << 16 | (i + 1 < n ? (unsigned)s[i + 1] << 8 : 0);
+        fputc(tab[v >> 18], out), fputc(tab[v >> 12 & 63], out);
+        fputc(i + 1 < n ? tab[v >> 6 & 63] : '=', out), fputc('=', out);
+    }
+}
+
+/* Directory holding speedscope's index.html: $SPANPROF_SPEEDSCOPE_DIR, else speedscope/ next to
+ * this program (the build tree), else ../share/spanprof/speedscope from it (an install moved or
+ * made with `make install prefix=...`), else the configured installed copy. */
+static const char *find_speedscope(char *tried, size_t size)
+{
+    static char dir[PATH_MAX];
+    const char *cands[4] = {getenv("SPANPROF_SPEEDSCOPE_DIR"), NULL, NULL, SPANPROF_SPEEDSCOPE_DIR};
+    char exe[PATH_MAX], here[PATH_MAX + 16], share[PATH_MAX + 40];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    if (n > 0) {
+        exe[n] = 0;
+        const char *bin = dirname(exe);
+        snprintf(here, sizeof here, "%s/speedscope", bin);
+        snprintf(share, sizeof share, "%s/../share/spanprof/speedscope", bin);
+        cands[1] = here;
+        cands[2] = share;
+    }
+    tried[0] = 0;
+    for (int i = 0; i < 4; i++) {
+        if (!cands[i] || !*cands[i])
+            continue;
+        char index[PATH_MAX + 16];
+        snprintf(index, sizeof index, "%s/index.html", cands[i]);
+        if (access(index, R_OK) == 0) {
+            snprintf(dir, sizeof dir, "%s", cands[i]);
+            return dir;
+        }
+        snprintf(tried + strlen(tried), size - strlen(tried), "%s%s", *tried ? ", " : "", cands[i]);
+    }
+    return NULL;
+}
+
+/* The value of ATTR="..." following MARK in index.html (e.g. the bundle's hashed file name). */
+static int asset_name(const char *html, const char *mark, const char *attr, char *out, size_t size)
+{
+    const char *p = strstr(html, mark);
+    p = p ? strstr(p, attr) : NULL;
+    if (!p)
+        return -1;
+    p += strlen(attr);
+    const char *e = strchr(p, '"');
+    if (!e || (size_t)(e - p) >= size || memchr(p, '/', (size_t)(e - p)))
+        return -1;
+    memcpy(out, p, (size_t)(e - p));
+    out[e - p] = 0;
+    return 0;
+}
+
+static int load_asset(const char *dir, const char *name, struct buf *b)
+{
+    char path[PATH_MAX + 256];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    if (slurp(path, b)) {
+        fprintf(stderr, "spanprof: cannot read speedscope's '%s': %s\n", path, strerror(errno));
+        return -1;
+    }
+    return 0;
+}
+
+/* Inline text must not end its own element early. */
+static int inlinable(const struct buf *b, const char *end_tag)
+{
+    for (size_t i = 0; i + strlen(end_tag) <= b->n; i++)
+        if (b->p[i] == '<' && strncasecmp(b->p + i, end_tag, strlen(end_tag)) == 0)
+            return 0;
+    return 1;
+}
+
+/* The stylesheet with each url("./FILE") of a file in DIR replaced by a data: URL. */
+static void write_css(FILE *out, const struct buf *css, const char *dir)
+{
+    const char *p = css->p, *end = css->p + css->n;
+    while (p < end) {
+        const char *u = strstr(p, "url(\"./");
+        if (!u) {
+            fwrite(p, 1, (size_t)(end - p), out);
+            break;
+        }
+        fwrite(p, 1, (size_t)(u - p), out);
+        const char *name = u + 7, *q = strchr(name, '"');
+        struct buf file = {0};
+        char fname[256];
+        if (q && (size_t)(q - name) < sizeof fname && !memchr(name, '/', (size_t)(q - name))) {
+            memcpy(fname, name, (size_t)(q - name));
+            fname[q - name] = 0;
+            char path[PATH_MAX + 256];
+            snprintf(path, sizeof path, "%s/%s", dir, fname);
+            if (slurp(path, &file) == 0) {
+                const char *ext = strrchr(fname, '.');
+                const char *mime = ext && !strcmp(ext, ".woff2") ? "font/woff2"
+                                   : ext && !strcmp(ext, ".png") ? "image/png"
+                                                                 : "application/octet-stream";
+                fprintf(out, "url(\"data:%s;base64,", mime);
+                base64(out, (const unsigned char *)file.p, file.n);
+                fputs("\"", out);
+                free(file.p);
+                p = q + 1;
+                continue;
+            }
+        }
+        fputs("url(\"./", out); /* not ours to inline: left as it was */
+        p = name;
+    }
+}
+
+/* What PROFILE holds, judged from its start: "trace", "folded", or NULL (with a message). */
+static const char *profile_kind(const char *path, const struct buf *b)
+{
+    const char *p = b->p;
+    while (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r')
+        p++;
+    if (!*p) {
+        fprintf(stderr, "spanprof: '%s' is empty: nothing to view\n", path);
+        return NULL;
+    }
+    if (*p == '[' || *p == '{') {
+        size_t head = b->n < 4096 ? b->n : 4096;
+        if (*p == '[' || memmem(b->p, head, "\"traceEvents\"", 13))
+            return "trace";
+        fprintf(stderr,
+                "spanprof: '%s' is not a trace: view folded stacks (SPANPROF_FOLDED) or a trace "
+                "(SPANPROF_TRACE); `spanprof report` reads the JSON profile\n",
+                path);
+        return NULL;
+    }
+    /* Folded stacks: the first line ends in a space and a number. */
+    const char *nl = strchr(p, '\n');
+    const char *e = nl ? nl : p + strlen(p);
+    while (e > p && (e[-1] == '\r' || e[-1] == ' '))
+        e--;
+    const char *d = e;
+    while (d > p && d[-1] >= '0' && d[-1] <= '9')
+        d--;
+    if (d == e || d == p || d[-1] != ' ') {
+        fprintf(stderr, "spanprof: '%s' is neither folded stacks (\"a;b;c 123\" lines) nor a "
+                        "Chrome trace\n",
+                path);
+        return NULL;
+    }
+    return "folded";
+}
+
+/* JSON string literal (slashes escaped, so "</script>" cannot appear), malloc'd. */
+static char *js_string(const char *s)
+{
+    json_object *o = json_object_new_string(s);
+    char *r = o ? strdup(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN)) : NULL;
+    json_object_put(o);
+    return r;
+}
+
+static void html_text(FILE *out, const char *s)
+{
+    for (; *s; s++)
+        if (*s == '<')
+            fputs("&lt;", out);
+        else if (*s == '>')
+            fputs("&gt;", out);
+        else if (*s == '&')
+            fputs("&amp;", out);
+        else
+            fputc(*s, out);
+}
+
+int cmd_view(const char *profile, const char *out_path)
+{
+    struct buf prof, index, js = {0}, css = {0}, lic = {0}, font_lic = {0}, release = {0};
+    if (slurp(profile, &prof)) {
+        fprintf(stderr, "spanprof: cannot read '%s': %s\n", profile, strerror(errno));
+        return EXIT_BAD_INPUT;
+    }
+    const char *kind = profile_kind(profile, &prof);
+    if (!kind)
+        return EXIT_BAD_INPUT;
+    char tried[4 * PATH_MAX + 64];
+    const char *dir = find_speedscope(tried, sizeof tried);
+    if (!dir) {
+        fprintf(stderr,
+                "spanprof: view needs speedscope's files, not found in %s.\n"
+                "  Build them with npm: apt-get install npm nodejs; ./configure; make\n"
+                "  (or `make install` them), or set SPANPROF_SPEEDSCOPE_DIR to a speedscope "
+                "release directory\n",
+                tried);
+        return EXIT_BAD_INPUT;
+    }
+    char js_name[256], css_name[256];
+    if (load_asset(dir, "index.html", &index))
+        return EXIT_BAD_INPUT;
+    if (asset_name(index.p, "<script", "src=\"", js_name, sizeof js_name) ||
+        asset_name(index.p, "rel=\"stylesheet\"", "href=\"", css_name, sizeof css_name)) {
+        fprintf(stderr, "spanprof: '%s/index.html' does not name speedscope's script and "
+                        "stylesheet: not a speedscope release\n",
+                dir);
+        return EXIT_BAD_INPUT;
+    }
+    if (load_asset(dir, js_name, &js) || load_asset(dir, css_name, &css) ||
+        load_asset(dir, "LICENSE", &lic) || load_asset(dir, "source-code-pro.LICENSE.md", &font_lic))
+        return EXIT_BAD_INPUT;
+    if (slurp(strcat(strcpy(tried, dir), "/release.txt"), &release) == 0)
+        release.p[strcspn(release.p, "\n")] = 0;
+    if (!inlinable(&js, "</script") || !inlinable(&css, "</style") ||
+        !inlinable(&lic, "</script") || !inlinable(&font_lic, "</script")) {
+        fprintf(stderr, "spanprof: speedscope's files in '%s' cannot be inlined in a page\n", dir);
+        return EXIT_BAD_INPUT;
+    }
+
+    char def[PATH_MAX];
+    if (!out_path) {
+        snprintf(def, sizeof def, "%s.html", profile);
+        out_path = def;
+    }
+    FILE *out = fopen(out_path, "w");
+    if (!out) {
+        fprintf(stderr, "spanprof: cannot write '%s': %s\n", out_path, strerror(errno));
+        return EXIT_BAD_INPUT;
+    }
+    char *base = strdup(profile);
+    const char *title = basename(base);
+    /* speedscope picks the importer from the content; the name only shows in its title bar. */
+    char *name_js = js_string(title);
+    fputs("<!DOCTYPE html>\n<html>\n<head>\n<meta charset=\"UTF-8\">\n", out);
+    fprintf(out, "<meta name=\"generator\" content=\"spanprof view %s; %s\">\n<title>",
+            SPANPROF_VERSION, release.p ? release.p : "speedscope");
+    html_text(out, title);
+    fputs(" - spanprof</title>\n<style>\n", out);
+    write_css(out, &css, dir);
+    fputs("\n</style>\n<script>\n"
+          "// speedscope offers loadFileFromBase64 only with a localProfilePath hash parameter.\n"
+          "(function () {\n"
+          "  var kept = location.hash.replace(/^#/, '').split('&').filter(function (p) {\n"
+          "    return p && p.indexOf('localProfilePath=') !== 0;\n"
+          "  });\n"
+          "  history.replaceState(null, '', '#' + ['localProfilePath=spanprof-inline'].concat(kept).join('&'));\n"
+          "})();\n"
+          "</script>\n</head>\n<body>\n<script>\n",
+          out);
+    fwrite(js.p, 1, js.n, out);
+    fprintf(out, "\n</script>\n<script>\n(function load() {\n"
+                 "  if (!window.speedscope) return setTimeout(load, 10);\n"
+                 "  window.speedscope.loadFileFromBase64(%s, \"",
+            name_js ? name_js : "\"profile\"");
+    base64(out, (const unsigned char *)prof.p, prof.n);
+    fputs("\");\n})();\n</script>\n", out);
+    /* MIT and OFL notices of what the page bundles, as an inert data block. */
+    fputs("<script type=\"text/plain\" id=\"third-party-licenses\">\n"
+          "This page bundles speedscope (https://github.com/jlfwong/speedscope):\n\n",
+          out);
+    fwrite(lic.p, 1, lic.n, out);
+    fputs("\n\nand the Source Code Pro font:\n\n", out);
+    fwrite(font_lic.p, 1, font_lic.n, out);
+    fputs("\n</script>\n</body>\n</html>\n", out);
+    int bad = ferror(out);
+    if (fclose(out) != 0 || bad) {
+        fprintf(stderr, "spanprof: cannot write '%s': %s\n", out_path, strerror(errno ? errno : EIO));
+        return EXIT_BAD_INPUT;
+    }
+    printf("%s\n", out_path);
+    free(name_js);
+    free(base);
+    free(prof.p), free(index.p), free(js.p), free(css.p), free(lic.p), free(font_lic.p), free(release.p);
+    return 0;
+}
