@@ -6,7 +6,7 @@
 # (default: the release of the system's gcc).
 set -eu
 default_major=$( (gcc -dumpversion 2>/dev/null || echo 12) | sed 's/\..*//')
-packages="gcc g++ make autoconf pkg-config libjson-c-dev libunwind-dev check coz-profiler"
+packages="gcc g++ make autoconf pkg-config libjson-c-dev libunwind-dev check coz-profiler dpkg-dev"
 for major in ${GCC_VERSIONS:-$default_major}; do
     packages="$packages gcc-$major g++-$major gcc-$major-plugin-dev"
 done
