@@ -8,7 +8,7 @@
 # (default: the release of the system's gcc).
 set -eu
 default_major=$( (gcc -dumpversion 2>/dev/null || echo 12) | sed 's/\..*//')
-packages="gcc g++ make autoconf pkg-config libjson-c-dev libunwind-dev check coz-profiler"
+packages="gcc g++ make autoconf pkg-config libjson-c-dev libunwind-dev check coz-profiler dpkg-dev"
 # A node.js that is already there (e.g. from another repository, whose nodejs package bundles
 # npm and conflicts with Debian's npm package) is used as it is.
 command -v npm >/dev/null 2>&1 || packages="$packages nodejs npm"

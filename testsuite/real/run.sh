@@ -1,0 +1,220 @@
+#!/bin/sh
+# run.sh — the trust test: fetches real C programs from Debian's source archive, builds each one
+# twice (plainly, then with every function instrumented by spanplugin), runs the program's own
+# test suite against both builds, and checks the profiles the instrumented test processes wrote.
+# Ends with a table of build/test times and span counts and a line "real: N passed, M failed".
+#
+# Each program is described by one NAME.sh file in this folder (PACKAGE, MIN_SPANS, MIN_HIT and
+# the functions real_build and real_test, run in the unpacked source tree with CC, CFLAGS,
+# LDFLAGS and LIBS set).
+#
+# Environment: CC, PLUGIN, INCLUDE_DIR, LIBDIR (holds libspanprof.so), PROFDUMP.
+# Optional: REAL_WORK (work directory, default ./real-work), REAL_PROGRAMS="zlib bzip2" to run
+# only those.
+#
+# Sources come from a private apt configuration under REAL_WORK (its own sources list, lists and
+# cache): the system's /etc/apt is read for nothing but the archive keyring and never written.
+# No network, or no such source package, is a failure, never a skip.
+set -u
+here=$(cd "$(dirname "$0")" && pwd)
+work=${REAL_WORK:-$PWD/real-work}
+mkdir -p "$work" && work=$(cd "$work" && pwd)
+# ASCII quotes in GCC's notes (counted below) and stable tool output.
+LC_ALL=C
+export LC_ALL
+
+# A folded line deeper than this means enter/exit pairs went out of balance: none of the chosen
+# programs recurses more than a few levels (their deepest legitimate stacks are 10-20 frames),
+# whereas a lost exit call makes the depth grow with the number of calls, into the thousands.
+MAX_DEPTH=64
+
+fail_setup() {
+    echo "real: FAIL: $*"
+    echo "real: 0 passed, 1 failed"
+    exit 1
+}
+
+# ---- private apt configuration ---------------------------------------------------------------
+apt_dir="$work/apt"
+mkdir -p "$apt_dir/sources.list.d" "$apt_dir/lists/partial" "$apt_dir/cache/archives/partial"
+: >"$apt_dir/sources.list"
+# The deb-src twin of the system's deb822 entries for Debian 12.
+cat >"$apt_dir/sources.list.d/debian-src.sources" <<'EOF'
+Types: deb-src
+URIs: http://deb.debian.org/debian
+Suites: bookworm bookworm-updates
+Components: main
+Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
+
+Types: deb-src
+URIs: http://deb.debian.org/debian-security
+Suites: bookworm-security
+Components: main
+Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
+EOF
+apt_opts="-o Dir::Etc::SourceList=$apt_dir/sources.list -o Dir::Etc::SourceParts=$apt_dir/sources.list.d
+ -o Dir::State::Lists=$apt_dir/lists -o Dir::Cache=$apt_dir/cache -o Debug::NoLocking=1"
+# As root apt drops to the _apt user for downloads, which cannot write into our directories.
+[ "$(id -u)" -eq 0 ] && apt_opts="$apt_opts -o APT::Sandbox::User=root"
+
+command -v dpkg-source >/dev/null || fail_setup "dpkg-source is missing: apt-get install dpkg-dev"
+echo "real: reading Debian's source index (deb-src bookworm) into $apt_dir"
+# shellcheck disable=SC2086 # option list
+apt-get $apt_opts update >"$apt_dir/update.log" 2>&1
+status=$?
+# apt-get update exits 0 when an index could not be fetched ("W: Failed to fetch …").
+if [ $status -ne 0 ] || grep -q '^[WE]: \|^Err:' "$apt_dir/update.log"; then
+    sed 's/^/  | /' "$apt_dir/update.log"
+    fail_setup "cannot read Debian's source archive (network down or mirror unreachable?); nothing was tested"
+fi
+
+# ---- helpers -----------------------------------------------------------------------------------
+now() { date +%s.%N; }
+elapsed() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.1f", b - a }'; }
+
+# Exports CC, CFLAGS, LDFLAGS and LIBS for a plain ($1 = plain) or instrumented build.
+use_flags() {
+    export CC CFLAGS LDFLAGS LIBS
+    if [ "$1" = plain ]; then
+        CFLAGS=$base_cflags LDFLAGS="" LIBS=""
+    else
+        CFLAGS="$base_cflags $plugin_flags" LDFLAGS=$span_ldflags LIBS=$span_libs
+    fi
+}
+
+# Runs real_build or real_test ($1) in directory $2, output to $3; prints the seconds it took
+# into $4; returns its status.
+timed() {
+    start=$(now)
+    (cd "$2" && "$1" </dev/null) >"$3" 2>&1
+    status=$?
+    elapsed "$start" "$(now)" >"$4"
+    return $status
+}
+
+plugin_flags="-fplugin=$PLUGIN -fplugin-arg-spanplugin-all -fplugin-arg-spanplugin-verbose -I$INCLUDE_DIR"
+span_ldflags="-L$LIBDIR -Wl,-rpath,$LIBDIR"
+# No commas in LIBS: autotools substitutes it with sed 's,@LIBS@,…,' (liblzma.pc).
+span_libs="-lspanprof -pthread"
+base_cflags="-O2 -g"
+
+passed=0 failed=0
+table="$work/table"
+printf '%-9s %-18s %6s %5s %9s %9s %8s %8s %6s\n' program version spans hit build build+sp \
+    test test+sp procs >"$table"
+
+# Reports a failed step of program $1 with the tail of log $2.
+problem() {
+    echo "FAIL $1: $2"
+    [ -n "${3:-}" ] && [ -f "$3" ] && tail -n 30 "$3" | sed 's/^/  | /'
+    ok=0
+}
+
+# Checks the profiles in $1 against the limits; prints what it found; sets hit, procs.
+check_profiles() {
+    name=$1 out=$2
+    procs=0 hit=0
+    set -- "$out"/*.json
+    if [ ! -f "$1" ]; then
+        problem "$name" "the instrumented test run wrote no profile at all"
+        return
+    fi
+    : >"$out/spans"
+    for json in "$out"/*.json; do
+        procs=$((procs + 1))
+        folded=${json%.json}.folded
+        if [ ! -f "$folded" ]; then
+            problem "$name" "$json has no folded twin"
+            continue
+        fi
+        if ! "$PROFDUMP" "$json" "$folded" >"$json.dump" 2>&1; then
+            problem "$name" "profile $json or $folded is malformed" "$json.dump"
+            continue
+        fi
+        if grep -q '^anomaly unmatched_exits=' "$json.dump"; then
+            problem "$name" "exits without enter in $json" "$json.dump"
+        fi
+        sed -n 's/^span \([^ ]*\) calls=[1-9][0-9]*$/\1/p' "$json.dump" >>"$out/spans"
+    done
+    hit=$(sort -u "$out/spans" | wc -l)
+    lines=$(cat "$out"/*.folded | wc -l)
+    depth=$(cat "$out"/*.folded | awk '{ n = split($1, frames, ";"); if (n > max) max = n } END { print max + 0 }')
+    echo "  $procs profiles, $lines folded stacks, deepest $depth frames, $hit distinct spans called"
+    [ "$lines" -gt 0 ] || problem "$name" "all folded stack files are empty"
+    [ "$depth" -le $MAX_DEPTH ] || problem "$name" "a folded stack is $depth frames deep (limit $MAX_DEPTH)"
+    [ "$hit" -ge "$MIN_HIT" ] || problem "$name" "only $hit distinct spans were called (expected at least $MIN_HIT)"
+}
+
+# ---- the programs ------------------------------------------------------------------------------
+programs=${REAL_PROGRAMS:-$(cd "$here" && ls ./*.sh | sed -e 's|^\./||' -e 's|\.sh$||' | grep -v '^run$')}
+for name in $programs; do
+    unset PACKAGE MIN_SPANS MIN_HIT
+    # shellcheck disable=SC1090 # one file per program
+    . "$here/$name.sh"
+    echo "== $name (source package $PACKAGE)"
+    ok=1
+    dir="$work/$name"
+    rm -rf "$dir"
+    mkdir -p "$dir/src"
+    # shellcheck disable=SC2086 # option list
+    if ! (cd "$dir/src" && apt-get $apt_opts source --download-only "$PACKAGE") >"$dir/fetch.log" 2>&1; then
+        problem "$name" "apt-get source $PACKAGE failed" "$dir/fetch.log"
+        failed=$((failed + 1))
+        continue
+    fi
+    dsc=$(ls "$dir"/src/*.dsc)
+    version=$(sed -n 's/^Version: //p' "$dsc")
+    for variant in plain spanprof; do
+        if ! dpkg-source --no-check -x "$dsc" "$dir/$variant" >"$dir/unpack.log" 2>&1; then
+            problem "$name" "dpkg-source -x $dsc failed" "$dir/unpack.log"
+        fi
+    done
+    [ $ok = 1 ] || { failed=$((failed + 1)); continue; }
+
+    # Plain build and test: the reference times, and proof the suite passes without us.
+    use_flags plain
+    if ! timed real_build "$dir/plain" "$dir/plain-build.log" "$dir/plain-build.time"; then
+        problem "$name" "plain build failed" "$dir/plain-build.log"
+    elif ! timed real_test "$dir/plain" "$dir/plain-test.log" "$dir/plain-test.time"; then
+        problem "$name" "its test suite fails even without spanprof" "$dir/plain-test.log"
+    fi
+
+    # Instrumented build (SPANPROF=0: configure's test programs are instrumented too, and would
+    # leave profiles behind), then the same test suite with a profile per process.
+    out="$dir/profiles"
+    mkdir -p "$out"
+    use_flags spanprof
+    if ! (export SPANPROF=0; timed real_build "$dir/spanprof" "$dir/spanprof-build.log" "$dir/spanprof-build.time"); then
+        problem "$name" "build with spanplugin failed" "$dir/spanprof-build.log"
+    elif ! (export SPANPROF_JSON="$out/%p.json" SPANPROF_FOLDED="$out/%p.folded"
+            timed real_test "$dir/spanprof" "$dir/spanprof-test.log" "$dir/spanprof-test.time"); then
+        problem "$name" "its test suite fails when instrumented" "$dir/spanprof-test.log"
+    fi
+    # One note per instrumented function and compilation; a file compiled twice (static and
+    # shared objects) or a header function in several units counts once per location.
+    spans=$(grep -o "^[^ ]*: note: spanplugin: instrumented '.*'" "$dir/spanprof-build.log" 2>/dev/null |
+        sed 's|^\./||' | sort -u | wc -l)
+    procs=0 hit=0
+    if [ $ok = 1 ]; then
+        [ "$spans" -ge "$MIN_SPANS" ] ||
+            problem "$name" "only $spans functions instrumented (expected at least $MIN_SPANS)"
+        check_profiles "$name" "$out"
+    fi
+    time_of() { cat "$dir/$1.time" 2>/dev/null || echo -; }
+    printf '%-9s %-18s %6s %5s %8ss %8ss %7ss %7ss %6s\n' "$name" "$version" "$spans" "$hit" \
+        "$(time_of plain-build)" "$(time_of spanprof-build)" "$(time_of plain-test)" \
+        "$(time_of spanprof-test)" "$procs" >>"$table"
+    if [ $ok = 1 ]; then
+        echo "PASS $name"
+        passed=$((passed + 1))
+    else
+        failed=$((failed + 1))
+    fi
+done
+
+echo
+echo "spans: functions instrumented; hit: distinct spans called in the test run; procs: profiled"
+echo "test processes; build/test: seconds without spanprof, +sp: with it (make -j2)"
+cat "$table"
+echo "real: $passed passed, $failed failed"
+[ "$failed" -eq 0 ] && [ "$passed" -gt 0 ]
