@@ -46,6 +46,7 @@ enum {
     SPANPROF__SITE_FAST = 1, /* registered, recording on, no coz counters */
     SPANPROF__SITE_COZ = 2,  /* registered, recording on, coz counters in coz_begin/coz_end */
     SPANPROF__SITE_OFF = 3,  /* ignored: wrong version/kind, or recording off (SPANPROF=0) */
+    SPANPROF__SITE_COUNT = 4, /* registered, counting only (SPANPROF=count), no coz counters */
 };
 
 /* coz's counter layout (coz.h's coz_counter_t). */
@@ -106,7 +107,8 @@ struct spanprof__thread {
 
 /* ---- env.c ---- */
 struct spanprof__config {
-    int enabled;        /* SPANPROF */
+    int enabled;        /* SPANPROF != 0 */
+    int counting;       /* SPANPROF=count: calls per stack, no timestamps */
     int threads;        /* SPANPROF_THREADS */
     int file_line;      /* SPANPROF_FILE_LINE */
     const char *folded; /* SPANPROF_FOLDED pattern, NULL = no folded output */
@@ -195,6 +197,7 @@ struct spanprof__view {
     double ns_per_tick;
     int threads_root; /* SPANPROF_THREADS */
     int file_line;    /* SPANPROF_FILE_LINE */
+    int counting;     /* SPANPROF=count: folded values are calls, not ns */
 };
 struct spanprof__site_stats {
     const struct spanprof_site *site;

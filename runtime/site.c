@@ -2,7 +2,8 @@
  *
  * Runs once per site (cold path, under the global lock); the result is cached in the site's
  * runtime slots so the hot path needs no lookup: state FAST means "just record", COZ means
- * "bump coz counters too", OFF means "ignore" (wrong version/kind, or SPANPROF=0).
+ * "bump coz counters too", COUNT means "record without timestamps" (SPANPROF=count), OFF means
+ * "ignore" (wrong version/kind, or SPANPROF=0).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -46,7 +47,7 @@ uint32_t spanprof__site_register(struct spanprof_site *site)
             st = SPANPROF__SITE_OFF;
         } else {
             site->id = ++spanprof__g.next_site_id;
-            st = SPANPROF__SITE_FAST;
+            st = spanprof__g.config.counting ? SPANPROF__SITE_COUNT : SPANPROF__SITE_FAST;
             if (spanprof__g.coz_get) {
                 /* One begin/end pair per span name: coz's latency point for the span. */
                 site->coz_begin = spanprof__g.coz_get(COZ_COUNTER_TYPE_BEGIN, site->name);
