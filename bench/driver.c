@@ -89,7 +89,7 @@ static unsigned long long stacks(long n, unsigned long long *nstacks)
         nodes += level;
     }
     long sweeps = n / ((long)paths * (STACK_DEPTH + 1));
-    if (sweeps < 1)
+    if (sweeps < 1 && n > 0)
         sweeps = 1;
     for (long s = 0; s < sweeps; s++)
         for (unsigned p = 0; p < paths; p++)

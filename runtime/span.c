@@ -149,12 +149,12 @@ static __attribute__((noinline)) void exit_slow(struct spanprof_site *site, uint
 SPANPROF_API void __spanprof_enter(struct spanprof_site *site, void *frame)
 {
     uint32_t st = __atomic_load_n(&site->state, __ATOMIC_RELAXED);
+    if (st == SPANPROF__SITE_OFF)
+        return;
     if (SPANPROF_LIKELY(st == SPANPROF__SITE_FAST)) {
         record_enter(site, (uintptr_t)frame, CALLER_RA(), FRAME_RETURN_ADDRESS(frame), 1);
         return;
     }
-    if (st == SPANPROF__SITE_OFF)
-        return;
     if (st == SPANPROF__SITE_COUNT) {
         record_enter(site, (uintptr_t)frame, CALLER_RA(), FRAME_RETURN_ADDRESS(frame), 0);
         return;
@@ -165,12 +165,12 @@ SPANPROF_API void __spanprof_enter(struct spanprof_site *site, void *frame)
 SPANPROF_API void __spanprof_exit(struct spanprof_site *site, void *frame)
 {
     uint32_t st = __atomic_load_n(&site->state, __ATOMIC_RELAXED);
+    if (st == SPANPROF__SITE_OFF)
+        return;
     if (SPANPROF_LIKELY(st == SPANPROF__SITE_FAST)) {
         record_exit(site, (uintptr_t)frame, 1);
         return;
     }
-    if (st == SPANPROF__SITE_OFF)
-        return;
     if (st == SPANPROF__SITE_COUNT) {
         record_exit(site, (uintptr_t)frame, 0);
         return;

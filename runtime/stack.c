@@ -106,11 +106,15 @@ SPANPROF_COLD void spanprof__enter_cold(struct spanprof_site *site, uintptr_t cf
         t->abandoned += t->park_depth;
         unpark(t);
     }
-    uint64_t now = spanprof__clock_now();
-    /* frames[0] has cfa UINTPTR_MAX: never dead, so this stops there. */
-    while (is_dead(t->top, cfa, ra, fra)) {
-        close_top(t, now);
-        t->abandoned++;
+    /* frames[0] has cfa UINTPTR_MAX: never dead, so this stops there.  The timestamp is taken
+     * only when a frame is closed: the common reason to be here is a child missing from the
+     * hint (alternating children), and a timestamp costs as much as the rest of this path. */
+    if (is_dead(t->top, cfa, ra, fra)) {
+        uint64_t now = spanprof__clock_now();
+        while (is_dead(t->top, cfa, ra, fra)) {
+            close_top(t, now);
+            t->abandoned++;
+        }
     }
     if (t->top == t->limit && !grow(t)) {
         park(t);
