@@ -35,8 +35,10 @@ const struct ggc_root_tab spanplugin_instrument_roots[] = {
 };
 
 /* void NAME (struct spanprof_site *, void *frame), as in spanprof.h, declared nothrow so the
- * finally clause needs no EH region of its own.  Not `leaf`: keep assumptions about the runtime
- * to the minimum. */
+ * finally clause needs no EH region of its own, and `noplt`: in position-independent code the
+ * call goes through the GOT instead of a PLT stub (~1 ns less per span with the shared runtime;
+ * with the static runtime the linker turns it into a direct call).  Not `leaf`: keep
+ * assumptions about the runtime to the minimum. */
 static tree
 build_hook_decl (const char *name)
 {
@@ -45,6 +47,7 @@ build_hook_decl (const char *name)
                                          ptr_type_node, NULL_TREE);
   tree decl = build_fn_decl (name, fntype);
   TREE_NOTHROW (decl) = 1;
+  DECL_ATTRIBUTES (decl) = tree_cons (get_identifier ("noplt"), NULL_TREE, NULL_TREE);
   return decl;
 }
 

@@ -14,10 +14,11 @@
 #include "internal.h"
 
 int spanprof__clock_tsc;
+int spanprof__clock_off;
 
 __attribute__((noinline)) uint64_t spanprof__mono_ns_call(void)
 {
-    return spanprof__mono_ns();
+    return spanprof__clock_off ? 0 : spanprof__mono_ns();
 }
 
 static uint64_t cal_tick0, cal_ns0;
@@ -52,6 +53,12 @@ void spanprof__clock_init(void)
 #endif
 }
 
+void spanprof__clock_disable(void)
+{
+    spanprof__clock_tsc = 0;
+    spanprof__clock_off = 1;
+}
+
 double spanprof__clock_ns_per_tick(void)
 {
 #if SPANPROF_HAVE_TSC
@@ -71,5 +78,5 @@ double spanprof__clock_ns_per_tick(void)
 
 const char *spanprof__clock_name(void)
 {
-    return spanprof__clock_tsc ? "tsc" : "monotonic";
+    return spanprof__clock_off ? "none" : spanprof__clock_tsc ? "tsc" : "monotonic";
 }

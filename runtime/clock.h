@@ -22,6 +22,8 @@
 
 /* 1 when ticks are TSC cycles; set once by spanprof__clock_init, before any span is recorded. */
 extern int spanprof__clock_tsc;
+/* 1 in counting mode (SPANPROF=count): every timestamp is 0, so all durations are 0. */
+extern int spanprof__clock_off;
 
 static inline uint64_t spanprof__mono_ns(void)
 {
@@ -44,6 +46,9 @@ static inline uint64_t spanprof__clock_now(void)
 }
 
 void spanprof__clock_init(void);
+/* Counting mode: no clock at all (spanprof__clock_now returns 0 through its slow branch; the hot
+ * path does not call it). */
+void spanprof__clock_disable(void);
 /* Nanoseconds per tick, calibrated now (spins up to 1 ms if the run was shorter than that). */
 double spanprof__clock_ns_per_tick(void);
 const char *spanprof__clock_name(void);

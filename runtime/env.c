@@ -1,6 +1,7 @@
 /* env.c — the SPANPROF_* environment variables.
  *
- *   SPANPROF=0|1            recording on (default 1); 0: nothing recorded, no files, no coz points
+ *   SPANPROF=0|1|count      recording on (default 1); 0: nothing recorded, no files, no coz points;
+ *                           count: calls per stack and coz points, no timestamps (cheaper)
  *   SPANPROF_FOLDED=PATH    folded-stacks file (default "spanprof.folded"; empty: none)
  *   SPANPROF_JSON=PATH      JSON report (default: none; empty: none)
  *   SPANPROF_THREADS=0|1    folded stacks get a root frame per thread (default 0)
@@ -48,9 +49,24 @@ static const char *parse_path(const char *var, const char *def, const char *def_
     return v;
 }
 
+static void parse_mode(struct spanprof__config *c, spanprof__getenv_fn get, FILE *err)
+{
+    const char *v = get("SPANPROF");
+    c->enabled = 1;
+    c->counting = 0;
+    if (!v || strcmp(v, "1") == 0)
+        return;
+    if (strcmp(v, "0") == 0)
+        c->enabled = 0;
+    else if (strcmp(v, "count") == 0)
+        c->counting = 1;
+    else
+        fprintf(err, "spanprof: warning: SPANPROF='%s' is not 0, 1 or count; using 1\n", v);
+}
+
 void spanprof__config_load(struct spanprof__config *c, spanprof__getenv_fn get, FILE *err)
 {
-    c->enabled = parse_bool("SPANPROF", 1, get, err);
+    parse_mode(c, get, err);
     c->threads = parse_bool("SPANPROF_THREADS", 0, get, err);
     c->file_line = parse_bool("SPANPROF_FILE_LINE", 0, get, err);
     c->folded = parse_path("SPANPROF_FOLDED", SPANPROF_FOLDED_DEFAULT,

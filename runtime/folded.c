@@ -3,7 +3,8 @@
  *     [thread;]frame;frame;frame SELF_NS
  *
  * one line per distinct stack string, merged across nodes and threads, sorted by the stack
- * string (byte order) so the output is deterministic.  The value is self wall time in ns; a
+ * string (byte order) so the output is deterministic.  The value is self wall time in ns (with
+ * SPANPROF=count: the number of calls that ended on that stack); a
  * stack that ran but took 0 ns still gets its line (value 0).  Frames are span names, or
  * "name (file:line)" with SPANPROF_FILE_LINE=1; ';' and line breaks in them become '_' since
  * they would split the format.  SPANPROF_THREADS=1 adds a root frame per thread (its name, else
@@ -122,7 +123,8 @@ static int pre(struct spanprof__node *n, size_t depth, void *ctx)
         return 0;
     F->lens[depth] = len;
     if (__atomic_load_n(&n->calls, __ATOMIC_RELAXED) || __atomic_load_n(&n->total, __ATOMIC_RELAXED))
-        add_line(F, len, spanprof__node_self(n));
+        add_line(F, len, F->v->counting ? __atomic_load_n(&n->calls, __ATOMIC_RELAXED)
+                                        : spanprof__node_self(n));
     if (depth < SPANPROF_FOLDED_MAX_DEPTH)
         return 1;
     if (__atomic_load_n(&n->first_child, __ATOMIC_ACQUIRE)) {

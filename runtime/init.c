@@ -49,6 +49,8 @@ static void init_once(void)
     spanprof__config_load(&spanprof__g.config, env_get, stderr);
     spanprof__config_warn_unknown(environ, stderr);
     spanprof__clock_init();
+    if (spanprof__g.config.counting)
+        spanprof__clock_disable();
     spanprof__g.start_mono_ns = spanprof__mono_ns();
     struct timespec ts;
     clock_gettime(CLOCK_REALTIME, &ts);

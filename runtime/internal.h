@@ -49,6 +49,7 @@ enum {
                               * coz counters (coz_begin/coz_end), CPU/allocation tracking
                               * (resources.c) or tracing (trace.c) */
     SPANPROF__SITE_OFF = 3,  /* ignored: wrong version/kind, or recording off (SPANPROF=0) */
+    SPANPROF__SITE_COUNT = 4, /* registered, counting only (SPANPROF=count), no coz counters */
 };
 
 /* coz's counter layout (coz.h's coz_counter_t). */
@@ -111,7 +112,8 @@ struct spanprof__thread {
 
 /* ---- env.c ---- */
 struct spanprof__config {
-    int enabled;        /* SPANPROF */
+    int enabled;        /* SPANPROF != 0 */
+    int counting;       /* SPANPROF=count: calls per stack, no timestamps */
     int threads;        /* SPANPROF_THREADS */
     int file_line;      /* SPANPROF_FILE_LINE */
     const char *folded; /* SPANPROF_FOLDED pattern, NULL = no folded output */
@@ -210,6 +212,7 @@ struct spanprof__view {
     double ns_per_tick;
     int threads_root; /* SPANPROF_THREADS */
     int file_line;    /* SPANPROF_FILE_LINE */
+    int counting;     /* SPANPROF=count: folded values are calls, not ns */
 };
 struct spanprof__site_stats {
     const struct spanprof_site *site;

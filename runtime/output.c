@@ -110,6 +110,7 @@ int spanprof__write_all(void)
         .threads = ts,
         .nthreads = n,
         .ns_per_tick = spanprof__clock_ns_per_tick(),
+        .counting = spanprof__g.config.counting,
         .threads_root = c->threads,
         .file_line = c->file_line,
     };

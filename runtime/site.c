@@ -2,9 +2,10 @@
  * progress.c).
  *
  * Runs once per site (cold path, under the global lock); the result is cached in the site's
- * runtime slots so the hot path needs no lookup: state FAST means "just record", COZ means
- * "bump coz counters too", TRACE means "record trace events too (and coz if set)", OFF means
- * "ignore" (wrong version/kind, or SPANPROF=0).
+ * runtime slots so the hot path needs no lookup: state FAST means "just record", COUNT means
+ * "record without timestamps" (SPANPROF=count), SLOW means "record and do the extras too" (coz
+ * counters, CPU/allocation tracking, tracing), OFF means "ignore" (wrong version/kind, or
+ * SPANPROF=0).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -52,7 +53,7 @@ uint32_t spanprof__site_register(struct spanprof_site *site)
             st = spanprof__progress_register_locked(site); /* progress.c */
         } else {
             site->id = ++spanprof__g.next_site_id;
-            st = SPANPROF__SITE_FAST;
+            st = spanprof__g.config.counting ? SPANPROF__SITE_COUNT : SPANPROF__SITE_FAST;
             if (spanprof__g.coz_get) {
                 /* One begin/end pair per span name: coz's latency point for the span. */
                 site->coz_begin = spanprof__g.coz_get(COZ_COUNTER_TYPE_BEGIN, site->name);

@@ -28,10 +28,11 @@
 #define FRAME_RETURN_ADDRESS(cfa) ((uintptr_t)0)
 #endif
 
-/* Push a frame for SITE.  ~1 cycle per line unless noted. */
+/* Push a frame for SITE.  ~1 cycle per line unless noted.  TIMED is a constant at every call:
+ * 0 in counting mode (SPANPROF=count), which leaves out the timestamp and the duration sums. */
 static inline __attribute__((always_inline)) void record_enter(struct spanprof_site *site,
                                                                uintptr_t cfa, uintptr_t ra,
-                                                               uintptr_t fra)
+                                                               uintptr_t fra, int timed)
 {
     struct spanprof__thread *t = spanprof__tls; /* IE TLS: %fs load (+GOT load in the .so) */
     struct spanprof__frame *f = t->top;
@@ -66,14 +67,14 @@ static inline __attribute__((always_inline)) void record_enter(struct spanprof_s
     __atomic_signal_fence(__ATOMIC_RELEASE);
     t->top = f + 1;
     /* Timestamp last, so the bookkeeping above is not charged to the span: ~10.5 ns (rdtsc). */
-    f[1].start = spanprof__clock_now();
+    f[1].start = timed ? spanprof__clock_now() : 0;
 }
 
 /* Pop the frame of SITE.  Timestamp first, so our own bookkeeping is not charged to the span. */
 static inline __attribute__((always_inline)) void record_exit(struct spanprof_site *site,
-                                                              uintptr_t cfa)
+                                                              uintptr_t cfa, int timed)
 {
-    uint64_t now = spanprof__clock_now(); /* ~10.5 ns */
+    uint64_t now = timed ? spanprof__clock_now() : 0; /* ~10.5 ns */
     struct spanprof__thread *t = spanprof__tls;
     struct spanprof__frame *f = t->top;
     /* One predictable branch: the top frame must be this activation's (same site, same frame
@@ -84,22 +85,25 @@ static inline __attribute__((always_inline)) void record_exit(struct spanprof_si
         spanprof__exit_cold(site, cfa, now);
         return;
     }
-    struct spanprof__node *n = f->node;
-    uint64_t d = now - f->start;
-    d = (int64_t)d < 0 ? 0 : d; /* cmov: never a negative duration */
-    n->total += d;
-    f[-1].node->child += d; /* f > frames[0] here: the root frame's node has no site */
-    /* Latency histogram (SPANPROF_HISTOGRAM, see histogram.h): one predictable branch on a
-     * read-mostly global when off; when on, lzcnt + shift + one increment + max, ~1 ns. */
-    if (spanprof__hist_on)
-        spanprof__hist_add(n, d);
+    if (timed) {
+        struct spanprof__node *n = f->node;
+        uint64_t d = now - f->start;
+        d = (int64_t)d < 0 ? 0 : d; /* cmov: never a negative duration */
+        n->total += d;
+        f[-1].node->child += d; /* f > frames[0] here: the root frame's node has no site */
+        /* Latency histogram (SPANPROF_HISTOGRAM, see histogram.h): one predictable branch on a
+         * read-mostly global when off; when on, lzcnt + shift + one increment + max. */
+        if (spanprof__hist_on)
+            spanprof__hist_add(n, d);
+    }
     __atomic_signal_fence(__ATOMIC_RELEASE);
     t->top = f - 1;
 }
 
-/* Site not FAST: new, with extras (coz counters, resources, tracing), or ignored.  Not marked
- * cold: with coz running or tracing on, every call comes here.  The extras are independent
- * and each costs only its own test when off. */
+/* Site neither FAST nor COUNT: new, with extras (coz counters, resources, tracing), or ignored.
+ * Not marked cold: with coz running or tracing on, every call comes here.  The extras are
+ * independent and each costs only its own test when off.  Counting mode with extras also comes
+ * here, so TIMED is read from the config. */
 static __attribute__((noinline)) void enter_slow(struct spanprof_site *site, uintptr_t cfa,
                                                  uintptr_t ra, uintptr_t fra)
 {
@@ -109,17 +113,19 @@ static __attribute__((noinline)) void enter_slow(struct spanprof_site *site, uin
             return;
         st = spanprof__site_register(site);
     }
-    if (st == SPANPROF__SITE_FAST) {
-        record_enter(site, cfa, ra, fra);
-    } else if (st == SPANPROF__SITE_SLOW) {
+    if (st == SPANPROF__SITE_SLOW) {
         if (site->coz_begin)
             __atomic_add_fetch(&((struct spanprof__coz_counter *)site->coz_begin)->count, 1,
                                __ATOMIC_RELAXED);
-        record_enter(site, cfa, ra, fra);
+        record_enter(site, cfa, ra, fra, !spanprof__g.config.counting);
         if (spanprof__res_slow)
             spanprof__res_enter(site); /* CPU time, allocation peak (resources.c) */
         if (spanprof__g.config.trace)
             spanprof__trace_push(site, 0); /* its rdtsc after our bookkeeping */
+    } else if (st == SPANPROF__SITE_FAST) {
+        record_enter(site, cfa, ra, fra, 1);
+    } else if (st == SPANPROF__SITE_COUNT) {
+        record_enter(site, cfa, ra, fra, 0);
     }
 }
 
@@ -132,7 +138,9 @@ static __attribute__((noinline)) void exit_slow(struct spanprof_site *site, uint
         st = spanprof__site_register(site);
     }
     if (st == SPANPROF__SITE_FAST) {
-        record_exit(site, cfa);
+        record_exit(site, cfa, 1);
+    } else if (st == SPANPROF__SITE_COUNT) {
+        record_exit(site, cfa, 0);
     } else if (st == SPANPROF__SITE_SLOW) {
         if (site->coz_end)
             __atomic_add_fetch(&((struct spanprof__coz_counter *)site->coz_end)->count, 1,
@@ -141,27 +149,47 @@ static __attribute__((noinline)) void exit_slow(struct spanprof_site *site, uint
             spanprof__trace_push(site, SPANPROF__TRACE_EXIT); /* rdtsc before the bookkeeping */
         if (spanprof__res_slow)
             spanprof__res_exit(site, cfa);
-        record_exit(site, cfa);
+        record_exit(site, cfa, !spanprof__g.config.counting);
     }
 }
 
+/* The entry points.  Their first act is one load of the site's state and one compare:
+ *  - FAST (default recording): record with timestamps, inlined here;
+ *  - COUNT (SPANPROF=count): record without timestamps, inlined here;
+ *  - OFF (SPANPROF=0, or a site the runtime ignores): return at once.  This path is the whole
+ *    cost of a disabled build beyond the call itself: load, compare, return (measured within
+ *    ~0.3 ns of empty -finstrument-functions hooks; see BENCHMARKS.md);
+ *  - anything else (not registered yet; coz, resources or tracing on) goes out of line.
+ * Nothing is read before the state check (not even the frame's return address), so the OFF path
+ * needs no stack frame and no callee-saved registers. */
 SPANPROF_API void __spanprof_enter(struct spanprof_site *site, void *frame)
 {
-    uintptr_t cfa = (uintptr_t)frame, fra = FRAME_RETURN_ADDRESS(frame);
-    /* One load + one predictable branch covers "site not registered / coz active / ignored /
-     * recording off" (SPANPROF=0 makes every site OFF: this branch plus a call and return). */
-    if (SPANPROF_UNLIKELY(__atomic_load_n(&site->state, __ATOMIC_RELAXED) != SPANPROF__SITE_FAST)) {
-        enter_slow(site, cfa, CALLER_RA(), fra);
+    uint32_t st = __atomic_load_n(&site->state, __ATOMIC_RELAXED);
+    if (st == SPANPROF__SITE_OFF)
+        return;
+    if (SPANPROF_LIKELY(st == SPANPROF__SITE_FAST)) {
+        record_enter(site, (uintptr_t)frame, CALLER_RA(), FRAME_RETURN_ADDRESS(frame), 1);
         return;
     }
-    record_enter(site, cfa, CALLER_RA(), fra);
+    if (st == SPANPROF__SITE_COUNT) {
+        record_enter(site, (uintptr_t)frame, CALLER_RA(), FRAME_RETURN_ADDRESS(frame), 0);
+        return;
+    }
+    enter_slow(site, (uintptr_t)frame, CALLER_RA(), FRAME_RETURN_ADDRESS(frame));
 }
 
 SPANPROF_API void __spanprof_exit(struct spanprof_site *site, void *frame)
 {
-    if (SPANPROF_UNLIKELY(__atomic_load_n(&site->state, __ATOMIC_RELAXED) != SPANPROF__SITE_FAST)) {
-        exit_slow(site, (uintptr_t)frame);
+    uint32_t st = __atomic_load_n(&site->state, __ATOMIC_RELAXED);
+    if (st == SPANPROF__SITE_OFF)
+        return;
+    if (SPANPROF_LIKELY(st == SPANPROF__SITE_FAST)) {
+        record_exit(site, (uintptr_t)frame, 1);
         return;
     }
-    record_exit(site, (uintptr_t)frame);
+    if (st == SPANPROF__SITE_COUNT) {
+        record_exit(site, (uintptr_t)frame, 0);
+        return;
+    }
+    exit_slow(site, (uintptr_t)frame);
 }

@@ -83,14 +83,42 @@ static int grow(struct spanprof__thread *t)
     return 1;
 }
 
+/* Push a frame for an existing child N of the top frame's node (as the hot path does). */
+static void push(struct spanprof__thread *t, struct spanprof__node *n, uintptr_t cfa, uintptr_t ra,
+                 uintptr_t fra)
+{
+    struct spanprof__frame *f = t->top;
+    f->node->hint = n;
+    n->calls++;
+    f[1].node = n;
+    f[1].cfa = cfa;
+    f[1].ra = ra;
+    f[1].fra = fra;
+    __atomic_signal_fence(__ATOMIC_RELEASE);
+    t->top = f + 1;
+    f[1].start = spanprof__clock_now();
+}
+
 SPANPROF_COLD void spanprof__enter_cold(struct spanprof_site *site, uintptr_t cfa, uintptr_t ra,
                                         uintptr_t fra)
 {
     if (spanprof__tls_busy)
         return; /* a span run by the runtime itself (signal, allocator hook): ignored */
+    /* The usual reason to be here: the stack is sound and the child exists, but it is not the
+     * parent's hint (a parent calling several spans in turn).  Find it without the re-entry guard
+     * and errno save of the general path below: nothing here allocates or calls out.  (A thread
+     * without data, or a parked one, has a top frame with cfa 0: dead, so not taken here.) */
+    struct spanprof__thread *t = spanprof__tls;
+    if (!is_dead(t->top, cfa, ra, fra) && t->top != t->limit) {
+        struct spanprof__node *n = __atomic_load_n(&t->top->node->first_child, __ATOMIC_RELAXED);
+        for (; n; n = n->next_sibling)
+            if (n->site == site) {
+                push(t, n, cfa, ra, fra);
+                return;
+            }
+    }
     int saved_errno = errno;
     spanprof__tls_busy = 1;
-    struct spanprof__thread *t = spanprof__tls;
     if (t == &spanprof__sentinel_thread) {
         t = spanprof__thread_attach();
         if (!t)
@@ -106,11 +134,15 @@ SPANPROF_COLD void spanprof__enter_cold(struct spanprof_site *site, uintptr_t cf
         t->abandoned += t->park_depth;
         unpark(t);
     }
-    uint64_t now = spanprof__clock_now();
-    /* frames[0] has cfa UINTPTR_MAX: never dead, so this stops there. */
-    while (is_dead(t->top, cfa, ra, fra)) {
-        close_top(t, now);
-        t->abandoned++;
+    /* frames[0] has cfa UINTPTR_MAX: never dead, so this stops there.  The timestamp is taken
+     * only when a frame is closed: the common reason to be here is a child missing from the
+     * hint (alternating children), and a timestamp costs as much as the rest of this path. */
+    if (is_dead(t->top, cfa, ra, fra)) {
+        uint64_t now = spanprof__clock_now();
+        while (is_dead(t->top, cfa, ra, fra)) {
+            close_top(t, now);
+            t->abandoned++;
+        }
     }
     if (t->top == t->limit && !grow(t)) {
         park(t);
@@ -122,15 +154,7 @@ SPANPROF_COLD void spanprof__enter_cold(struct spanprof_site *site, uintptr_t cf
         park(t);
         goto out;
     }
-    f->node->hint = n;
-    n->calls++;
-    f[1].node = n;
-    f[1].cfa = cfa;
-    f[1].ra = ra;
-    f[1].fra = fra;
-    __atomic_signal_fence(__ATOMIC_RELEASE);
-    t->top = f + 1;
-    f[1].start = spanprof__clock_now();
+    push(t, n, cfa, ra, fra);
 out:
     spanprof__tls_busy = 0;
     errno = saved_errno;

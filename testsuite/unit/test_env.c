@@ -62,6 +62,28 @@ START_TEST(values)
 }
 END_TEST
 
+START_TEST(counting_mode)
+{
+    static const char *const env[] = {"SPANPROF", "count", NULL};
+    struct spanprof__config c;
+    char *w = load(&c, env);
+    ck_assert_str_eq(w, "");
+    ck_assert_int_eq(c.enabled, 1);
+    ck_assert_int_eq(c.counting, 1);
+    free(w);
+    static const char *const on[] = {"SPANPROF", "1", NULL};
+    w = load(&c, on);
+    ck_assert_int_eq(c.enabled, 1);
+    ck_assert_int_eq(c.counting, 0);
+    free(w);
+    static const char *const off[] = {"SPANPROF", "0", NULL};
+    w = load(&c, off);
+    ck_assert_int_eq(c.enabled, 0);
+    ck_assert_int_eq(c.counting, 0);
+    free(w);
+}
+END_TEST
+
 START_TEST(bad_values_warn_and_default)
 {
     static const char *const env[] = {"SPANPROF", "yes", "SPANPROF_THREADS", "yes", "SPANPROF_FILE_LINE", "",
@@ -69,7 +91,7 @@ START_TEST(bad_values_warn_and_default)
     struct spanprof__config c;
     char *w = load(&c, env);
     ck_assert_str_eq(w,
-                     "spanprof: warning: SPANPROF='yes' is not 0 or 1; using 1\n"
+                     "spanprof: warning: SPANPROF='yes' is not 0, 1 or count; using 1\n"
                      "spanprof: warning: SPANPROF_THREADS='yes' is not 0 or 1; using 0\n"
                      "spanprof: warning: SPANPROF_FILE_LINE='' is not 0 or 1; using 0\n"
                      "spanprof: warning: SPANPROF_FOLDED='a%x' has a '%' not followed by 'p' or '%'; "
@@ -105,6 +127,7 @@ Suite *env_suite(void)
     TCase *tc = tcase_create("core");
     tcase_add_test(tc, defaults);
     tcase_add_test(tc, values);
+    tcase_add_test(tc, counting_mode);
     tcase_add_test(tc, bad_values_warn_and_default);
     tcase_add_test(tc, unknown_variables);
     suite_add_tcase(s, tc);

@@ -1,0 +1,63 @@
+# bench.mk — `make bench`: builds the benchmark workloads (bench/work.c) several ways and runs
+# bench/run.c over them.  Included by the top-level Makefile, whose variables it uses.
+#   make bench                      full run (a few minutes)
+#   make bench BENCH_REPS=9         more repetitions
+#   make bench BENCH_QUICK=1        no callgrind counts, no compile-time figures
+# Rows are listed in bench/rows.txt.
+
+BB = $(B)/bench
+BENCH_REPS ?= 5
+BENCH_QUICK ?= 0
+# -O2, no -g: the workload as a release build would be.  The same flags for every variant.
+BENCH_CFLAGS = -std=gnu11 -O2 -pthread -Wall -Wextra -Ibench
+SPAN_FLAGS = -fplugin=$(CURDIR)/$(B)/spanplugin.so -fplugin-arg-spanplugin-all -Iinclude
+BENCH_BINS = $(BB)/plain $(BB)/floor $(BB)/floor-so $(BB)/sp-static $(BB)/sp-shared $(BB)/pg \
+             $(BB)/run
+BENCH_DEPS = bench/work.c bench/bench.h $(BB)/driver.o bench/bench.mk
+
+$(BB)/driver.o: bench/driver.c bench/bench.h bench/bench.mk
+	@mkdir -p $(@D)
+	$(CC) $(BENCH_CFLAGS) -c $< -o $@
+
+$(BB)/plain: $(BENCH_DEPS)
+	$(CC) $(BENCH_CFLAGS) bench/work.c $(BB)/driver.o -o $@
+
+$(BB)/floor: $(BENCH_DEPS) bench/hooks.c
+	$(CC) $(BENCH_CFLAGS) -finstrument-functions bench/work.c $(BB)/driver.o bench/hooks.c -o $@
+
+$(BB)/libfloorhooks.so: bench/hooks.c bench/bench.mk
+	@mkdir -p $(@D)
+	$(CC) $(BENCH_CFLAGS) -fPIC -shared bench/hooks.c -o $@
+
+$(BB)/floor-so: $(BENCH_DEPS) $(BB)/libfloorhooks.so
+	$(CC) $(BENCH_CFLAGS) -finstrument-functions bench/work.c $(BB)/driver.o \
+	  -L$(BB) -lfloorhooks -Wl,-rpath,'$$ORIGIN' -o $@
+
+$(BB)/sp-static: $(BENCH_DEPS) $(B)/spanplugin.so $(B)/libspanprof.a
+	$(CC) $(BENCH_CFLAGS) $(SPAN_FLAGS) bench/work.c $(BB)/driver.o $(B)/libspanprof.a \
+	  $(JSONC_LIBS) -o $@
+
+$(BB)/sp-shared: $(BENCH_DEPS) $(B)/spanplugin.so $(B)/libspanprof.so
+	$(CC) $(BENCH_CFLAGS) $(SPAN_FLAGS) bench/work.c $(BB)/driver.o -L$(B) -lspanprof \
+	  -Wl,-rpath,'$$ORIGIN/..' -o $@
+
+# For uftrace: mcount calls in the same functions.
+$(BB)/pg: $(BENCH_DEPS)
+	$(CC) $(BENCH_CFLAGS) -pg bench/work.c $(BB)/driver.o -o $@
+
+$(BB)/run: bench/run.c bench/bench.mk
+	@mkdir -p $(@D)
+	$(CC) -std=gnu11 -O2 -Wall -Wextra $< -lm -o $@
+
+# Compile-time figure: the project's own C sources (runtime and tool) with and without
+# whole-program mode.
+BENCH_SOURCES = $(RUNTIME_SRC) $(TOOL_SRC)
+
+bench: $(BENCH_BINS)
+	BENCH_BIN='$(BB)' BENCH_ROWS=bench/rows.txt BENCH_REPS='$(BENCH_REPS)' \
+	BENCH_QUICK='$(BENCH_QUICK)' BENCH_CC='$(CC)' \
+	BENCH_COMPILE='$(CC) -std=gnu11 -O2 -pthread -Iinclude -Iruntime $(JSONC_CFLAGS)' \
+	BENCH_PLUGIN_FLAGS='$(SPAN_FLAGS)' BENCH_SOURCES='$(BENCH_SOURCES)' \
+	  $(BB)/run | tee $(BB)/results.md
+
+.PHONY: bench
