@@ -12,6 +12,7 @@ BENCH_QUICK ?= 0
 BENCH_CFLAGS = -std=gnu11 -O2 -pthread -Wall -Wextra -Ibench
 SPAN_FLAGS = -fplugin=$(CURDIR)/$(B)/spanplugin.so -fplugin-arg-spanplugin-all -Iinclude
 BENCH_BINS = $(BB)/plain $(BB)/floor $(BB)/floor-so $(BB)/sp-static $(BB)/sp-shared $(BB)/pg \
+             $(BB)/libspanprof-alloc.so \
              $(BB)/run
 BENCH_DEPS = bench/work.c bench/bench.h $(BB)/driver.o bench/bench.mk
 
@@ -40,6 +41,11 @@ $(BB)/sp-static: $(BENCH_DEPS) $(B)/spanplugin.so $(B)/libspanprof.a
 $(BB)/sp-shared: $(BENCH_DEPS) $(B)/spanplugin.so $(B)/libspanprof.so
 	$(CC) $(BENCH_CFLAGS) $(SPAN_FLAGS) bench/work.c $(BB)/driver.o -L$(B) -lspanprof \
 	  -Wl,-rpath,'$$ORIGIN/..' -o $@
+
+# The allocation interposer, next to the builds: rows preload it as @BIN@/libspanprof-alloc.so.
+$(BB)/libspanprof-alloc.so: $(B)/libspanprof-alloc.so
+	@mkdir -p $(@D)
+	cp $< $@
 
 # For uftrace: mcount calls in the same functions.
 $(BB)/pg: $(BENCH_DEPS)

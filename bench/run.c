@@ -109,6 +109,19 @@ static int on_path(const char *prog)
     return system(cmd) == 0;
 }
 
+/* A copy of TOKEN with a leading "@BIN@" in its value replaced by the directory of the builds
+ * (runs happen in scratch directories, so paths such as LD_PRELOAD's must be absolute). */
+static char *expand_bindir(const char *token)
+{
+    const char *at = strstr(token, "=@BIN@");
+    if (!at)
+        return strdup(token);
+    char *out;
+    if (asprintf(&out, "%.*s=%s%s", (int)(at - token), token, bindir, at + strlen("=@BIN@")) < 0)
+        exit(1);
+    return out;
+}
+
 static void load_rows(const char *path)
 {
     FILE *f = fopen(path, "r");
@@ -135,7 +148,7 @@ static void load_rows(const char *path)
         snprintf(r->binary, sizeof r->binary, "%s", r->uftrace ? bin + 8 : bin);
         r->divisor = atol(div) > 0 ? atol(div) : 1;
         while ((tok = strtok_r(NULL, " \t\n", &save)) && r->nenv < MAX_ENV)
-            r->env[r->nenv++] = strdup(tok);
+            r->env[r->nenv++] = expand_bindir(tok);
     }
     fclose(f);
 }
