@@ -18,7 +18,8 @@
 #include "internal.h"
 #include "trace.h"
 
-static int parse_bool(const char *var, int def, spanprof__getenv_fn get, FILE *err)
+/* A 0/1 variable: unset gives DEF; anything else one warning line and DEF. */
+int spanprof__env_bool(const char *var, int def, spanprof__getenv_fn get, FILE *err)
 {
     const char *v = get(var);
     if (!v)
@@ -67,8 +68,8 @@ static void parse_mode(struct spanprof__config *c, spanprof__getenv_fn get, FILE
 void spanprof__config_load(struct spanprof__config *c, spanprof__getenv_fn get, FILE *err)
 {
     parse_mode(c, get, err);
-    c->threads = parse_bool("SPANPROF_THREADS", 0, get, err);
-    c->file_line = parse_bool("SPANPROF_FILE_LINE", 0, get, err);
+    c->threads = spanprof__env_bool("SPANPROF_THREADS", 0, get, err);
+    c->file_line = spanprof__env_bool("SPANPROF_FILE_LINE", 0, get, err);
     c->folded = parse_path("SPANPROF_FOLDED", SPANPROF_FOLDED_DEFAULT,
                            "'" SPANPROF_FOLDED_DEFAULT "'", get, err);
     c->json = parse_path("SPANPROF_JSON", NULL, "none", get, err);

@@ -110,6 +110,25 @@ struct spanprof__thread {
     struct spanprof__trace_ring *trace; /* SPANPROF_TRACE ring (trace.h), or NULL */
 };
 
+/* Pushes a frame for N, a child of the top frame F's node, onto T's stack and counts the call
+ * (at entry, so noreturn functions count too).  Shared by the hot path and the cold one; the
+ * caller stores the start timestamp last, so this bookkeeping is not charged to the span.
+ * A signal handler running spans on this thread sees either the old or the new top, never a
+ * half-written frame: compiler barrier only, x86 keeps the store order. */
+static inline __attribute__((always_inline)) struct spanprof__frame *
+spanprof__push_frame(struct spanprof__thread *t, struct spanprof__frame *f, struct spanprof__node *n,
+                     uintptr_t cfa, uintptr_t ra, uintptr_t fra)
+{
+    n->calls++;
+    f[1].node = n;
+    f[1].cfa = cfa;
+    f[1].ra = ra;
+    f[1].fra = fra;
+    __atomic_signal_fence(__ATOMIC_RELEASE);
+    t->top = f + 1;
+    return f + 1;
+}
+
 /* ---- env.c ---- */
 struct spanprof__config {
     int enabled;        /* SPANPROF != 0 */
@@ -124,6 +143,8 @@ struct spanprof__config {
 #define SPANPROF_FOLDED_DEFAULT "spanprof.folded"
 typedef const char *(*spanprof__getenv_fn)(const char *name);
 void spanprof__config_load(struct spanprof__config *c, spanprof__getenv_fn get, FILE *err);
+/* A 0/1 variable VAR: unset gives DEF; any other value one warning line on ERR and DEF. */
+int spanprof__env_bool(const char *var, int def, spanprof__getenv_fn get, FILE *err);
 void spanprof__config_warn_unknown(char *const *env, FILE *err);
 
 /* ---- path.c ---- */

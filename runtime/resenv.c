@@ -14,19 +14,6 @@
 
 #include "resources.h"
 
-static int parse_bool(const char *var, int def, spanprof__getenv_fn get, FILE *err)
-{
-    const char *v = get(var);
-    if (!v)
-        return def;
-    if (strcmp(v, "0") == 0)
-        return 0;
-    if (strcmp(v, "1") == 0)
-        return 1;
-    fprintf(err, "spanprof: warning: %s='%s' is not 0 or 1; using %d\n", var, v, def);
-    return def;
-}
-
 static uint64_t parse_bytes(const char *var, uint64_t def, spanprof__getenv_fn get, FILE *err)
 {
     const char *v = get(var);
@@ -45,10 +32,10 @@ static uint64_t parse_bytes(const char *var, uint64_t def, spanprof__getenv_fn g
 
 void spanprof__res_config_load(struct spanprof__res_config *c, spanprof__getenv_fn get, FILE *err)
 {
-    c->hist = parse_bool("SPANPROF_HISTOGRAM", SPANPROF_HISTOGRAM_DEFAULT, get, err);
-    c->cpu = parse_bool("SPANPROF_CPU", 0, get, err);
-    c->alloc = parse_bool("SPANPROF_ALLOC", 0, get, err);
-    c->alloc_stacks = parse_bool("SPANPROF_ALLOC_STACKS", 0, get, err);
+    c->hist = spanprof__env_bool("SPANPROF_HISTOGRAM", SPANPROF_HISTOGRAM_DEFAULT, get, err);
+    c->cpu = spanprof__env_bool("SPANPROF_CPU", 0, get, err);
+    c->alloc = spanprof__env_bool("SPANPROF_ALLOC", 0, get, err);
+    c->alloc_stacks = spanprof__env_bool("SPANPROF_ALLOC_STACKS", 0, get, err);
     c->alloc_sample = parse_bytes("SPANPROF_ALLOC_SAMPLE", SPANPROF_ALLOC_SAMPLE_DEFAULT, get, err);
     c->alloc_folded = SPANPROF_ALLOC_FOLDED_DEFAULT;
     const char *v = get("SPANPROF_ALLOC_FOLDED");

@@ -57,17 +57,9 @@ static inline __attribute__((always_inline)) void record_enter(struct spanprof_s
         spanprof__enter_cold(site, cfa, ra, fra);
         return;
     }
-    n->calls++; /* exact call count, counted at entry so noreturn functions count too */
-    f[1].node = n;
-    f[1].cfa = cfa;
-    f[1].ra = ra;
-    f[1].fra = fra;
-    /* A signal handler running spans on this thread sees either the old or the new top, never a
-     * half-written frame: compiler barrier only, x86 keeps the store order. */
-    __atomic_signal_fence(__ATOMIC_RELEASE);
-    t->top = f + 1;
+    f = spanprof__push_frame(t, f, n, cfa, ra, fra); /* 6 stores */
     /* Timestamp last, so the bookkeeping above is not charged to the span: ~10.5 ns (rdtsc). */
-    f[1].start = timed ? spanprof__clock_now() : 0;
+    f->start = timed ? spanprof__clock_now() : 0;
 }
 
 /* Pop the frame of SITE.  Timestamp first, so our own bookkeeping is not charged to the span. */

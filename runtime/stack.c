@@ -87,16 +87,8 @@ static int grow(struct spanprof__thread *t)
 static void push(struct spanprof__thread *t, struct spanprof__node *n, uintptr_t cfa, uintptr_t ra,
                  uintptr_t fra)
 {
-    struct spanprof__frame *f = t->top;
-    f->node->hint = n;
-    n->calls++;
-    f[1].node = n;
-    f[1].cfa = cfa;
-    f[1].ra = ra;
-    f[1].fra = fra;
-    __atomic_signal_fence(__ATOMIC_RELEASE);
-    t->top = f + 1;
-    f[1].start = spanprof__clock_now();
+    t->top->node->hint = n;
+    spanprof__push_frame(t, t->top, n, cfa, ra, fra)->start = spanprof__clock_now();
 }
 
 SPANPROF_COLD void spanprof__enter_cold(struct spanprof_site *site, uintptr_t cfa, uintptr_t ra,
