@@ -11,10 +11,12 @@
 #                            /* test: c-only */               not compiled as C++
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
+# shellcheck disable=SC2034 # read by lib.sh
+suite=plugin
+# shellcheck source=testsuite/lib.sh
+. "$here/../lib.sh"
 work=$(mktemp -d "${TMPDIR:-/tmp}/spanprof-plugin-tests.XXXXXX")
 trap 'rm -rf "$work"' EXIT
-passed=0
-failed=0
 
 # Prints the normalised result of one run in directory $1 whose main process had pid $2.
 describe_run() {
@@ -44,10 +46,9 @@ run_one() {
     # shellcheck disable=SC2086 # compiler and level are word lists
     build="$compiler -g -fchecking $level -fplugin=$PLUGIN -I$INCLUDE_DIR $src -x none -o $exe -L$LIBDIR -lspanprof -Wl,-rpath,$LIBDIR -pthread"
     if ! $build >"$dir/build.log" 2>&1; then
-        echo "FAIL $name [$label]: does not build"
+        fail "$name [$label]: does not build"
         echo "  $build"
         sed 's/^/  | /' "$dir/build.log"
-        failed=$((failed + 1))
         return
     fi
     test_env=$(sed -n 's|.*test-env: \(.*\) \*/.*|\1|p' "$src")
@@ -55,31 +56,15 @@ run_one() {
     (cd "$dir" && env SPANPROF_JSON="$dir/out.%p.json" SPANPROF_FOLDED="$dir/out.%p.folded" \
         $test_env "$exe" >stdout 2>stderr & echo $! >"$dir/pid"; wait $!; echo $? >"$dir/status")
     describe_run "$dir" "$(cat "$dir/pid")" >"$dir/actual"
-    expected="$here/$name.expected"
-    if [ "${REGEN:-0}" = 1 ]; then
-        cp "$dir/actual" "$expected"
-        echo "REGEN $name [$label] -> $expected"
-        return
-    fi
-    if diff -u "$expected" "$dir/actual" >"$dir/diff" 2>&1; then
-        echo "PASS $name [$label]"
-        passed=$((passed + 1))
-    else
-        echo "FAIL $name [$label]"
-        echo "  built with: $build"
-        sed 's/^/  /' "$dir/diff"
-        echo "  if the new output is right: make check-plugin REGEN=1 SAMPLES=$name"
-        failed=$((failed + 1))
-    fi
+    compare_expected "$name" "$label" "$dir/actual" "make check-plugin REGEN=1 SAMPLES=$name" \
+        "built with: $build"
 }
 
 for src in "$here"/*.c "$here"/*.cc; do
     [ -f "$src" ] || continue
     file=${src##*/}
     name=${file%.*}
-    if [ -n "${SAMPLES:-}" ]; then
-        case " $SAMPLES " in *" $name "*) ;; *) continue ;; esac
-    fi
+    selected "$name" || continue
     case $file in
     *.c)
         compilers="gcc=$CC"
@@ -101,5 +86,4 @@ for src in "$here"/*.c "$here"/*.cc; do
     done
 done
 
-echo "plugin: $passed passed, $failed failed"
-[ "$failed" -eq 0 ]
+summary

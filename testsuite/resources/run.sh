@@ -11,11 +11,12 @@
 #                            /* test: needs-libunwind */     skipped without libunwind
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
+# shellcheck disable=SC2034 # read by lib.sh
+suite=resources
+# shellcheck source=testsuite/lib.sh
+. "$here/../lib.sh"
 work=$(mktemp -d "${TMPDIR:-/tmp}/spanprof-resources-tests.XXXXXX")
 trap 'rm -rf "$work"' EXIT
-passed=0
-failed=0
-skipped=0
 
 describe_run() {
     dir=$1 pid=$2
@@ -58,10 +59,9 @@ run_one() {
     # shellcheck disable=SC2086
     build="$compiler -g $level -fplugin=$PLUGIN -I$INCLUDE_DIR $src -x none -o $exe -L$LIBDIR -lspanprof -Wl,-rpath,$LIBDIR -pthread"
     if ! $build >"$dir/build.log" 2>&1; then
-        echo "FAIL $name [$label]: does not build"
+        fail "$name [$label]: does not build"
         echo "  $build"
         sed 's/^/  | /' "$dir/build.log"
-        failed=$((failed + 1))
         return
     fi
     preload="$LIBDIR/libspanprof-alloc.so"
@@ -80,34 +80,17 @@ run_one() {
             echo "# estimate $got is not within 25% of $want" >>"$dir/actual"
         fi
     fi
-    expected="$here/$name.expected"
-    if [ "${REGEN:-0}" = 1 ]; then
-        cp "$dir/actual" "$expected"
-        echo "REGEN $name [$label] -> $expected"
-        return
-    fi
-    if diff -u "$expected" "$dir/actual" >"$dir/diff" 2>&1; then
-        echo "PASS $name [$label]"
-        passed=$((passed + 1))
-    else
-        echo "FAIL $name [$label]"
-        echo "  built with: $build"
-        sed 's/^/  /' "$dir/diff"
-        echo "  if the new output is right: make check-resources REGEN=1 SAMPLES=$name"
-        failed=$((failed + 1))
-    fi
+    compare_expected "$name" "$label" "$dir/actual" "make check-resources REGEN=1 SAMPLES=$name" \
+        "built with: $build"
 }
 
 for src in "$here"/*.c "$here"/*.cc; do
     [ -f "$src" ] || continue
     file=${src##*/}
     name=${file%.*}
-    if [ -n "${SAMPLES:-}" ]; then
-        case " $SAMPLES " in *" $name "*) ;; *) continue ;; esac
-    fi
+    selected "$name" || continue
     if grep -q 'test: needs-libunwind' "$src" && [ "${HAVE_LIBUNWIND:-no}" != yes ]; then
-        echo "SKIP $name: built without libunwind (apt-get install libunwind-dev, re-run ./configure)"
-        skipped=$((skipped + 1))
+        skip "$name: built without libunwind (apt-get install libunwind-dev, re-run ./configure)"
         continue
     fi
     case $file in
@@ -120,5 +103,4 @@ for src in "$here"/*.c "$here"/*.cc; do
     done
 done
 
-echo "resources: $passed passed, $failed failed"
-[ "$failed" -eq 0 ]
+summary

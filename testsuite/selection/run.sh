@@ -31,29 +31,17 @@ case $INCLUDE_DIR in /*) ;; *) INCLUDE_DIR=$(pwd)/$INCLUDE_DIR ;; esac
 LC_ALL=C
 export LC_ALL
 
+# shellcheck disable=SC2034 # read by lib.sh
+suite=selection
+# shellcheck source=testsuite/lib.sh
+. "$here/../lib.sh"
 work=$(mktemp -d "${TMPDIR:-/tmp}/spanprof-selection.XXXXXX") || exit 2
 trap 'rm -rf "$work"' EXIT INT TERM
-passed=0
-failed=0
 A=-fplugin-arg-spanplugin-
 
 # compare CASE LABEL ACTUAL REGEN-HINT
 compare () {
-    expected="$here/$1.expected"
-    if [ "${REGEN:-0}" = 1 ]; then
-        cp "$3" "$expected"
-        echo "REGEN $1 [$2] -> $expected"
-        return
-    fi
-    if diff -u "$expected" "$3" >"$work/diff" 2>&1; then
-        echo "PASS $1 [$2]"
-        passed=$((passed + 1))
-    else
-        echo "FAIL $1 [$2]"
-        sed 's/^/  /' "$work/diff"
-        echo "  to regenerate: $4"
-        failed=$((failed + 1))
-    fi
+    compare_expected "$1" "$2" "$3" "$4"
 }
 
 # note_case CASE COMPILER SOURCE OPTIONS...: which functions get a span.
@@ -82,7 +70,7 @@ run_case () {
     dir="$work/$name.$(echo "$level" | tr -c 'A-Za-z0-9\n' '_')"
     mkdir -p "$dir"
     if [ -z "$LIBDIR" ] || [ ! -f "$LIBDIR/libspanprof.so" ] || [ ! -x "$PROFDUMP" ]; then
-        echo "SKIP $name [$level]: needs LIBDIR with libspanprof.so and PROFDUMP"
+        skip "$name [$level]: needs LIBDIR with libspanprof.so and PROFDUMP"
         return
     fi
     objs= log="$dir/build.log" ok=1 cmds=
@@ -104,9 +92,8 @@ run_case () {
     # shellcheck disable=SC2086
     [ $ok = 1 ] && { $cmd >>"$log" 2>&1 || ok=0; }
     if [ $ok = 0 ]; then
-        echo "FAIL $name [$level]: does not build:$cmds"
+        fail "$name [$level]: does not build:$cmds"
         sed 's/^/  | /' "$log"
-        failed=$((failed + 1))
         return
     fi
     (cd "$dir" && SPANPROF_JSON="$dir/out.json" SPANPROF_FOLDED="$dir/out.folded" ./prog >stdout 2>stderr
@@ -155,5 +142,4 @@ for level in -O0 -O2; do
     run_case exceptions "$level" exc_main.cc exc_mid.c:-fexceptions
 done
 
-echo "selection: $passed passed, $failed failed"
-[ "$failed" -eq 0 ]
+summary
