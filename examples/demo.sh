@@ -38,7 +38,7 @@ sort -k2,2nr -t' ' "$out/pipeline.folded" | head -n 8 |
 
 echo
 echo "== timeline: a shorter run with SPANPROF_TRACE ($trace_records records)"
-SPANPROF_FOLDED= SPANPROF_TRACE="$out/pipeline.trace.json" "$out/pipeline" "$trace_records" >/dev/null
+SPANPROF_FOLDED="" SPANPROF_TRACE="$out/pipeline.trace.json" "$out/pipeline" "$trace_records" >/dev/null
 
 echo
 echo "== pages (spanprof view): a flame graph of the folded stacks, a timeline of the trace"

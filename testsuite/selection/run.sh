@@ -73,7 +73,7 @@ run_case () {
         skip "$name [$level]: needs LIBDIR with libspanprof.so and PROFDUMP"
         return
     fi
-    objs= log="$dir/build.log" ok=1 cmds=
+    objs='' log="$dir/build.log" ok=1 cmds=''
     for spec in "$@"; do
         src=${spec%%:*} extra=
         [ "$src" != "$spec" ] && extra=${spec#*:}

@@ -21,7 +21,7 @@ run_case() {
     name=$1 dir=$2 exe=$3
     shift 3
     mkdir -p "$dir"
-    (cd "$dir" && SPANPROF_FOLDED= SPANPROF_TRACE=trace.json "$exe" "$@" 2>stderr)
+    (cd "$dir" && SPANPROF_FOLDED='' SPANPROF_TRACE=trace.json "$exe" "$@" 2>stderr)
     echo "# stderr"
     cat "$dir/stderr"
     echo "# trace"
