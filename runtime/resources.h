@@ -2,9 +2,9 @@
  * allocations per span (histogram.c, cputime.c, resources.c, resenv.c, allocstats.c,
  * allocfolded.c).  Never installed.
  *
- * Per-node data: when a resource feature is on, every call-tree node is allocated with extra
- * room right behind it (calltree.c asks for spanprof__node_ext_size more bytes): first the
- * latency histogram (if on), then struct spanprof__res_node (if CPU or allocation tracking is on).
+ * Per-node data: when CPU or allocation tracking is on, every call-tree node is allocated with
+ * struct spanprof__res_node right behind it (calltree.c asks for spanprof__node_ext_size more
+ * bytes).  Latency histograms are not per node but per (thread, site): see histogram.h.
  * Per-frame data for CPU time and peak live bytes lives in a per-thread array parallel to the
  * shadow stack (struct spanprof__res_thread, reached through spanprof__thread.res).
  */
