@@ -6,6 +6,7 @@
  */
 #include <sys/mman.h>
 
+#include "histogram.h"
 #include "internal.h"
 #include "resources.h"
 
@@ -64,7 +65,11 @@ struct spanprof__node *spanprof__tree_child(struct spanprof__thread *t,
     for (c = parent->first_child; c; c = c->next_sibling)
         if (c->site == site)
             return c;
-    /* Resource data (histogram, counters) sits right behind the node, zeroed (fresh mmap). */
+    /* The exit fast path takes the thread's histogram for the site without a test: create it
+     * before the node can be pushed. */
+    if (spanprof__hist_on && !spanprof__hist_attach(t, site))
+        return NULL;
+    /* Resource counters sit right behind the node, zeroed (fresh mmap). */
     c = spanprof__arena_alloc(&t->arena, sizeof *c + spanprof__node_ext_size);
     if (!c)
         return NULL;

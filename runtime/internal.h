@@ -89,6 +89,8 @@ struct spanprof__thread {
     /* --- hot: read on every enter/exit --- */
     struct spanprof__frame *top;   /* current top frame (frames[0] when nothing is open) */
     struct spanprof__frame *limit; /* last usable slot: top == limit means "grow first" */
+    struct spanprof__hist_table *hists; /* SPANPROF_HISTOGRAM: histograms by site id, read on
+                                         * exit (histogram.h); NULL when off */
     /* --- cold --- */
     struct spanprof__frame *frames;
     size_t capacity;                  /* frames allocated */

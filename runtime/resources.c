@@ -40,10 +40,8 @@ void spanprof__res_init(void)
     if (c->alloc)
         spanprof__alloc_attach(); /* clears c->alloc when the interposer is not loaded */
     size_t ext = 0;
-    if (c->hist) {
-        ext += sizeof(struct spanprof__hist);
+    if (c->hist) /* per (thread, site), not per node: see histogram.h */
         spanprof__hist_on = 1;
-    }
     if (c->cpu || c->alloc) {
         spanprof__res_offset = sizeof(struct spanprof__node) + ext;
         ext += sizeof(struct spanprof__res_node);
@@ -228,8 +226,6 @@ static int collect_pre(struct spanprof__node *n, size_t depth, void *ctx)
         r->acc_cap = cap;
     }
     memset(&r->acc[depth], 0, sizeof r->acc[depth]);
-    if (s->hist)
-        spanprof__hist_merge(s->hist, spanprof__hist_of(n));
     if (spanprof__res_slow) {
         struct spanprof__res_node *rn = spanprof__res_of(n);
         struct counts c;
@@ -266,15 +262,33 @@ static void collect_post(struct spanprof__node *n, size_t depth, void *ctx)
     add(&r->acc[depth - 1], &sub);
 }
 
+/* Adds each of T's histograms into its site's (a running thread's table is read racily: entries
+ * and tables are published with release stores and never freed). */
+static void collect_hists(struct spanprof__res_sites *r, const struct spanprof__thread *t)
+{
+    const struct spanprof__hist_table *tab = __atomic_load_n(&t->hists, __ATOMIC_ACQUIRE);
+    for (size_t i = 0; tab && i < tab->cap && !r->oom; i++) {
+        const struct spanprof__hist *h = __atomic_load_n(&tab->v[i], __ATOMIC_ACQUIRE);
+        struct res_site *s = h ? lookup(r, h->site) : NULL;
+        if (s && s->hist)
+            spanprof__hist_merge(s->hist, h);
+    }
+}
+
 struct spanprof__res_sites *spanprof__res_collect(const struct spanprof__view *v)
 {
-    if (!spanprof__node_ext_size)
+    if (!spanprof__hist_on && !spanprof__res_slow)
         return NULL;
     struct spanprof__res_sites *r = calloc(1, sizeof *r);
     if (!r)
         return NULL;
-    for (size_t i = 0; i < v->nthreads && !r->oom; i++)
-        spanprof__tree_walk(&v->threads[i]->root, collect_pre, collect_post, r);
+    for (size_t i = 0; i < v->nthreads && !r->oom; i++) {
+        /* The tree walk is only for the per-node counters; histograms are per thread already. */
+        if (spanprof__res_slow)
+            spanprof__tree_walk(&v->threads[i]->root, collect_pre, collect_post, r);
+        if (spanprof__hist_on)
+            collect_hists(r, v->threads[i]);
+    }
     if (r->oom) {
         fprintf(stderr, "spanprof: error: out of memory writing the resource profile\n");
         spanprof__res_free(r);

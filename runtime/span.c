@@ -84,9 +84,10 @@ static inline __attribute__((always_inline)) void record_exit(struct spanprof_si
         n->total += d;
         f[-1].node->child += d; /* f > frames[0] here: the root frame's node has no site */
         /* Latency histogram (SPANPROF_HISTOGRAM, see histogram.h): one predictable branch on a
-         * read-mostly global when off; when on, lzcnt + shift + one increment + max. */
+         * read-mostly global when off; when on, the thread's histogram for the site (two loads
+         * from hot lines, one table load), lzcnt + shift + one increment + max. */
         if (spanprof__hist_on)
-            spanprof__hist_add(n, d);
+            spanprof__hist_add(spanprof__hist_get(t, site), d);
     }
     __atomic_signal_fence(__ATOMIC_RELEASE);
     t->top = f - 1;

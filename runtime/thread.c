@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "clock.h"
+#include "histogram.h"
 #include "internal.h"
 #include "resources.h"
 #include "trace.h"
@@ -186,6 +187,7 @@ void spanprof__fork_child(void)
     spanprof__g.start_real_nsec = ts.tv_nsec;
     if (t != &spanprof__sentinel_thread) {
         spanprof__tree_walk(&t->root, reset_node, NULL, NULL);
+        spanprof__hist_reset(t);
         t->abandoned = t->unmatched = t->overflow = 0;
         uint64_t now = spanprof__clock_now();
         struct spanprof__frame *f = t->park_depth ? t->parked_top : t->top;

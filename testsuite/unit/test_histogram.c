@@ -1,6 +1,9 @@
 /* test_histogram.c — latency histograms: bucket bounds, quantiles of synthetic durations against
- * the exact values (within the 3.125% midpoint error), merging, exact maximum; resource variables. */
+ * the exact values (within the 3.125% midpoint error), merging, exact maximum; one histogram per
+ * (thread, site) fed by every completed activation, reset in a fork child; resource variables. */
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "histogram.h"
 #include "resources.h"
@@ -13,7 +16,7 @@ static struct spanprof__hist *new_hist(void)
     return h;
 }
 
-/* Adds D to H the way the exit path does (through a node whose histogram sits behind it). */
+/* Adds D to H the way the exit path does. */
 static void add(struct spanprof__hist *h, uint64_t d)
 {
     h->count[spanprof__hist_index(d)]++;
@@ -115,18 +118,80 @@ END_TEST
 UNIT_SITE(hist_site, "hist");
 UNIT_SPAN_FN(hist_fn, hist_site, (void)0)
 
-START_TEST(exit_path_fills_the_node_histogram)
+static uint64_t hist_count(const struct spanprof__hist *h)
+{
+    uint64_t count = 0;
+    for (unsigned i = 0; i < SPANPROF_HIST_BUCKETS; i++)
+        count += h->count[i];
+    return count;
+}
+
+START_TEST(exit_path_fills_the_site_histogram)
 {
     ck_assert_int_eq(spanprof__hist_on, 1); /* check-unit runs with SPANPROF_HISTOGRAM=1 */
     for (int i = 0; i < 7; i++)
         hist_fn();
-    struct spanprof__node *n = unit_child(&unit_self()->root, &hist_site);
-    ck_assert_ptr_nonnull(n);
-    uint64_t count = 0;
-    for (unsigned i = 0; i < SPANPROF_HIST_BUCKETS; i++)
-        count += spanprof__hist_of(n)->count[i];
-    ck_assert_uint_eq(count, 7);
-    ck_assert_uint_gt(spanprof__hist_of(n)->max, 0);
+    ck_assert_ptr_nonnull(unit_child(&unit_self()->root, &hist_site));
+    struct spanprof__hist *h = spanprof__hist_get(unit_self(), &hist_site);
+    ck_assert_ptr_eq(h->site, &hist_site);
+    ck_assert_uint_eq(hist_count(h), 7);
+    ck_assert_uint_gt(h->max, 0);
+}
+END_TEST
+
+/* A recursive span reached from two parents: four nodes, one histogram holding every completed
+ * activation (2 x 3 under rp_a, 1 under rp_b). */
+UNIT_SITE(rec_site, "rec");
+UNIT_SITE(rp_a_site, "rp_a");
+UNIT_SITE(rp_b_site, "rp_b");
+
+static __attribute__((noinline)) void rec_fn(int depth)
+{
+    __spanprof_enter(&rec_site, __builtin_dwarf_cfa());
+    if (depth > 1)
+        rec_fn(depth - 1);
+    __asm__ volatile("" ::: "memory");
+    __spanprof_exit(&rec_site, __builtin_dwarf_cfa());
+}
+UNIT_SPAN_FN(rp_a_fn, rp_a_site, rec_fn(3))
+UNIT_SPAN_FN(rp_b_fn, rp_b_site, rec_fn(1))
+
+START_TEST(one_histogram_per_site_counts_every_activation)
+{
+    rp_a_fn();
+    rp_a_fn();
+    rp_b_fn();
+    struct spanprof__thread *t = unit_self();
+    struct spanprof__node *a = unit_child(unit_child(&t->root, &rp_a_site), &rec_site);
+    struct spanprof__node *b = unit_child(unit_child(&t->root, &rp_b_site), &rec_site);
+    ck_assert_ptr_nonnull(a);
+    ck_assert_ptr_nonnull(b);
+    ck_assert_ptr_nonnull(unit_child(unit_child(a, &rec_site), &rec_site));
+    struct spanprof__hist *h = spanprof__hist_get(t, &rec_site);
+    ck_assert_ptr_eq(h->site, &rec_site);
+    ck_assert_uint_eq(hist_count(h), 7);
+    ck_assert_uint_eq(hist_count(spanprof__hist_get(t, &rp_a_site)), 2);
+    ck_assert_uint_eq(hist_count(spanprof__hist_get(t, &rp_b_site)), 1);
+}
+END_TEST
+
+START_TEST(fork_child_starts_at_zero)
+{
+    hist_fn();
+    ck_assert_uint_gt(hist_count(spanprof__hist_get(unit_self(), &hist_site)), 0);
+    pid_t pid = fork();
+    ck_assert_int_ge(pid, 0);
+    if (pid == 0) {
+        const struct spanprof__hist *h = spanprof__hist_get(unit_self(), &hist_site);
+        int ok = hist_count(h) == 0 && h->max == 0 && h->site == &hist_site;
+        hist_fn();
+        ok = ok && hist_count(h) == 1;
+        _exit(ok ? 0 : 1);
+    }
+    int status;
+    ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+    ck_assert(WIFEXITED(status));
+    ck_assert_int_eq(WEXITSTATUS(status), 0);
 }
 END_TEST
 
@@ -195,7 +260,9 @@ Suite *histogram_suite(void)
     tcase_add_test(tc, quantiles_skewed_and_exact_small);
     tcase_add_test(tc, quantile_never_above_max_and_empty);
     tcase_add_test(tc, merge_adds_counts_and_keeps_max);
-    tcase_add_test(tc, exit_path_fills_the_node_histogram);
+    tcase_add_test(tc, exit_path_fills_the_site_histogram);
+    tcase_add_test(tc, one_histogram_per_site_counts_every_activation);
+    tcase_add_test(tc, fork_child_starts_at_zero);
     tcase_add_test(tc, resource_env);
     suite_add_tcase(s, tc);
     return s;
