@@ -6,7 +6,8 @@
 #
 # Each program is described by one NAME.sh file in this folder (PACKAGE, MIN_SPANS, MIN_HIT and
 # the functions real_build and real_test, run in the unpacked source tree with CC, CFLAGS,
-# LDFLAGS and LIBS set).
+# LDFLAGS and LIBS set; optionally MIN_THREADS, the number of threads with spans that at least
+# one test process must report, for programs whose tests run threads).
 #
 # Environment: CC, PLUGIN, INCLUDE_DIR, LIBDIR (holds libspanprof.so), PROFDUMP.
 # Optional: REAL_WORK (work directory, default ./real-work), REAL_PROGRAMS="zlib bzip2" to run
@@ -113,7 +114,7 @@ problem() {
 # Checks the profiles in $1 against the limits; prints what it found; sets hit, procs.
 check_profiles() {
     name=$1 out=$2
-    procs=0 hit=0
+    procs=0 hit=0 threads=0
     set -- "$out"/*.json
     if [ ! -f "$1" ]; then
         problem "$name" "the instrumented test run wrote no profile at all"
@@ -135,20 +136,25 @@ check_profiles() {
             problem "$name" "exits without enter in $json" "$json.dump"
         fi
         sed -n 's/^span \([^ ]*\) calls=[1-9][0-9]*$/\1/p' "$json.dump" >>"$out/spans"
+        n=$(sed -n 's/^ *"thread_count": *\([0-9][0-9]*\).*/\1/p' "$json" | head -n 1)
+        [ "${n:-0}" -gt "$threads" ] && threads=$n
     done
     hit=$(sort -u "$out/spans" | wc -l)
     lines=$(cat "$out"/*.folded | wc -l)
     depth=$(cat "$out"/*.folded | awk '{ n = split($1, frames, ";"); if (n > max) max = n } END { print max + 0 }')
-    echo "  $procs profiles, $lines folded stacks, deepest $depth frames, $hit distinct spans called"
+    echo "  $procs profiles, $lines folded stacks, deepest $depth frames, $hit distinct spans called," \
+        "at most $threads threads in one process"
     [ "$lines" -gt 0 ] || problem "$name" "all folded stack files are empty"
     [ "$depth" -le $MAX_DEPTH ] || problem "$name" "a folded stack is $depth frames deep (limit $MAX_DEPTH)"
     [ "$hit" -ge "$MIN_HIT" ] || problem "$name" "only $hit distinct spans were called (expected at least $MIN_HIT)"
+    [ "$threads" -ge "${MIN_THREADS:-0}" ] ||
+        problem "$name" "no profile reports more than $threads threads (expected at least $MIN_THREADS in one process)"
 }
 
 # ---- the programs ------------------------------------------------------------------------------
 programs=${REAL_PROGRAMS:-$(cd "$here" && ls ./*.sh | sed -e 's|^\./||' -e 's|\.sh$||' | grep -v '^run$')}
 for name in $programs; do
-    unset PACKAGE MIN_SPANS MIN_HIT
+    unset PACKAGE MIN_SPANS MIN_HIT MIN_THREADS
     # shellcheck disable=SC1090 # one file per program
     . "$here/$name.sh"
     echo "== $name (source package $PACKAGE)"
