@@ -3,26 +3,10 @@
 
 #include "unit.h"
 
-static const char *const *fake_env;
-
-static const char *fake_get(const char *name)
-{
-    for (const char *const *e = fake_env; *e; e += 2)
-        if (strcmp(e[0], name) == 0)
-            return e[1];
-    return NULL;
-}
-
 /* Loads CONFIG from the NULL-terminated name/value list ENV; returns the warnings. */
 static char *load(struct spanprof__config *c, const char *const *env)
 {
-    char *buf = NULL;
-    size_t len = 0;
-    FILE *err = open_memstream(&buf, &len);
-    fake_env = env;
-    spanprof__config_load(c, fake_get, err);
-    fclose(err);
-    return buf;
+    return UNIT_LOAD_CONFIG(spanprof__config_load, c, env);
 }
 
 START_TEST(defaults)

@@ -158,6 +158,7 @@ UNIT_SPAN_FN(rp_b_fn, rp_b_site, rec_fn(1))
 
 START_TEST(one_histogram_per_site_counts_every_activation)
 {
+    ck_assert_int_eq(spanprof__hist_on, 1); /* see exit_path_fills_the_site_histogram */
     rp_a_fn();
     rp_a_fn();
     rp_b_fn();
@@ -177,6 +178,7 @@ END_TEST
 
 START_TEST(fork_child_starts_at_zero)
 {
+    ck_assert_int_eq(spanprof__hist_on, 1); /* see exit_path_fills_the_site_histogram */
     hist_fn();
     ck_assert_uint_gt(hist_count(spanprof__hist_get(unit_self(), &hist_site)), 0);
     pid_t pid = fork();
@@ -195,24 +197,9 @@ START_TEST(fork_child_starts_at_zero)
 }
 END_TEST
 
-static const char *const *fake_env;
-static const char *fake_get(const char *name)
-{
-    for (const char *const *e = fake_env; *e; e += 2)
-        if (strcmp(e[0], name) == 0)
-            return e[1];
-    return NULL;
-}
-
 static char *load(struct spanprof__res_config *c, const char *const *env)
 {
-    char *buf = NULL;
-    size_t len = 0;
-    FILE *err = open_memstream(&buf, &len);
-    fake_env = env;
-    spanprof__res_config_load(c, fake_get, err);
-    fclose(err);
-    return buf;
+    return UNIT_LOAD_CONFIG(spanprof__res_config_load, c, env);
 }
 
 START_TEST(resource_env)

@@ -12,16 +12,6 @@ UNIT_SITE(sq, "say \"hi\"");
 UNIT_SPAN_FN(fn_b, sb, )
 UNIT_SPAN_FN(fn_a, sa, fn_b(); fn_b())
 
-static const char *const *fake_env;
-
-static const char *fake_get(const char *name)
-{
-    for (const char *const *e = fake_env; *e; e += 2)
-        if (strcmp(e[0], name) == 0)
-            return e[1];
-    return NULL;
-}
-
 /* Parses SPANPROF_TRACE_BUFFER=VALUE; *warning gets what went to the error stream. */
 static size_t parse(const char *value, char **warning)
 {
@@ -29,8 +19,8 @@ static size_t parse(const char *value, char **warning)
     char *buf = NULL;
     size_t len = 0;
     FILE *err = open_memstream(&buf, &len);
-    fake_env = value ? env : env + 2;
-    size_t r = spanprof__trace_parse_buffer(fake_get, err);
+    unit_fake_env = value ? env : env + 2;
+    size_t r = spanprof__trace_parse_buffer(unit_fake_getenv, err);
     fclose(err);
     *warning = buf;
     return r;
@@ -65,22 +55,13 @@ START_TEST(config_trace)
 {
     static const char *const env[] = {"SPANPROF_TRACE", "t-%p.json", "SPANPROF_TRACE_BUFFER", "0.25", NULL};
     struct spanprof__config c;
-    char *buf = NULL;
-    size_t len = 0;
-    FILE *err = open_memstream(&buf, &len);
-    fake_env = env;
-    spanprof__config_load(&c, fake_get, err);
-    fclose(err);
+    char *buf = UNIT_LOAD_CONFIG(spanprof__config_load, &c, env);
     ck_assert_str_eq(buf, "");
     ck_assert_str_eq(c.trace, "t-%p.json");
     ck_assert_uint_eq(c.trace_buffer, 1u << 18);
     free(buf);
     static const char *const env2[] = {"SPANPROF_TRACE", "t-%d.json", NULL};
-    buf = NULL;
-    err = open_memstream(&buf, &len);
-    fake_env = env2;
-    spanprof__config_load(&c, fake_get, err);
-    fclose(err);
+    buf = UNIT_LOAD_CONFIG(spanprof__config_load, &c, env2);
     ck_assert_str_eq(buf, "spanprof: warning: SPANPROF_TRACE='t-%d.json' has a '%' not followed by 'p' or '%'; using none\n");
     ck_assert_ptr_null(c.trace);
     ck_assert_uint_eq(c.trace_buffer, 8u << 20);

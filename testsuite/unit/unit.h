@@ -23,6 +23,24 @@
         __spanprof_exit(&site, __builtin_dwarf_cfa());                                          \
     }
 
+/* The configuration parsers read the environment through a function; tests hand them
+ * unit_fake_getenv, which looks names up in unit_fake_env (a NULL-terminated name/value list). */
+extern const char *const *unit_fake_env;
+const char *unit_fake_getenv(const char *name);
+
+/* Runs LOAD(CONFIG, unit_fake_getenv, stream) with ENV as the environment and evaluates to what
+ * it wrote to the stream (its warnings; malloc'd, "" when none). */
+#define UNIT_LOAD_CONFIG(load, config, env)                                                     \
+    ({                                                                                          \
+        char *unit_buf_ = NULL;                                                                 \
+        size_t unit_len_ = 0;                                                                   \
+        FILE *unit_err_ = open_memstream(&unit_buf_, &unit_len_);                               \
+        unit_fake_env = (env);                                                                  \
+        load((config), unit_fake_getenv, unit_err_);                                            \
+        fclose(unit_err_);                                                                      \
+        unit_buf_;                                                                              \
+    })
+
 Suite *calltree_suite(void);
 Suite *folded_suite(void);
 Suite *json_suite(void);
