@@ -8,7 +8,7 @@
 # Environment (set by the Makefile): CC, PLUGIN, INCLUDE_DIR, LIBDIR, TOOL (the spanprof tool),
 # COZ (may be empty).
 # DEMO_RECORDS overrides the number of records processed in the plain run, DEMO_TRACE_RECORDS
-# those of the (shorter) traced run, DEMO_COZ_RECORDS those of the run under coz (about 70 s on
+# those of the (shorter) traced run, DEMO_COZ_RECORDS those of the run under coz (about 45 s on
 # a 2-core machine; shorter runs give coz too few experiments to tell the bottleneck from noise).
 set -eu
 out=build/demo
@@ -52,10 +52,10 @@ else
     flame_page="" timeline_page=""
 fi
 
-coz_records=${DEMO_COZ_RECORDS:-1500000}
+coz_records=${DEMO_COZ_RECORDS:-12000000}
 if [ -n "${COZ:-}" ]; then
     echo
-    echo "== causal profile: coz run --- $out/pipeline $coz_records (about 70 s)"
+    echo "== causal profile: coz run --- $out/pipeline $coz_records (about 45 s)"
     rm -f "$out/profile.coz" # coz appends to it
     if (cd "$out" && "$COZ" run --- ./pipeline "$coz_records" >coz.log 2>&1) && [ -s "$out/profile.coz" ]; then
         echo "experiments run: $(grep -c '^experiment' "$out/profile.coz")"

@@ -1,8 +1,9 @@
 /* pipeline.c — the demo program: a small multi-threaded log-processing pipeline
  *
- *   generate → parse (2 threads) → digest (2 threads) → summarise
+ *   generate → parse → digest → summarise      (one thread per stage)
  *
- * Stages talk through bounded queues.  Each stage function carries a span, so the profile shows
+ * Stages hand batches of records to each other through bounded queues (batches keep the
+ * locking cost small next to the work, so the time goes where the stages put it).  Each stage function carries a span, so the profile shows
  * where the time goes per stage; "digest" is the deliberate bottleneck (it hashes every record
  * many rounds over), which a flame graph and coz's causal profile should both point at.
  * Each record leaving the pipeline is a progress point ("item", on summarise), so coz measures
@@ -18,7 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { QUEUE_SLOTS = 256, PARSERS = 2, DIGESTERS = 2, LINE_MAX_BYTES = 128, DIGEST_ROUNDS = 24 };
+enum { QUEUE_SLOTS = 16, BATCH = 32, LINE_MAX_BYTES = 128, DIGEST_ROUNDS = 24 };
 
 struct record {
     char line[LINE_MAX_BYTES];
@@ -28,9 +29,15 @@ struct record {
     uint64_t digest;
 };
 
-/* A bounded blocking queue of record pointers; NULL is the end-of-stream marker. */
+/* What travels between stages: up to BATCH records. */
+struct batch {
+    unsigned count;
+    struct record records[BATCH];
+};
+
+/* A bounded blocking queue of batches; NULL is the end-of-stream marker. */
 struct queue {
-    struct record *slots[QUEUE_SLOTS];
+    struct batch *slots[QUEUE_SLOTS];
     unsigned head, tail, count, producers;
     pthread_mutex_t lock;
     pthread_cond_t not_empty, not_full;
@@ -45,12 +52,12 @@ static void queue_init(struct queue *q, unsigned producers)
     pthread_cond_init(&q->not_full, NULL);
 }
 
-static void queue_push(struct queue *q, struct record *r)
+static void queue_push(struct queue *q, struct batch *b)
 {
     pthread_mutex_lock(&q->lock);
     while (q->count == QUEUE_SLOTS)
         pthread_cond_wait(&q->not_full, &q->lock);
-    q->slots[q->tail] = r;
+    q->slots[q->tail] = b;
     q->tail = (q->tail + 1) % QUEUE_SLOTS;
     q->count++;
     pthread_cond_signal(&q->not_empty);
@@ -67,20 +74,20 @@ static void queue_close(struct queue *q)
 }
 
 /* Returns NULL once the queue is empty and all producers have closed it. */
-static struct record *queue_pop(struct queue *q)
+static struct batch *queue_pop(struct queue *q)
 {
     pthread_mutex_lock(&q->lock);
     while (q->count == 0 && q->producers > 0)
         pthread_cond_wait(&q->not_empty, &q->lock);
-    struct record *r = NULL;
+    struct batch *b = NULL;
     if (q->count > 0) {
-        r = q->slots[q->head];
+        b = q->slots[q->head];
         q->head = (q->head + 1) % QUEUE_SLOTS;
         q->count--;
         pthread_cond_signal(&q->not_full);
     }
     pthread_mutex_unlock(&q->lock);
-    return r;
+    return b;
 }
 
 static struct queue to_parse, to_digest, to_summarise;
@@ -100,10 +107,11 @@ static void *generator(void *unused)
 {
     (void)unused;
     pthread_setname_np(pthread_self(), "generator");
-    for (unsigned long i = 0; i < record_count; i++) {
-        struct record *r = malloc(sizeof *r);
-        generate_line(r, i);
-        queue_push(&to_parse, r);
+    for (unsigned long i = 0; i < record_count;) {
+        struct batch *b = malloc(sizeof *b);
+        for (b->count = 0; b->count < BATCH && i < record_count; b->count++, i++)
+            generate_line(&b->records[b->count], i);
+        queue_push(&to_parse, b);
     }
     queue_close(&to_parse);
     return NULL;
@@ -132,10 +140,11 @@ static void *parser(void *unused)
 {
     (void)unused;
     pthread_setname_np(pthread_self(), "parser");
-    struct record *r;
-    while ((r = queue_pop(&to_parse)) != NULL) {
-        parse_line(r);
-        queue_push(&to_digest, r);
+    struct batch *b;
+    while ((b = queue_pop(&to_parse)) != NULL) {
+        for (unsigned i = 0; i < b->count; i++)
+            parse_line(&b->records[i]);
+        queue_push(&to_digest, b);
     }
     queue_close(&to_digest);
     return NULL;
@@ -162,10 +171,11 @@ static void *digester(void *unused)
 {
     (void)unused;
     pthread_setname_np(pthread_self(), "digester");
-    struct record *r;
-    while ((r = queue_pop(&to_digest)) != NULL) {
-        digest_record(r);
-        queue_push(&to_summarise, r);
+    struct batch *b;
+    while ((b = queue_pop(&to_digest)) != NULL) {
+        for (unsigned i = 0; i < b->count; i++)
+            digest_record(&b->records[i]);
+        queue_push(&to_summarise, b);
     }
     queue_close(&to_summarise);
     return NULL;
@@ -183,7 +193,6 @@ SPAN_NAMED("summarise") PROGRESS_POINT_NAMED("item") static void summarise(struc
     s->errors += strcmp(r->level, "ERROR") == 0 || r->status >= 500;
     s->slow += r->latency_ms > 500;
     s->digest_xor ^= r->digest;
-    free(r);
 }
 
 int main(int argc, char **argv)
@@ -193,22 +202,22 @@ int main(int argc, char **argv)
         return 2;
     }
     queue_init(&to_parse, 1);
-    queue_init(&to_digest, PARSERS);
-    queue_init(&to_summarise, DIGESTERS);
+    queue_init(&to_digest, 1);
+    queue_init(&to_summarise, 1);
 
-    pthread_t threads[1 + PARSERS + DIGESTERS];
-    unsigned started = 0;
-    pthread_create(&threads[started++], NULL, generator, NULL);
-    for (int i = 0; i < PARSERS; i++)
-        pthread_create(&threads[started++], NULL, parser, NULL);
-    for (int i = 0; i < DIGESTERS; i++)
-        pthread_create(&threads[started++], NULL, digester, NULL);
+    void *(*const stages[])(void *) = { generator, parser, digester };
+    pthread_t threads[3];
+    for (int i = 0; i < 3; i++)
+        pthread_create(&threads[i], NULL, stages[i], NULL);
 
     struct summary s = { 0 };
-    struct record *r;
-    while ((r = queue_pop(&to_summarise)) != NULL)
-        summarise(&s, r);
-    for (unsigned i = 0; i < started; i++)
+    struct batch *b;
+    while ((b = queue_pop(&to_summarise)) != NULL) {
+        for (unsigned i = 0; i < b->count; i++)
+            summarise(&s, &b->records[i]);
+        free(b);
+    }
+    for (int i = 0; i < 3; i++)
         pthread_join(threads[i], NULL);
     printf("records=%lu errors=%lu slow=%lu digest=%016llx\n", s.records, s.errors, s.slow,
            (unsigned long long)s.digest_xor);
