@@ -8,10 +8,45 @@
  * stands for s / (1 - exp(-s/T)) bytes (computed by the interposer); summing those is an unbiased
  * estimate of the bytes allocated on each stack.
  */
+#define _GNU_SOURCE /* RTLD_DEFAULT */
+#include <dlfcn.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "resources.h"
+
+/* libstdc++'s demangler, present in C++ programs: native frames come from the symbol table
+ * mangled (_ZN5store6Parser5parseEi), span names are already readable.  Looked up at write time,
+ * off the hot path; without it (a C program) names stay as they are. */
+typedef char *(*demangle_fn)(const char *mangled, char *out, size_t *len, int *status);
+
+/* Length of NAME without the suffix GCC gives its clones of a function (make.isra.0,
+ * parse.constprop.1, f.part.0, f.cold; demangled: "f() [clone .isra.0]"), so a function and its
+ * clones are one frame, as they are one function to the reader. */
+static size_t without_clone_suffix(const char *name)
+{
+    const char *bracket = strstr(name, " [clone .");
+    if (bracket)
+        return (size_t)(bracket - name);
+    static const char *const suffixes[] = { ".isra.", ".constprop.", ".part.", ".cold", ".lto_priv." };
+    size_t len = strlen(name);
+    for (size_t i = 0; i < sizeof suffixes / sizeof suffixes[0]; i++) {
+        const char *at = strstr(name, suffixes[i]);
+        if (at && at > name && (size_t)(at - name) < len)
+            len = (size_t)(at - name);
+    }
+    return len;
+}
+
+static void put_native_name(FILE *f, const char *sep, const char *name, demangle_fn demangle)
+{
+    int status = -1;
+    char *readable = demangle && name[0] == '_' && name[1] == 'Z' ? demangle(name, NULL, NULL, &status)
+                                                                  : NULL;
+    const char *shown = status == 0 && readable ? readable : name;
+    fprintf(f, "%s%.*s", sep, (int)without_clone_suffix(shown), shown);
+    free(readable);
+}
 
 struct spanprof__alloc_sample {
     struct spanprof__alloc_sample *next;
@@ -74,8 +109,11 @@ static char *stack_text(const struct spanprof__view *v, const struct spanprof__t
         fprintf(f, "%s%s", sep, path[depth]->site->name);
         sep = ";";
     }
-    for (size_t i = 0; i < s->n; i++)
-        fprintf(f, "%s%s", sep, s->names[i]);
+    demangle_fn demangle = (demangle_fn)dlsym(RTLD_DEFAULT, "__cxa_demangle");
+    for (size_t i = 0; i < s->n; i++) {
+        put_native_name(f, sep, s->names[i], demangle);
+        sep = ";";
+    }
     if (fclose(f) != 0) {
         free(buf);
         return NULL;
