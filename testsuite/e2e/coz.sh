@@ -10,7 +10,7 @@ set -u
 work=$(mktemp -d "${TMPDIR:-/tmp}/spanprof-coz.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 here=$(cd "$(dirname "$0")" && pwd)
-items=150000
+items=2000000 # a few seconds: several coz experiment windows (a 1 s run gave just one)
 
 if [ -z "${COZ:-}" ]; then
     echo "SKIP coz end-to-end: coz is not installed (Debian package coz-profiler)"
