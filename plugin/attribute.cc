@@ -30,6 +30,19 @@
  */
 #include "spanplugin.h"
 
+/* The attribute sits on something that is not a function: warn at its location and drop it.
+ * Returns true when that happened. */
+static bool
+ignored_unless_function (tree decl, tree name, bool *no_add_attrs)
+{
+  if (TREE_CODE (decl) == FUNCTION_DECL)
+    return false;
+  location_t loc = DECL_P (decl) ? DECL_SOURCE_LOCATION (decl) : input_location;
+  warning_at (loc, OPT_Wattributes, "%qE attribute only applies to functions", name);
+  *no_add_attrs = true;
+  return true;
+}
+
 /* Checks one application of `span` or `progress` (NAME says which).  Returning with *no_add_attrs set drops it, so an
  * ignored or erroneous attribute never reaches the pass. */
 static tree
@@ -39,15 +52,7 @@ handle_span_attribute (tree *node, tree name, tree args, int flags, bool *no_add
 
   /* decl_required is false in the spec so that types reach this handler too and get the same
    * message as variables, instead of GCC's generic "attribute ignored". */
-  if (TREE_CODE (decl) != FUNCTION_DECL)
-    {
-      location_t loc = DECL_P (decl) ? DECL_SOURCE_LOCATION (decl) : input_location;
-      warning_at (loc, OPT_Wattributes, "%qE attribute only applies to functions", name);
-      *no_add_attrs = true;
-      return NULL_TREE;
-    }
-
-  if (args == NULL_TREE)
+  if (ignored_unless_function (decl, name, no_add_attrs) || args == NULL_TREE)
     return NULL_TREE;
 
   tree arg = TREE_VALUE (args);
@@ -79,13 +84,7 @@ handle_span_attribute (tree *node, tree name, tree args, int flags, bool *no_add
 static tree
 handle_nospan_attribute (tree *node, tree name, tree args, int flags, bool *no_add_attrs)
 {
-  tree decl = *node;
-  if (TREE_CODE (decl) != FUNCTION_DECL)
-    {
-      location_t loc = DECL_P (decl) ? DECL_SOURCE_LOCATION (decl) : input_location;
-      warning_at (loc, OPT_Wattributes, "%qE attribute only applies to functions", name);
-      *no_add_attrs = true;
-    }
+  ignored_unless_function (*node, name, no_add_attrs);
   return NULL_TREE;
 }
 
