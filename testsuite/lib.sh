@@ -1,7 +1,7 @@
 # lib.sh — what the test runners share: counting results, comparing an output with its expected
 # file (or rewriting it with REGEN=1), choosing samples with SAMPLES, and the closing line.
 # A runner sets `here` (its folder) and `suite` (its name), then sources this file.
-# shellcheck shell=sh
+# shellcheck shell=sh disable=SC2154 # `here` and `suite` come from the runner
 
 passed=0
 failed=0
@@ -27,6 +27,16 @@ selected() {
     [ -z "${SAMPLES:-}" ] && return 0
     case " $SAMPLES " in *" $1 "*) return 0 ;; esac
     return 1
+}
+
+# print_run DIR: the start of a sample's normalised result, from the files a runner left in DIR
+# (status, stdout, stderr).
+print_run() {
+    echo "# exit $(cat "$1/status")"
+    echo "# stdout"
+    cat "$1/stdout"
+    echo "# stderr"
+    cat "$1/stderr"
 }
 
 # compare_expected NAME LABEL ACTUAL HINT [CONTEXT]

@@ -21,11 +21,7 @@ trap 'rm -rf "$work"' EXIT
 # Prints the normalised result of one run in directory $1 whose main process had pid $2.
 describe_run() {
     dir=$1 pid=$2
-    echo "# exit $(cat "$dir/status")"
-    echo "# stdout"
-    cat "$dir/stdout"
-    echo "# stderr"
-    cat "$dir/stderr"
+    print_run "$dir"
     echo "# profile"
     "$PROFDUMP" "$dir/out.$pid.json" "$dir/out.$pid.folded" 2>&1
     for json in "$dir"/out.*.json; do

@@ -20,11 +20,7 @@ trap 'rm -rf "$work"' EXIT
 
 describe_run() {
     dir=$1 pid=$2
-    echo "# exit $(cat "$dir/status")"
-    echo "# stdout"
-    cat "$dir/stdout"
-    echo "# stderr"
-    cat "$dir/stderr"
+    print_run "$dir"
     for json in "$dir/out.$pid.json" "$dir"/out.*.json; do
         [ -f "$json" ] || continue
         other=${json%.json}

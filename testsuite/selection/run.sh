@@ -99,11 +99,7 @@ run_case () {
     (cd "$dir" && SPANPROF_JSON="$dir/out.json" SPANPROF_FOLDED="$dir/out.folded" ./prog >stdout 2>stderr
      echo $? >status)
     {
-        echo "# exit $(cat "$dir/status")"
-        echo "# stdout"
-        cat "$dir/stdout"
-        echo "# stderr"
-        cat "$dir/stderr"
+        print_run "$dir"
         echo "# profile"
         "$PROFDUMP" "$dir/out.json" "$dir/out.folded" 2>&1
         echo "# site symbols (count name; LTO's local-symbol suffixes dropped)"
