@@ -5,8 +5,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "histogram.h"
-#include "resources.h"
+#include "collect/histogram.h"
+#include "collect/resources.h"
 #include "unit.h"
 
 static struct spanprof__hist *new_hist(void)

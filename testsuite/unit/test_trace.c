@@ -3,7 +3,7 @@
 #include <json-c/json.h>
 #include <string.h>
 
-#include "trace.h"
+#include "collect/trace.h"
 #include "unit.h"
 
 UNIT_SITE(sa, "a");

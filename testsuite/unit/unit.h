@@ -6,7 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "internal.h"
+#include "record/internal.h"
 
 /* A site as the plugin would emit it. */
 #define UNIT_SITE(var, nm)                                                                      \

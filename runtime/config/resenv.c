@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "resources.h"
+#include "collect/resources.h"
 
 static uint64_t parse_bytes(const char *var, uint64_t def, spanprof__getenv_fn get, FILE *err)
 {

@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "record/internal.h"
 
 uint64_t spanprof__ticks_to_ns(const struct spanprof__view *v, uint64_t ticks)
 {

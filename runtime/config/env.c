@@ -15,8 +15,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "internal.h"
-#include "trace.h"
+#include "record/internal.h"
+#include "collect/trace.h"
 
 /* A 0/1 variable: unset gives DEF; anything else one warning line and DEF. */
 int spanprof__env_bool(const char *var, int def, spanprof__getenv_fn get, FILE *err)

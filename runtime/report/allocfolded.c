@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "resources.h"
+#include "collect/resources.h"
 
 /* libstdc++'s demangler, present in C++ programs: native frames come from the symbol table
  * mangled (_ZN5store6Parser5parseEi), span names are already readable.  Looked up at write time,

@@ -9,8 +9,8 @@
 #ifndef SPANPROF_TRACE_H
 #define SPANPROF_TRACE_H
 
-#include "clock.h"
-#include "internal.h"
+#include "record/clock.h"
+#include "record/internal.h"
 
 #pragma GCC visibility push(hidden)
 

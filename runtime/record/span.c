@@ -9,11 +9,11 @@
  */
 #include <errno.h>
 
-#include "clock.h"
-#include "histogram.h"
-#include "internal.h"
-#include "resources.h"
-#include "trace.h"
+#include "record/clock.h"
+#include "collect/histogram.h"
+#include "record/internal.h"
+#include "collect/resources.h"
+#include "collect/trace.h"
 
 /* Where the enter call returns to (the entering code): one load from (%rsp).
  * Must be evaluated in the exported function itself. */

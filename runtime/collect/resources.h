@@ -14,7 +14,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "internal.h"
+#include "record/internal.h"
 
 #pragma GCC visibility push(hidden)
 

@@ -16,10 +16,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "clock.h"
-#include "internal.h"
-#include "resources.h"
-#include "trace.h"
+#include "record/clock.h"
+#include "record/internal.h"
+#include "collect/resources.h"
+#include "collect/trace.h"
 
 typedef int (*write_fn)(FILE *f, const struct spanprof__view *v, const struct spanprof__json_meta *m);
 

@@ -6,7 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "internal.h"
+#include "record/internal.h"
 
 int spanprof__path_valid(const char *p)
 {

@@ -12,7 +12,7 @@
 #include <errno.h>
 #include <sys/resource.h>
 
-#include "resources.h"
+#include "collect/resources.h"
 
 void spanprof__cputime(uint64_t *user_ns, uint64_t *sys_ns)
 {

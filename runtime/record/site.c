@@ -10,8 +10,8 @@
 #include <errno.h>
 #include <stdio.h>
 
-#include "internal.h"
-#include "resources.h"
+#include "record/internal.h"
+#include "collect/resources.h"
 
 /* coz.h's counter types. */
 #define COZ_COUNTER_TYPE_BEGIN 2

@@ -16,7 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "record/internal.h"
 
 struct entry {
     size_t off, len;

@@ -11,9 +11,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "clock.h"
-#include "internal.h"
-#include "resources.h"
+#include "record/clock.h"
+#include "record/internal.h"
+#include "collect/resources.h"
 
 struct spanprof__global spanprof__g = {
     .lock = PTHREAD_MUTEX_INITIALIZER,

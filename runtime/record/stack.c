@@ -22,8 +22,8 @@
 #include <errno.h>
 #include <string.h>
 
-#include "clock.h"
-#include "internal.h"
+#include "record/clock.h"
+#include "record/internal.h"
 
 size_t spanprof__max_depth = SPANPROF_MAX_DEPTH_DEFAULT;
 

@@ -26,7 +26,7 @@
 
 #include <stdint.h>
 
-#include "internal.h"
+#include "record/internal.h"
 
 #pragma GCC visibility push(hidden)
 

@@ -9,8 +9,8 @@
 #define _GNU_SOURCE
 #include <dlfcn.h>
 
-#include "alloc_hooks.h"
-#include "resources.h"
+#include "collect/alloc_hooks.h"
+#include "collect/resources.h"
 
 /* The innermost recording span of this thread, or NULL. */
 static struct spanprof__frame *top_span(struct spanprof__thread *t)

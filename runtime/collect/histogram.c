@@ -3,7 +3,7 @@
  * quantiles.  The hot-path insert is inline in histogram.h. */
 #include <string.h>
 
-#include "histogram.h"
+#include "collect/histogram.h"
 
 #define TABLE_MIN ((size_t)64)
 

@@ -6,9 +6,9 @@
  */
 #include <sys/mman.h>
 
-#include "histogram.h"
-#include "internal.h"
-#include "resources.h"
+#include "collect/histogram.h"
+#include "record/internal.h"
+#include "collect/resources.h"
 
 #define ARENA_CHUNK ((size_t)64 * 1024)
 

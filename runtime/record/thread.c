@@ -20,11 +20,11 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "clock.h"
-#include "histogram.h"
-#include "internal.h"
-#include "resources.h"
-#include "trace.h"
+#include "record/clock.h"
+#include "collect/histogram.h"
+#include "record/internal.h"
+#include "collect/resources.h"
+#include "collect/trace.h"
 
 #define INITIAL_FRAMES ((size_t)1024)
 

@@ -17,8 +17,8 @@
 
 #include <json-c/json.h>
 
-#include "internal.h"
-#include "resources.h"
+#include "record/internal.h"
+#include "collect/resources.h"
 
 static json_object *u64(uint64_t v)
 {

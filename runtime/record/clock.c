@@ -5,13 +5,13 @@
  * read from anywhere (unreliable on VMs); instead a (tsc, monotonic) pair is taken at start-up and
  * another when output is written, and the ratio is the rate over the whole run.
  */
-#include "clock.h"
+#include "record/clock.h"
 
 #if SPANPROF_HAVE_TSC
 #include <cpuid.h>
 #endif
 
-#include "internal.h"
+#include "record/internal.h"
 
 int spanprof__clock_tsc;
 int spanprof__clock_off;

@@ -16,7 +16,7 @@
 
 #include <json-c/json.h>
 
-#include "internal.h"
+#include "record/internal.h"
 
 /* coz.h's counter type for throughput (progress) points. */
 #define COZ_COUNTER_TYPE_THROUGHPUT 1

@@ -34,7 +34,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "trace.h"
+#include "collect/trace.h"
 
 /* ---- configuration ---------------------------------------------------------------------- */
 

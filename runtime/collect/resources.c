@@ -17,9 +17,9 @@
 
 #include <json-c/json.h>
 
-#include "clock.h"
-#include "histogram.h"
-#include "resources.h"
+#include "record/clock.h"
+#include "collect/histogram.h"
+#include "collect/resources.h"
 
 struct spanprof__res_config spanprof__res_cfg;
 size_t spanprof__node_ext_size;
