@@ -8,9 +8,10 @@
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
+#include <stdio.h>
 
 #include "collect/alloc_hooks.h"
-#include "collect/resources.h"
+#include "collect/collect.h"
 
 /* The innermost recording span of this thread, or NULL. */
 static struct spanprof__frame *top_span(struct spanprof__thread *t)
@@ -76,15 +77,13 @@ static const struct spanprof_alloc_hooks hooks = {
 };
 
 /* At start-up, with SPANPROF_ALLOC=1: hand the callbacks to the interposer if it is loaded. */
-void spanprof__alloc_attach(void)
+int spanprof__alloc_attach(int stacks, uint64_t sample_mean)
 {
-    struct spanprof__res_config *c = &spanprof__res_cfg;
     spanprof_alloc_attach_fn attach =
         (spanprof_alloc_attach_fn)dlsym(RTLD_DEFAULT, SPANPROF_ALLOC_ATTACH_SYMBOL);
-    if (!attach || !attach(&hooks, c->alloc_stacks, c->alloc_sample)) {
-        fprintf(stderr, "spanprof: warning: SPANPROF_ALLOC=1 but libspanprof-alloc.so is not "
-                        "loaded; run with LD_PRELOAD=libspanprof-alloc.so to count allocations\n");
-        c->alloc = 0;
-        c->alloc_stacks = 0;
-    }
+    if (attach && attach(&hooks, stacks, sample_mean))
+        return 1;
+    fprintf(stderr, "spanprof: warning: SPANPROF_ALLOC=1 but libspanprof-alloc.so is not "
+                    "loaded; run with LD_PRELOAD=libspanprof-alloc.so to count allocations\n");
+    return 0;
 }

@@ -12,7 +12,7 @@
 #include <errno.h>
 #include <sys/resource.h>
 
-#include "collect/resources.h"
+#include "collect/collect.h"
 
 void spanprof__cputime(uint64_t *user_ns, uint64_t *sys_ns)
 {

@@ -15,7 +15,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "record/internal.h"
+#include "config/config.h"
 
 #define DW_AT_GNU_LOCVIEWS 0x2137
 #define DW_FORM_IMPLICIT_CONST 0x21 /* carries a value in the abbreviation itself */

@@ -1,47 +1,11 @@
-/* calltree.c — per-thread call trees: memory (mmap arenas), child lookup, iterative walks.
- *
- * Memory comes from mmap, never malloc, so a malloc interposer that is itself instrumented
- * cannot recurse into us, and nothing is freed while the process runs (thread data must outlive
- * its thread until the process-exit write).
+/* calltree.c — per-thread call trees: nodes (from the thread's arena, see arena.c), child lookup,
+ * iterative walks.
  */
-#include <sys/mman.h>
-
-#include "collect/histogram.h"
-#include "record/internal.h"
-#include "collect/resources.h"
-
-#define ARENA_CHUNK ((size_t)64 * 1024)
+#include "record/record.h"
 
 /* Hint of every new node: its site (NULL) never equals a real site, so the first lookup below a
  * node misses without a NULL check on the hot path. */
 struct spanprof__node spanprof__miss_node = {.hint = &spanprof__miss_node};
-
-void *spanprof__map(size_t size)
-{
-    void *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    return p == MAP_FAILED ? NULL : p;
-}
-
-void spanprof__unmap(void *p, size_t size)
-{
-    munmap(p, size);
-}
-
-void *spanprof__arena_alloc(struct spanprof__arena *a, size_t size)
-{
-    size = (size + 63) & ~(size_t)63; /* nodes are one cache line each */
-    if ((size_t)(a->end - a->cur) < size) {
-        size_t chunk = size > ARENA_CHUNK ? size : ARENA_CHUNK;
-        char *p = spanprof__map(chunk);
-        if (!p)
-            return NULL;
-        a->cur = p; /* the rest of the old chunk is dropped: at most one node's worth */
-        a->end = p + chunk;
-    }
-    void *r = a->cur;
-    a->cur += size;
-    return r;
-}
 
 void spanprof__node_init(struct spanprof__node *n, const struct spanprof_site *site,
                          struct spanprof__node *parent)
@@ -59,18 +23,14 @@ void spanprof__node_init(struct spanprof__node *n, const struct spanprof_site *s
  * node is fully built before it is published with a release store. */
 struct spanprof__node *spanprof__tree_child(struct spanprof__thread *t,
                                             struct spanprof__node *parent,
-                                            const struct spanprof_site *site)
+                                            const struct spanprof_site *site, size_t ext)
 {
     struct spanprof__node *c;
     for (c = parent->first_child; c; c = c->next_sibling)
         if (c->site == site)
             return c;
-    /* The exit fast path takes the thread's histogram for the site without a test: create it
-     * before the node can be pushed. */
-    if (spanprof__hist_on && !spanprof__hist_attach(t, site))
-        return NULL;
-    /* Resource counters sit right behind the node, zeroed (fresh mmap). */
-    c = spanprof__arena_alloc(&t->arena, sizeof *c + spanprof__node_ext_size);
+    /* Collectors' per-node data sits right behind the node, zeroed (fresh mmap). */
+    c = spanprof__arena_alloc(&t->arena, sizeof *c + ext);
     if (!c)
         return NULL;
     spanprof__node_init(c, site, parent);

@@ -11,14 +11,11 @@
 #include <cpuid.h>
 #endif
 
-#include "record/internal.h"
-
-int spanprof__clock_tsc;
-int spanprof__clock_off;
+static int clock_off; /* counting mode: every timestamp is 0 */
 
 __attribute__((noinline)) uint64_t spanprof__mono_ns_call(void)
 {
-    return spanprof__clock_off ? 0 : spanprof__mono_ns();
+    return clock_off ? 0 : spanprof__mono_ns();
 }
 
 static uint64_t cal_tick0, cal_ns0;
@@ -47,22 +44,22 @@ static void pair(uint64_t *tick, uint64_t *ns)
 void spanprof__clock_init(void)
 {
 #if SPANPROF_HAVE_TSC
-    spanprof__clock_tsc = invariant_tsc();
-    if (spanprof__clock_tsc)
+    spanprof__flags.tsc = invariant_tsc();
+    if (spanprof__flags.tsc)
         pair(&cal_tick0, &cal_ns0);
 #endif
 }
 
 void spanprof__clock_disable(void)
 {
-    spanprof__clock_tsc = 0;
-    spanprof__clock_off = 1;
+    spanprof__flags.tsc = 0;
+    clock_off = 1;
 }
 
 double spanprof__clock_ns_per_tick(void)
 {
 #if SPANPROF_HAVE_TSC
-    if (spanprof__clock_tsc) {
+    if (spanprof__flags.tsc) {
         uint64_t tick, ns;
         /* Under 1 ms the clock_gettime granularity and skew would show; wait for 1 ms. */
         do
@@ -78,5 +75,5 @@ double spanprof__clock_ns_per_tick(void)
 
 const char *spanprof__clock_name(void)
 {
-    return spanprof__clock_off ? "none" : spanprof__clock_tsc ? "tsc" : "monotonic";
+    return clock_off ? "none" : spanprof__flags.tsc ? "tsc" : "monotonic";
 }

@@ -18,12 +18,9 @@
 #define SPANPROF_HAVE_TSC 0
 #endif
 
-#pragma GCC visibility push(hidden)
+#include "record/record.h"
 
-/* 1 when ticks are TSC cycles; set once by spanprof__clock_init, before any span is recorded. */
-extern int spanprof__clock_tsc;
-/* 1 in counting mode (SPANPROF=count): every timestamp is 0, so all durations are 0. */
-extern int spanprof__clock_off;
+#pragma GCC visibility push(hidden)
 
 static inline uint64_t spanprof__mono_ns(void)
 {
@@ -35,19 +32,20 @@ static inline uint64_t spanprof__mono_ns(void)
 /* Out of line so the hot path needs no stack frame for the timespec. */
 uint64_t spanprof__mono_ns_call(void);
 
-/* Hot path: one predictable branch on a read-mostly global, then rdtsc (≈10.5 ns). */
+/* Hot path: one predictable branch on a read-mostly flag (spanprof__flags.tsc, set once by
+ * spanprof__clock_init before any span is recorded), then rdtsc (≈10.5 ns). */
 static inline uint64_t spanprof__clock_now(void)
 {
 #if SPANPROF_HAVE_TSC
-    if (__builtin_expect(spanprof__clock_tsc, 1))
+    if (__builtin_expect(spanprof__flags.tsc, 1))
         return __rdtsc();
 #endif
     return spanprof__mono_ns_call();
 }
 
 void spanprof__clock_init(void);
-/* Counting mode: no clock at all (spanprof__clock_now returns 0 through its slow branch; the hot
- * path does not call it). */
+/* Counting mode: no clock at all (spanprof__clock_now returns 0 through its slow branch, so every
+ * duration is 0; the hot path does not call it). */
 void spanprof__clock_disable(void);
 /* Nanoseconds per tick, calibrated now (spins up to 1 ms if the run was shorter than that). */
 double spanprof__clock_ns_per_tick(void);

@@ -19,13 +19,11 @@
  *    park_depth/overflow but not recorded; top points to park_frame (cfa 0, site-less node) so
  *    every enter/exit comes here until the parked entries have exited.
  */
-#include <errno.h>
 #include <string.h>
 
 #include "record/clock.h"
-#include "record/internal.h"
-
-size_t spanprof__max_depth = SPANPROF_MAX_DEPTH_DEFAULT;
+#include "record/histogram.h"
+#include "record/record.h"
 
 static int is_dead(const struct spanprof__frame *f, uintptr_t cfa, uintptr_t ra, uintptr_t fra)
 {
@@ -35,13 +33,8 @@ static int is_dead(const struct spanprof__frame *f, uintptr_t cfa, uintptr_t ra,
 /* Pop the top frame, charging its time up to NOW. */
 static void close_top(struct spanprof__thread *t, uint64_t now)
 {
-    struct spanprof__frame *f = t->top;
-    uint64_t d = now - f->start;
-    if ((int64_t)d < 0)
-        d = 0;
-    f->node->total += d;
-    f[-1].node->child += d;
-    t->top = f - 1;
+    spanprof__charge(t->top, now);
+    t->top--;
 }
 
 static void park(struct spanprof__thread *t)
@@ -64,8 +57,8 @@ static void unpark(struct spanprof__thread *t)
 static int grow(struct spanprof__thread *t)
 {
     size_t cap = t->capacity * 2;
-    if (cap > spanprof__max_depth + 1)
-        cap = spanprof__max_depth + 1;
+    if (cap > spanprof__flags.max_depth + 1)
+        cap = spanprof__flags.max_depth + 1;
     if (cap <= t->capacity)
         return 0;
     struct spanprof__frame *nf = spanprof__map(cap * sizeof *nf);
@@ -109,8 +102,7 @@ SPANPROF_COLD void spanprof__enter_cold(struct spanprof_site *site, uintptr_t cf
                 return;
             }
     }
-    int saved_errno = errno;
-    spanprof__tls_busy = 1;
+    struct spanprof__guard guard = spanprof__guard_enter();
     if (t == &spanprof__sentinel_thread) {
         t = spanprof__thread_attach();
         if (!t)
@@ -140,24 +132,25 @@ SPANPROF_COLD void spanprof__enter_cold(struct spanprof_site *site, uintptr_t cf
         park(t);
         goto out;
     }
-    struct spanprof__frame *f = t->top;
-    struct spanprof__node *n = spanprof__tree_child(t, f->node, site);
+    /* The exit fast path takes the thread's histogram for the site without a test: it must
+     * exist before the site's first node on this thread can be pushed. */
+    struct spanprof__node *n = NULL;
+    if (!spanprof__flags.histogram || spanprof__hist_attach(t, site))
+        n = spanprof__tree_child(t, t->top->node, site, spanprof__flags.node_ext);
     if (!n) {
         park(t);
         goto out;
     }
     push(t, n, cfa, ra, fra);
 out:
-    spanprof__tls_busy = 0;
-    errno = saved_errno;
+    spanprof__guard_leave(guard);
 }
 
 SPANPROF_COLD void spanprof__exit_cold(struct spanprof_site *site, uintptr_t cfa, uint64_t now)
 {
     if (spanprof__tls_busy)
         return;
-    int saved_errno = errno;
-    spanprof__tls_busy = 1;
+    struct spanprof__guard guard = spanprof__guard_enter();
     struct spanprof__thread *t = spanprof__tls;
     if (t == &spanprof__sentinel_thread) {
         __atomic_add_fetch(&spanprof__g.unmatched_no_thread, 1, __ATOMIC_RELAXED);
@@ -203,6 +196,5 @@ SPANPROF_COLD void spanprof__exit_cold(struct spanprof_site *site, uintptr_t cfa
     }
     close_top(t, now);
 out:
-    spanprof__tls_busy = 0;
-    errno = saved_errno;
+    spanprof__guard_leave(guard);
 }

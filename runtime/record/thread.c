@@ -21,10 +21,8 @@
 #include <unistd.h>
 
 #include "record/clock.h"
-#include "collect/histogram.h"
-#include "record/internal.h"
-#include "collect/resources.h"
-#include "collect/trace.h"
+#include "record/histogram.h"
+#include "record/record.h"
 
 #define INITIAL_FRAMES ((size_t)1024)
 
@@ -39,13 +37,12 @@ struct spanprof__thread spanprof__sentinel_thread = {
 };
 
 SPANPROF_TLS struct spanprof__thread *spanprof__tls = &spanprof__sentinel_thread;
-SPANPROF_TLS int spanprof__tls_busy;
 
 struct spanprof__thread *spanprof__thread_new(void)
 {
     size_t cap = INITIAL_FRAMES;
-    if (cap > spanprof__max_depth + 1)
-        cap = spanprof__max_depth + 1;
+    if (cap > spanprof__flags.max_depth + 1)
+        cap = spanprof__flags.max_depth + 1;
     struct spanprof__thread *t = spanprof__map(sizeof *t);
     if (!t)
         return NULL;
@@ -68,13 +65,14 @@ struct spanprof__thread *spanprof__thread_new(void)
 
 struct spanprof__thread *spanprof__thread_attach(void)
 {
-    spanprof__init();
-    if (!spanprof__g.recording)
+    spanprof__start();
+    if (!spanprof__flags.recording)
         return NULL;
     struct spanprof__thread *t = spanprof__thread_new();
     if (!t)
         return NULL;
-    spanprof__trace_attach(t);
+    if (spanprof__hooks.thread_new)
+        spanprof__hooks.thread_new(t);
     spanprof__lock();
     t->next = spanprof__g.threads;
     spanprof__g.threads = t;
@@ -91,11 +89,7 @@ void spanprof__thread_settle(struct spanprof__thread *t, uint64_t now)
 {
     struct spanprof__frame *f = t->park_depth ? t->parked_top : t->top;
     for (; f > t->frames; f--) {
-        uint64_t d = now - f->start;
-        if ((int64_t)d < 0)
-            d = 0;
-        f->node->total += d;
-        f[-1].node->child += d;
+        spanprof__charge(f, now);
         f->start = now;
     }
 }
@@ -138,9 +132,7 @@ void spanprof__thread_refresh_name(struct spanprof__thread *t)
 void spanprof__thread_exit_hook(void *arg)
 {
     struct spanprof__thread *t = arg;
-    int saved_errno = errno;
-    int busy = spanprof__tls_busy;
-    spanprof__tls_busy = 1;
+    struct spanprof__guard guard = spanprof__guard_enter();
     char name[64] = "";
     pthread_getname_np(pthread_self(), name, sizeof name);
     spanprof__thread_settle(t, spanprof__clock_now());
@@ -149,8 +141,7 @@ void spanprof__thread_exit_hook(void *arg)
     t->open_at_exit = spanprof__thread_open_frames(t);
     __atomic_store_n(&t->exited, 1, __ATOMIC_RELEASE);
     spanprof__unlock();
-    spanprof__tls_busy = busy;
-    errno = saved_errno;
+    spanprof__guard_leave(guard);
 }
 
 /* Hold the lock across fork so the child never inherits it half-taken. */
@@ -168,7 +159,6 @@ static int reset_node(struct spanprof__node *n, size_t depth, void *ctx)
 {
     (void)depth, (void)ctx;
     n->calls = n->total = n->child = 0;
-    spanprof__res_node_reset(n); /* the parent's blocks are "allocated elsewhere" in the child */
     return 1;
 }
 
@@ -180,11 +170,7 @@ void spanprof__fork_child(void)
     spanprof__g.threads = NULL;
     spanprof__g.fork_child = 1;
     spanprof__g.unmatched_no_thread = 0;
-    spanprof__g.start_mono_ns = spanprof__mono_ns();
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    spanprof__g.start_real_sec = ts.tv_sec;
-    spanprof__g.start_real_nsec = ts.tv_nsec;
+    spanprof__mark_start();
     if (t != &spanprof__sentinel_thread) {
         spanprof__tree_walk(&t->root, reset_node, NULL, NULL);
         spanprof__hist_reset(t);
@@ -194,7 +180,8 @@ void spanprof__fork_child(void)
         for (; f > t->frames; f--)
             f->start = now;
         t->tid = gettid();
-        spanprof__trace_fork_child(t);
+        if (spanprof__hooks.fork_child)
+            spanprof__hooks.fork_child(t);
         t->next = NULL;
         spanprof__g.threads = t;
         /* The key's value survives fork for the forking thread: its destructor still runs. */

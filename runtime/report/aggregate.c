@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "record/internal.h"
+#include "report/report.h"
 
 uint64_t spanprof__ticks_to_ns(const struct spanprof__view *v, uint64_t ticks)
 {
@@ -55,21 +55,10 @@ static int cmp_stats_ptr(const void *key, const void *elem)
     return x < y ? -1 : x > y;
 }
 
-static int cmp_str(const char *a, const char *b)
-{
-    return strcmp(a ? a : "", b ? b : "");
-}
-
 static int cmp_stats_name(const void *a, const void *b)
 {
-    const struct spanprof_site *x = ((const struct spanprof__site_stats *)a)->site;
-    const struct spanprof_site *y = ((const struct spanprof__site_stats *)b)->site;
-    int c = cmp_str(x->name, y->name);
-    if (!c)
-        c = cmp_str(x->file, y->file);
-    if (!c)
-        c = x->first_line < y->first_line ? -1 : x->first_line > y->first_line;
-    return c;
+    return spanprof__site_compare(((const struct spanprof__site_stats *)a)->site,
+                                  ((const struct spanprof__site_stats *)b)->site);
 }
 
 struct agg {

@@ -1,5 +1,5 @@
-/* allocfolded.c — sampled allocation stacks (SPANPROF_ALLOC_STACKS=1): storage per thread and the
- * memory flame graph written at exit (SPANPROF_ALLOC_FOLDED).
+/* allocfolded.c — the memory flame graph (SPANPROF_ALLOC_FOLDED), written from the sampled
+ * allocation stacks (SPANPROF_ALLOC_STACKS=1) that collect/allocsamples.c keeps per thread.
  *
  * Each line is  span;span;…;native;native VALUE : the span path of the innermost open span, then
  * the native frames between that span's function and the allocating call (outermost first, as
@@ -13,7 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "collect/resources.h"
+#include "collect/collect.h"
+#include "report/report.h"
 
 /* libstdc++'s demangler, present in C++ programs: native frames come from the symbol table
  * mangled (_ZN5store6Parser5parseEi), span names are already readable.  Looked up at write time,
@@ -46,33 +47,6 @@ static void put_native_name(FILE *f, const char *sep, const char *name, demangle
     const char *shown = status == 0 && readable ? readable : name;
     fprintf(f, "%s%.*s", sep, (int)without_clone_suffix(shown), shown);
     free(readable);
-}
-
-struct spanprof__alloc_sample {
-    struct spanprof__alloc_sample *next;
-    struct spanprof__node *node;
-    double weight;
-    size_t n;
-    const char *names[];
-};
-
-/* Called by the interposer on the allocating thread, inside the span it names. */
-void spanprof__alloc_sample_add(void *span, const char *const *names, size_t n, double weight)
-{
-    struct spanprof__thread *t = spanprof__tls;
-    struct spanprof__res_thread *rt = t->res;
-    if (!span || !rt || t == &spanprof__sentinel_thread)
-        return;
-    struct spanprof__alloc_sample *s =
-        spanprof__arena_alloc(&t->arena, sizeof *s + n * sizeof s->names[0]);
-    if (!s)
-        return;
-    s->node = span;
-    s->weight = weight;
-    s->n = n;
-    memcpy(s->names, names, n * sizeof names[0]);
-    s->next = rt->samples;
-    __atomic_store_n(&rt->samples, s, __ATOMIC_RELEASE);
 }
 
 struct line {

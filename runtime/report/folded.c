@@ -16,7 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "record/internal.h"
+#include "report/report.h"
 
 struct entry {
     size_t off, len;

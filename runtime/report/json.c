@@ -17,17 +17,40 @@
 
 #include <json-c/json.h>
 
-#include "record/internal.h"
-#include "collect/resources.h"
+#include "report/report.h"
 
-static json_object *u64(uint64_t v)
+static int compare_points(const void *a, const void *b)
 {
-    return json_object_new_int64(v > INT64_MAX ? INT64_MAX : (int64_t)v);
+    return spanprof__site_compare((*(struct spanprof__progress_point *const *)a)->site,
+                                  (*(struct spanprof__progress_point *const *)b)->site);
 }
 
-static json_object *str(const char *s)
+json_object *spanprof__progress_json(void)
 {
-    return json_object_new_string(s ? s : "");
+    json_object *array = json_object_new_array();
+    size_t n = 0;
+    for (struct spanprof__progress_point *p = spanprof__progress_points; p; p = p->next)
+        n++;
+    struct spanprof__progress_point **sorted = calloc(n ? n : 1, sizeof *sorted);
+    if (!array || !sorted) {
+        free(sorted);
+        return array;
+    }
+    n = 0;
+    for (struct spanprof__progress_point *p = spanprof__progress_points; p; p = p->next)
+        sorted[n++] = p;
+    qsort(sorted, n, sizeof *sorted, compare_points);
+    for (size_t i = 0; i < n; i++) {
+        const struct spanprof_site *s = sorted[i]->site;
+        json_object *j = json_object_new_object();
+        json_object_object_add(j, "name", spanprof__json_str(s->name));
+        json_object_object_add(j, "file", spanprof__json_str(s->file));
+        json_object_object_add(j, "line", json_object_new_int64(s->first_line));
+        json_object_object_add(j, "hits", spanprof__json_u64(__atomic_load_n(&sorted[i]->hits, __ATOMIC_RELAXED)));
+        json_object_array_add(array, j);
+    }
+    free(sorted);
+    return array;
 }
 
 json_object *spanprof__json_build(const struct spanprof__view *v, const struct spanprof__json_meta *m)
@@ -37,20 +60,17 @@ json_object *spanprof__json_build(const struct spanprof__view *v, const struct s
         return NULL;
     json_object_object_add(o, "version", json_object_new_int(SPANPROF_FORMAT_VERSION));
     json_object_object_add(o, "pid", json_object_new_int64(m->pid));
-    json_object_object_add(o, "program", str(m->program));
-    json_object_object_add(o, "start_time", str(m->start_time));
-    json_object_object_add(o, "wall_ns", u64(m->wall_ns));
-    json_object_object_add(o, "thread_count", u64(v->nthreads));
-    json_object_object_add(o, "clock", str(m->clock));
+    json_object_object_add(o, "program", spanprof__json_str(m->program));
+    json_object_object_add(o, "start_time", spanprof__json_str(m->start_time));
+    json_object_object_add(o, "wall_ns", spanprof__json_u64(m->wall_ns));
+    json_object_object_add(o, "thread_count", spanprof__json_u64(v->nthreads));
+    json_object_object_add(o, "clock", spanprof__json_str(m->clock));
 
     json_object *threads = json_object_new_array();
     for (size_t i = 0; i < v->nthreads; i++) {
         const struct spanprof__thread *t = v->threads[i];
-        char buf[32];
-        json_object *jt = json_object_new_object();
-        json_object_object_add(jt, "tid", json_object_new_int64(t->tid));
-        json_object_object_add(jt, "name", str(spanprof__thread_label(t, buf, sizeof buf)));
-        json_object_object_add(jt, "calls", u64(spanprof__thread_calls(t)));
+        json_object *jt = spanprof__json_thread(t);
+        json_object_object_add(jt, "calls", spanprof__json_u64(spanprof__thread_calls(t)));
         json_object_array_add(threads, jt);
     }
     json_object_object_add(o, "threads", threads);
@@ -62,14 +82,14 @@ json_object *spanprof__json_build(const struct spanprof__view *v, const struct s
     for (size_t i = 0; i < n; i++) {
         const struct spanprof_site *s = st[i].site;
         json_object *js = json_object_new_object();
-        json_object_object_add(js, "name", str(s->name));
-        json_object_object_add(js, "file", str(s->file));
+        json_object_object_add(js, "name", spanprof__json_str(s->name));
+        json_object_object_add(js, "file", spanprof__json_str(s->file));
         json_object_object_add(js, "line", json_object_new_int64(s->first_line));
         json_object_object_add(js, "last_line", json_object_new_int64(s->last_line));
-        json_object_object_add(js, "calls", u64(st[i].calls));
-        json_object_object_add(js, "total_ns", u64(spanprof__ticks_to_ns(v, st[i].total)));
-        json_object_object_add(js, "self_ns", u64(spanprof__ticks_to_ns(v, st[i].self)));
-        json_object_object_add(js, "max_depth", u64(st[i].max_depth));
+        json_object_object_add(js, "calls", spanprof__json_u64(st[i].calls));
+        json_object_object_add(js, "total_ns", spanprof__json_u64(spanprof__ticks_to_ns(v, st[i].total)));
+        json_object_object_add(js, "self_ns", spanprof__json_u64(spanprof__ticks_to_ns(v, st[i].self)));
+        json_object_object_add(js, "max_depth", spanprof__json_u64(st[i].max_depth));
         spanprof__res_json(res, s, js, v); /* p50_ns…, cpu_*_ns, allocs… when enabled */
         json_object_array_add(spans, js);
     }
@@ -80,12 +100,12 @@ json_object *spanprof__json_build(const struct spanprof__view *v, const struct s
     struct spanprof__anomalies a;
     spanprof__anomalies(v, &a);
     json_object *ja = json_object_new_object();
-    json_object_object_add(ja, "abandoned_frames", u64(a.abandoned));
-    json_object_object_add(ja, "unmatched_exits", u64(a.unmatched + m->extra_unmatched));
-    json_object_object_add(ja, "open_frames", u64(a.open));
-    json_object_object_add(ja, "overflow_calls", u64(a.overflow));
+    json_object_object_add(ja, "abandoned_frames", spanprof__json_u64(a.abandoned));
+    json_object_object_add(ja, "unmatched_exits", spanprof__json_u64(a.unmatched + m->extra_unmatched));
+    json_object_object_add(ja, "open_frames", spanprof__json_u64(a.open));
+    json_object_object_add(ja, "overflow_calls", spanprof__json_u64(a.overflow));
     json_object_object_add(o, "anomalies", ja);
-    json_object_object_add(o, "progress", spanprof__progress_json()); /* progress.c */
+    json_object_object_add(o, "progress", spanprof__progress_json());
     return o;
 }
 

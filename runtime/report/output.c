@@ -1,5 +1,5 @@
-/* output.c — writes the profile files, at process exit (atexit, registered in init.c) and on
- * spanprof_flush().
+/* output.c — writes the profile files named by the caller (config/start.c: at process exit and on
+ * spanprof_flush()).
  *
  * Everything happens under the global lock (threads registering meanwhile wait) with this
  * thread's re-entry flag set (spans run by the allocator or a signal handler during the write
@@ -17,9 +17,7 @@
 #include <unistd.h>
 
 #include "record/clock.h"
-#include "record/internal.h"
-#include "collect/resources.h"
-#include "collect/trace.h"
+#include "report/report.h"
 
 typedef int (*write_fn)(FILE *f, const struct spanprof__view *v, const struct spanprof__json_meta *m);
 
@@ -75,16 +73,11 @@ static void program_path(char *buf, size_t size)
     snprintf(buf, size, "%s", program_invocation_name);
 }
 
-int spanprof__write_all(void)
+int spanprof__write_all(const struct spanprof__outputs *o)
 {
-    const struct spanprof__config *c = &spanprof__g.config;
-    const struct spanprof__res_config *rc_ = &spanprof__res_cfg;
-    const char *alloc_folded = rc_->alloc_stacks ? rc_->alloc_folded : NULL;
-    if (!spanprof__g.recording || (!c->folded && !c->json && !alloc_folded && !c->trace))
+    if (!spanprof__flags.recording || (!o->folded && !o->json && !o->alloc_folded && !o->trace))
         return 0;
-    int saved_errno = errno;
-    int busy = spanprof__tls_busy;
-    spanprof__tls_busy = 1;
+    struct spanprof__guard guard = spanprof__guard_enter();
     int rc = 0;
 
     spanprof__lock();
@@ -110,9 +103,9 @@ int spanprof__write_all(void)
         .threads = ts,
         .nthreads = n,
         .ns_per_tick = spanprof__clock_ns_per_tick(),
-        .counting = spanprof__g.config.counting,
-        .threads_root = c->threads,
-        .file_line = c->file_line,
+        .counting = spanprof__flags.counting,
+        .threads_root = o->threads_root,
+        .file_line = o->file_line,
     };
     char program[PATH_MAX], start[64];
     program_path(program, sizeof program);
@@ -129,24 +122,17 @@ int spanprof__write_all(void)
         .clock = spanprof__clock_name(),
         .extra_unmatched = __atomic_load_n(&spanprof__g.unmatched_no_thread, __ATOMIC_RELAXED),
     };
-    if (c->folded && write_one(c->folded, write_folded, &v, &m))
+    if (o->folded && write_one(o->folded, write_folded, &v, &m))
         rc = -1;
-    if (c->json && write_one(c->json, spanprof__json_write, &v, &m))
+    if (o->json && write_one(o->json, spanprof__json_write, &v, &m))
         rc = -1;
-    if (alloc_folded && write_one(alloc_folded, write_alloc_folded, &v, &m))
+    if (o->alloc_folded && write_one(o->alloc_folded, write_alloc_folded, &v, &m))
         rc = -1;
-    if (c->trace && write_one(c->trace, spanprof__trace_write, &v, &m))
+    if (o->trace && write_one(o->trace, spanprof__trace_write, &v, &m))
         rc = -1;
     free(ts);
 out:
     spanprof__unlock();
-    spanprof__tls_busy = busy;
-    errno = saved_errno;
+    spanprof__guard_leave(guard);
     return rc;
-}
-
-SPANPROF_API int spanprof_flush(void)
-{
-    spanprof__init();
-    return spanprof__write_all();
 }

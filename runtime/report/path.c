@@ -6,7 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "record/internal.h"
+#include "report/report.h"
 
 int spanprof__path_valid(const char *p)
 {

@@ -1,7 +1,7 @@
-/* trace.h — the per-thread trace ring buffer (SPANPROF_TRACE) and its hot-path push.
+/* trace_ring.h — the per-thread trace ring buffer (SPANPROF_TRACE) and its per-call push.
  *
  * Each thread that enters a span gets, at attach (cold path), one mmap'd ring of fixed size.
- * Only its own thread writes it; the writer (trace.c) reads it under the global lock, racing
+ * Only its own thread writes it; the writer (report/trace_writer.c) reads it under the global lock, racing
  * benignly with a running owner (see spanprof__trace_snapshot).  When the ring is full the
  * oldest events are overwritten: the file shows the most recent window (a flight recorder) and
  * says how many events were dropped.
@@ -10,7 +10,7 @@
 #define SPANPROF_TRACE_H
 
 #include "record/clock.h"
-#include "record/internal.h"
+#include "record/record.h"
 
 #pragma GCC visibility push(hidden)
 
@@ -21,6 +21,9 @@ struct spanprof__trace_event {
     uintptr_t tag;
     uint64_t tick;
 };
+_Static_assert(sizeof(struct spanprof__trace_event) == 16, "a trace event is 16 bytes");
+_Static_assert(_Alignof(struct spanprof_site) > SPANPROF__TRACE_EXIT,
+               "a site pointer's low bit is free to tag an exit");
 
 struct spanprof__trace_ring {
     struct spanprof__trace_event *events;
@@ -29,12 +32,8 @@ struct spanprof__trace_ring {
     uint64_t head;   /* events written since attach; release-stored, read by the writer */
 };
 
-/* Default and limits of SPANPROF_TRACE_BUFFER (MiB per thread). */
-#define SPANPROF_TRACE_BUFFER_DEFAULT_MIB 8
-#define SPANPROF_TRACE_BUFFER_MAX_MIB 65536.0
-
-/* Append an event for SITE to this thread's ring.  Called from the slow paths in span.c when
- * tracing is on.  Costs: TLS load + ring load, one predictable branch (no ring: a thread with no
+/* Append an event for SITE to this thread's ring.  Called from slowpath.c when tracing is on.
+ * Costs: TLS load + ring load, one predictable branch (no ring: a thread with no
  * data, or its ring could not be mapped), rdtsc (~10.5 ns), two stores into the ring, a
  * compare-and-wrap and a plain store of head (release is free on x86).  No locks, allocation or
  * syscalls. */
@@ -51,8 +50,7 @@ static inline __attribute__((always_inline)) void spanprof__trace_push(const str
     __atomic_store_n(&r->head, r->head + 1, __ATOMIC_RELEASE);
 }
 
-/* Cold paths (trace.c). */
-size_t spanprof__trace_parse_buffer(spanprof__getenv_fn get, FILE *err);
+/* Cold paths (trace_ring.c). */
 struct spanprof__trace_ring *spanprof__trace_ring_new(size_t bytes);
 void spanprof__trace_attach(struct spanprof__thread *t);
 void spanprof__trace_fork_child(struct spanprof__thread *t);
@@ -61,13 +59,6 @@ void spanprof__trace_fork_child(struct spanprof__thread *t);
  * with *n == 0 when empty (or out of memory: then every event counts as dropped). */
 struct spanprof__trace_event *spanprof__trace_snapshot(const struct spanprof__trace_ring *r, size_t *n,
                                                        uint64_t *dropped);
-/* Writes the Chrome trace of V: ticks become µs since ORIGIN_TICK; frames still open are closed
- * at END_TICK.  spanprof__trace_write picks both from the clock (for output.c). */
-int spanprof__trace_write_at(FILE *f, const struct spanprof__view *v,
-                             const struct spanprof__json_meta *m, uint64_t origin_tick,
-                             uint64_t end_tick);
-int spanprof__trace_write(FILE *f, const struct spanprof__view *v,
-                          const struct spanprof__json_meta *m);
 
 #pragma GCC visibility pop
 

@@ -1,5 +1,5 @@
-/* trace.c — SPANPROF_TRACE: per-thread rings of enter/exit events (cold side) and the Chrome
- * Trace Event writer.
+/* trace_writer.c — SPANPROF_TRACE's file: the Chrome Trace Event writer, replaying the per-thread
+ * rings of enter/exit events (collect/trace_ring.c).
  *
  * File format (Perfetto UI, chrome://tracing and speedscope load it):
  *   {"traceEvents":[
@@ -30,109 +30,11 @@
  */
 #define _GNU_SOURCE
 #include <json-c/json.h>
-#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "collect/trace.h"
-
-/* ---- configuration ---------------------------------------------------------------------- */
-
-/* SPANPROF_TRACE_BUFFER: MiB per thread, a decimal number > 0 (e.g. 8, 0.5); at least two
- * events.  Returns bytes. */
-size_t spanprof__trace_parse_buffer(spanprof__getenv_fn get, FILE *err)
-{
-    const size_t def = (size_t)SPANPROF_TRACE_BUFFER_DEFAULT_MIB << 20;
-    const char *v = get("SPANPROF_TRACE_BUFFER");
-    if (!v)
-        return def;
-    char *end;
-    double mib = strtod(v, &end);
-    if (!*v || *end || !isfinite(mib) || mib <= 0 || mib > SPANPROF_TRACE_BUFFER_MAX_MIB) {
-        fprintf(err,
-                "spanprof: warning: SPANPROF_TRACE_BUFFER='%s' is not a size in MiB (a number "
-                "> 0 and <= %.0f); using %d\n",
-                v, SPANPROF_TRACE_BUFFER_MAX_MIB, SPANPROF_TRACE_BUFFER_DEFAULT_MIB);
-        return def;
-    }
-    size_t bytes = (size_t)(mib * 1048576.0);
-    size_t min = 2 * sizeof(struct spanprof__trace_event);
-    return bytes < min ? min : bytes;
-}
-
-/* ---- rings -------------------------------------------------------------------------------- */
-
-/* One mapping: the header, then the events.  Pages are touched only as the ring fills. */
-struct spanprof__trace_ring *spanprof__trace_ring_new(size_t bytes)
-{
-    size_t cap = bytes / sizeof(struct spanprof__trace_event);
-    if (cap < 2)
-        cap = 2;
-    size_t head = (sizeof(struct spanprof__trace_ring) + 63) & ~(size_t)63;
-    char *p = spanprof__map(head + cap * sizeof(struct spanprof__trace_event));
-    if (!p)
-        return NULL;
-    struct spanprof__trace_ring *r = (struct spanprof__trace_ring *)p;
-    r->events = (struct spanprof__trace_event *)(p + head);
-    r->capacity = cap;
-    return r;
-}
-
-/* At a thread's first span (cold, before it is registered). */
-void spanprof__trace_attach(struct spanprof__thread *t)
-{
-    static int warned;
-    if (!spanprof__g.config.trace)
-        return;
-    t->trace = spanprof__trace_ring_new(spanprof__g.config.trace_buffer);
-    if (!t->trace && !__atomic_exchange_n(&warned, 1, __ATOMIC_RELAXED))
-        fprintf(stderr, "spanprof: warning: no memory for a %zu-byte trace buffer; a thread's "
-                        "spans are left out of the trace\n",
-                spanprof__g.config.trace_buffer);
-}
-
-/* The child's trace covers the child only, like its profile. */
-void spanprof__trace_fork_child(struct spanprof__thread *t)
-{
-    if (t->trace) {
-        t->trace->pos = 0;
-        t->trace->head = 0;
-    }
-}
-
-struct spanprof__trace_event *spanprof__trace_snapshot(const struct spanprof__trace_ring *r, size_t *n,
-                                                       uint64_t *dropped)
-{
-    *n = 0;
-    *dropped = 0;
-    if (!r)
-        return NULL;
-    uint64_t head = __atomic_load_n(&r->head, __ATOMIC_ACQUIRE);
-    size_t keep = head < r->capacity ? (size_t)head : r->capacity;
-    *dropped = head - keep;
-    if (!keep)
-        return NULL;
-    struct spanprof__trace_event *ev = malloc(keep * sizeof *ev);
-    if (!ev) {
-        *dropped = head;
-        return NULL;
-    }
-    size_t first = (size_t)((head - keep) % r->capacity);
-    size_t part = r->capacity - first < keep ? r->capacity - first : keep;
-    memcpy(ev, r->events + first, part * sizeof *ev);
-    memcpy(ev + part, r->events, (keep - part) * sizeof *ev);
-    /* A running owner may have overwritten the oldest slots while we copied: drop as many as it
-     * wrote meanwhile (the owner's own thread and ended threads never race). */
-    uint64_t moved = __atomic_load_n(&r->head, __ATOMIC_ACQUIRE) - head;
-    if (moved) {
-        size_t lost = moved < keep ? (size_t)moved : keep;
-        memmove(ev, ev + lost, (keep - lost) * sizeof *ev);
-        keep -= lost;
-        *dropped += lost;
-    }
-    *n = keep;
-    return ev;
-}
+#include "collect/trace_ring.h"
+#include "report/report.h"
 
 /* ---- writer ------------------------------------------------------------------------------- */
 
@@ -321,11 +223,6 @@ static void write_thread(struct writer *w, const struct spanprof__thread *t, uin
     free(ev);
 }
 
-static json_object *u64(uint64_t v)
-{
-    return json_object_new_int64(v > INT64_MAX ? INT64_MAX : (int64_t)v);
-}
-
 int spanprof__trace_write_at(FILE *f, const struct spanprof__view *v,
                              const struct spanprof__json_meta *m, uint64_t origin_tick,
                              uint64_t end_tick)
@@ -367,15 +264,12 @@ int spanprof__trace_write_at(FILE *f, const struct spanprof__view *v,
     json_object *threads = json_object_new_array();
     for (size_t i = 0; i < v->nthreads; i++) {
         const struct spanprof__thread *t = v->threads[i];
-        char buf[32];
-        json_object *jt = json_object_new_object();
-        json_object_object_add(jt, "tid", json_object_new_int64(t->tid));
-        json_object_object_add(jt, "name", json_object_new_string(spanprof__thread_label(t, buf, sizeof buf)));
-        json_object_object_add(jt, "events", u64(stats[i].events));
-        json_object_object_add(jt, "dropped_events", u64(stats[i].dropped));
-        json_object_object_add(jt, "begins_before_window", u64(stats[i].before));
-        json_object_object_add(jt, "open_at_write", u64(stats[i].open));
-        json_object_object_add(jt, "unmatched_ends", u64(stats[i].unmatched));
+        json_object *jt = spanprof__json_thread(t);
+        json_object_object_add(jt, "events", spanprof__json_u64(stats[i].events));
+        json_object_object_add(jt, "dropped_events", spanprof__json_u64(stats[i].dropped));
+        json_object_object_add(jt, "begins_before_window", spanprof__json_u64(stats[i].before));
+        json_object_object_add(jt, "open_at_write", spanprof__json_u64(stats[i].open));
+        json_object_object_add(jt, "unmatched_ends", spanprof__json_u64(stats[i].unmatched));
         json_object_array_add(threads, jt);
         dropped += stats[i].dropped;
         if (t->trace)
@@ -383,11 +277,11 @@ int spanprof__trace_write_at(FILE *f, const struct spanprof__view *v,
     }
     json_object_object_add(o, "version", json_object_new_int(SPANPROF_FORMAT_VERSION));
     json_object_object_add(o, "pid", json_object_new_int64(m->pid));
-    json_object_object_add(o, "program", json_object_new_string(m->program ? m->program : ""));
-    json_object_object_add(o, "start_time", json_object_new_string(m->start_time ? m->start_time : ""));
-    json_object_object_add(o, "clock", json_object_new_string(m->clock ? m->clock : ""));
-    json_object_object_add(o, "buffer_events_per_thread", u64(capacity));
-    json_object_object_add(o, "dropped_events", u64(dropped));
+    json_object_object_add(o, "program", spanprof__json_str(m->program));
+    json_object_object_add(o, "start_time", spanprof__json_str(m->start_time));
+    json_object_object_add(o, "clock", spanprof__json_str(m->clock));
+    json_object_object_add(o, "buffer_events_per_thread", spanprof__json_u64(capacity));
+    json_object_object_add(o, "dropped_events", spanprof__json_u64(dropped));
     json_object_object_add(o, "threads", threads);
     const char *s = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN |
                                                           JSON_C_TO_STRING_NOSLASHESCAPE);

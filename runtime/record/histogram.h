@@ -1,4 +1,6 @@
-/* histogram.h — fixed-size log-linear latency histograms, one per (thread, site).
+/* histogram.h — fixed-size log-linear latency histograms, one per (thread, site): the layout,
+ * the exit fast path's insert and the thread's table (histogram.c).  Reading them (bucket bounds,
+ * merging, quantiles) is the collectors' part: collect/histogram.c.
  *
  * A duration d (ticks) goes to bucket (e-4)*16 + (d >> (e-4)) where e is the index of d's top bit
  * (at least 4): values below 32 get a bucket each, above that every power of two is split into 16
@@ -8,7 +10,7 @@
  *
  * Layout: each thread has a table indexed by the site's dense id (spanprof_site.id) pointing to
  * that thread's histogram for the site.  The entry is created in the cold path, when the thread
- * creates its first call-tree node for the site (spanprof__tree_child), so the exit fast path
+ * creates its first call-tree node for the site (stack.c, before spanprof__tree_child), so the exit fast path
  * finds it without a test: every frame it pops belongs to a node of its own thread.  All nodes of
  * a site on a thread share the histogram; the JSON only reports percentiles per site, so keeping
  * one per node would cost memory and cache lines for nothing.
@@ -26,7 +28,7 @@
 
 #include <stdint.h>
 
-#include "record/internal.h"
+#include "record/record.h"
 
 #pragma GCC visibility push(hidden)
 
@@ -46,9 +48,6 @@ struct spanprof__hist_table {
     size_t cap;                     /* entries in v */
     struct spanprof__hist *v[];     /* NULL: the thread has no node of that site */
 };
-
-/* 1 when SPANPROF_HISTOGRAM is on; read-mostly, set before any thread records. */
-extern int spanprof__hist_on;
 
 static inline __attribute__((always_inline)) unsigned spanprof__hist_index(uint64_t d)
 {
@@ -80,15 +79,6 @@ static inline __attribute__((always_inline)) void spanprof__hist_add(struct span
 int spanprof__hist_attach(struct spanprof__thread *t, const struct spanprof_site *site);
 /* Fork child: T's counts back to zero. */
 void spanprof__hist_reset(struct spanprof__thread *t);
-
-/* Smallest value and width (ticks) of bucket I. */
-void spanprof__hist_bucket(unsigned i, uint64_t *low, uint64_t *width);
-/* Adds SRC's counts and maximum into DST (at write time; racy reads of a running thread are
- * benign). */
-void spanprof__hist_merge(struct spanprof__hist *dst, const struct spanprof__hist *src);
-/* The Q-quantile (0 < Q <= 1) in ticks: the midpoint of the bucket holding the ceil(Q*N)-th
- * smallest value, never above the maximum; 0 when empty. */
-uint64_t spanprof__hist_quantile(const struct spanprof__hist *h, double q);
 
 #pragma GCC visibility pop
 
