@@ -18,8 +18,10 @@ static __attribute__((noinline)) void enter_slow(struct spanprof_site *site, uin
             return;
         st = spanprof__site_register(site);
     }
-    if (st == SPANPROF__SITE_SLOW)
-        spanprof__hooks.enter(site, cfa, ra, fra); /* installed before any site can be SLOW */
+    if (st == SPANPROF__SITE_SLOW) {
+        SPANPROF_ASSERT(spanprof__hooks.enter); /* installed before any site can be SLOW */
+        spanprof__hooks.enter(site, cfa, ra, fra);
+    }
     else if (st == SPANPROF__SITE_FAST)
         spanprof__record_enter(site, cfa, ra, fra, 1);
     else if (st == SPANPROF__SITE_COUNT)

@@ -33,6 +33,7 @@ static int is_dead(const struct spanprof__frame *f, uintptr_t cfa, uintptr_t ra,
 /* Pop the top frame, charging its time up to NOW. */
 static void close_top(struct spanprof__thread *t, uint64_t now)
 {
+    SPANPROF_ASSERT(t->top > t->frames); /* the root frame is never closed */
     spanprof__charge(t->top, now);
     t->top--;
 }
