@@ -58,16 +58,17 @@ SPANPROF_API void __spanprof_enter(struct spanprof_site *site, void *frame)
     uint32_t st = __atomic_load_n(&site->state, __ATOMIC_RELAXED);
     if (st == SPANPROF__SITE_OFF)
         return;
-    uintptr_t cfa = (uintptr_t)frame;
     if (SPANPROF_LIKELY(st == SPANPROF__SITE_FAST)) {
-        spanprof__record_enter(site, cfa, SPANPROF_CALLER_RA(), SPANPROF_FRAME_RETURN_ADDRESS(cfa), 1);
+        spanprof__record_enter(site, (uintptr_t)frame, SPANPROF_CALLER_RA(),
+                               SPANPROF_FRAME_RETURN_ADDRESS(frame), 1);
         return;
     }
     if (st == SPANPROF__SITE_COUNT) {
-        spanprof__record_enter(site, cfa, SPANPROF_CALLER_RA(), SPANPROF_FRAME_RETURN_ADDRESS(cfa), 0);
+        spanprof__record_enter(site, (uintptr_t)frame, SPANPROF_CALLER_RA(),
+                               SPANPROF_FRAME_RETURN_ADDRESS(frame), 0);
         return;
     }
-    enter_slow(site, cfa, SPANPROF_CALLER_RA(), SPANPROF_FRAME_RETURN_ADDRESS(cfa));
+    enter_slow(site, (uintptr_t)frame, SPANPROF_CALLER_RA(), SPANPROF_FRAME_RETURN_ADDRESS(frame));
 }
 
 SPANPROF_API void __spanprof_exit(struct spanprof_site *site, void *frame)
