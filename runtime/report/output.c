@@ -7,12 +7,16 @@
  * called exit()); other running threads' open frames are not — their stacks are theirs to touch.
  * errno, stdout and the exit status are never changed; problems go to stderr as
  *     spanprof: error: cannot write 'PATH': REASON
+ * Each file is written to a temporary file in its directory and renamed over PATH, so a reader
+ * (or a dump that a SIGKILL interrupts) never sees half a file.
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -34,15 +38,50 @@ static int write_alloc_folded(FILE *f, const struct spanprof__view *v,
     return spanprof__alloc_folded_write(f, v);
 }
 
-static int write_one(const char *pattern, write_fn fn, const struct spanprof__view *v,
-                     const struct spanprof__json_meta *m)
+/* Opens a new temporary file next to PATH (same directory, so rename(2) can replace PATH
+ * atomically): ".NAME.PID.tmp".  O_EXCL after unlinking a stale one (a process killed while
+ * writing, with our pid), O_NOFOLLOW so a planted symlink is never followed. */
+static FILE *open_temp(const char *path, char *tmp, size_t size)
 {
-    char path[PATH_MAX];
-    if (spanprof__path_expand(pattern, (long)getpid(), spanprof__g.fork_child, path, sizeof path)) {
+    const char *slash = strrchr(path, '/');
+    int dirlen = slash ? (int)(slash - path + 1) : 0;
+    int n = snprintf(tmp, size, "%.*s.%s.%ld.tmp", dirlen, path, path + dirlen, (long)getpid());
+    if (n < 0 || (size_t)n >= size) {
+        errno = ENAMETOOLONG;
+        return NULL;
+    }
+    unlink(tmp);
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
+    if (fd < 0)
+        return NULL;
+    FILE *f = fdopen(fd, "w");
+    if (!f) {
+        int err = errno;
+        close(fd);
+        unlink(tmp);
+        errno = err;
+    }
+    return f;
+}
+
+/* A path that exists and is not a regular file (/dev/stdout, a FIFO) is written in place:
+ * renaming over it would replace the device or pipe with a file. */
+static int write_in_place(const char *path)
+{
+    struct stat st;
+    return stat(path, &st) == 0 && !S_ISREG(st.st_mode);
+}
+
+static int write_one(const char *pattern, write_fn fn, const struct spanprof__view *v,
+                     const struct spanprof__json_meta *m, const struct spanprof__outputs *o)
+{
+    char path[PATH_MAX], tmp[PATH_MAX];
+    if (spanprof__output_path(o, pattern, path, sizeof path)) {
         fprintf(stderr, "spanprof: error: cannot write '%s': %s\n", pattern, strerror(ENAMETOOLONG));
         return -1;
     }
-    FILE *f = fopen(path, "we");
+    int direct = write_in_place(path);
+    FILE *f = direct ? fopen(path, "we") : open_temp(path, tmp, sizeof tmp);
     if (!f) {
         fprintf(stderr, "spanprof: error: cannot write '%s': %s\n", path, strerror(errno));
         return -1;
@@ -57,6 +96,14 @@ static int write_one(const char *pattern, write_fn fn, const struct spanprof__vi
     if (fclose(f) != 0 && rc == 0) {
         rc = -1;
         err = errno;
+    }
+    if (!direct) {
+        if (rc == 0 && rename(tmp, path) != 0) {
+            rc = -1;
+            err = errno;
+        }
+        if (rc)
+            unlink(tmp);
     }
     if (rc)
         fprintf(stderr, "spanprof: error: cannot write '%s': %s\n", path, strerror(err));
@@ -122,13 +169,13 @@ int spanprof__write_all(const struct spanprof__outputs *o)
         .clock = spanprof__clock_name(),
         .extra_unmatched = __atomic_load_n(&spanprof__g.unmatched_no_thread, __ATOMIC_RELAXED),
     };
-    if (o->folded && write_one(o->folded, write_folded, &v, &m))
+    if (o->folded && write_one(o->folded, write_folded, &v, &m, o))
         rc = -1;
-    if (o->json && write_one(o->json, spanprof__json_write, &v, &m))
+    if (o->json && write_one(o->json, spanprof__json_write, &v, &m, o))
         rc = -1;
-    if (o->alloc_folded && write_one(o->alloc_folded, write_alloc_folded, &v, &m))
+    if (o->alloc_folded && write_one(o->alloc_folded, write_alloc_folded, &v, &m, o))
         rc = -1;
-    if (o->trace && write_one(o->trace, spanprof__trace_write, &v, &m))
+    if (o->trace && write_one(o->trace, spanprof__trace_write, &v, &m, o))
         rc = -1;
     free(ts);
 out:

@@ -1,12 +1,29 @@
 /* path.c — output path patterns: %p is the pid, %% a percent sign.
  *
- * In a fork child (APPEND_PID), a pattern without %p gets ".PID" appended: the child then writes
- * its own file instead of clobbering its parent's.
+ * In a descendant (APPEND_PID: a fork child, or a program exec'd by a profiled process), a
+ * pattern without %p gets ".PID" appended: it then writes its own file instead of clobbering its
+ * ancestor's.  When one process execs several profiled images, the ones after the first that
+ * wrote add ".N" (N: images of this process that wrote before).
+ *
+ * No stdio and no allocation: the crash writer expands paths inside a signal handler.
  */
-#include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "report/report.h"
+
+size_t spanprof__format_u64(char *buf, uint64_t v)
+{
+    char rev[24];
+    size_t n = 0;
+    do
+        rev[n++] = (char)('0' + v % 10);
+    while ((v /= 10) != 0);
+    for (size_t i = 0; i < n; i++)
+        buf[i] = rev[n - 1 - i];
+    buf[n] = 0;
+    return n;
+}
 
 int spanprof__path_valid(const char *p)
 {
@@ -25,7 +42,7 @@ int spanprof__path_expand(const char *pattern, long pid, int append_pid, char *o
     size_t o = 0;
     int has_pid = 0;
     char num[32];
-    int numlen = snprintf(num, sizeof num, "%ld", pid);
+    int numlen = (int)spanprof__format_u64(num, (uint64_t)pid);
     if (!spanprof__path_valid(pattern) || size == 0)
         return -1;
     for (const char *p = pattern; *p; p++) {
@@ -54,5 +71,25 @@ int spanprof__path_expand(const char *pattern, long pid, int append_pid, char *o
         o += (size_t)numlen;
     }
     out[o] = 0;
+    return 0;
+}
+
+int spanprof__output_path(const struct spanprof__outputs *o, const char *pattern, char *out,
+                          size_t size)
+{
+    long pid = (long)getpid();
+    int descendant = spanprof__g.fork_child || o->descendant;
+    if (spanprof__path_expand(pattern, pid, descendant, out, size))
+        return -1;
+    if (o->image == 0)
+        return 0;
+    /* An earlier image of this same process wrote NAME.PID (or NAME, or the %p name): this one
+     * adds ".N". */
+    char num[24];
+    size_t len = strlen(out), n = spanprof__format_u64(num, o->image);
+    if (len + 1 + n >= size)
+        return -1;
+    out[len] = '.';
+    memcpy(out + len + 1, num, n + 1);
     return 0;
 }

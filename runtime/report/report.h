@@ -22,6 +22,8 @@ struct spanprof__outputs {
     const char *folded, *json, *trace, *alloc_folded;
     int threads_root; /* SPANPROF_THREADS */
     int file_line;    /* SPANPROF_FILE_LINE */
+    int descendant;   /* exec'd by a profiled process: names as in a fork child (path.c) */
+    unsigned image;   /* images of this process that wrote before this one (path.c) */
 };
 /* Writes every file O names from the state of all threads so far.  0, or -1 after printing
  * "spanprof: error: cannot write 'PATH': REASON" for each failure. */
@@ -30,6 +32,12 @@ int spanprof__write_all(const struct spanprof__outputs *o);
 /* ---- path.c ---- */
 int spanprof__path_valid(const char *pattern);
 int spanprof__path_expand(const char *pattern, long pid, int append_pid, char *out, size_t size);
+/* The file PATTERN names for this process (pid, fork child, exec'd descendant, image number):
+ * 0, or -1 when it does not fit.  Async-signal-safe. */
+int spanprof__output_path(const struct spanprof__outputs *o, const char *pattern, char *out,
+                          size_t size);
+/* V in decimal into BUF (>= 21 bytes), NUL-terminated; returns the length.  Async-signal-safe. */
+size_t spanprof__format_u64(char *buf, uint64_t v);
 
 /* ---- aggregate.c: what the writers print ---- */
 /* A consistent set of threads to write, plus how to print them. */

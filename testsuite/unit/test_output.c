@@ -1,5 +1,7 @@
 /* test_output.c — spanprof_flush end to end: files, %p, errors, errno. */
+#include <dirent.h>
 #include <errno.h>
+#include <sys/stat.h>
 #include <json-c/json.h>
 #include <string.h>
 #include <unistd.h>
@@ -102,6 +104,69 @@ START_TEST(unwritable_path)
 }
 END_TEST
 
+/* Every write goes to a temporary file renamed over the old one: a reader that opened the old
+ * file keeps reading the old profile whole, and no temporary file stays behind. */
+START_TEST(replaced_atomically)
+{
+    char dir[] = "/tmp/spanprof-unit-XXXXXX";
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    char path[128];
+    snprintf(path, sizeof path, "%s/p.folded", dir);
+    spanprof__outputs.folded = path;
+    spanprof__outputs.json = NULL;
+    fn_m();
+    ck_assert_int_eq(spanprof_flush(), 0);
+    struct stat first, second;
+    ck_assert_int_eq(stat(path, &first), 0);
+    FILE *reader = fopen(path, "r");
+    ck_assert_ptr_nonnull(reader);
+    fn_m();
+    ck_assert_int_eq(spanprof_flush(), 0);
+    ck_assert_int_eq(stat(path, &second), 0);
+    ck_assert_msg(first.st_ino != second.st_ino, "the file was rewritten in place");
+    char line[256];
+    ck_assert_ptr_nonnull(fgets(line, sizeof line, reader));
+    ck_assert_msg(strncmp(line, "m ", 2) == 0, "%s", line);
+    fclose(reader);
+    DIR *d = opendir(dir);
+    int entries = 0;
+    for (struct dirent *e; (e = readdir(d));) {
+        if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+            continue;
+        ck_assert_str_eq(e->d_name, "p.folded");
+        entries++;
+    }
+    closedir(d);
+    ck_assert_int_eq(entries, 1);
+    unlink(path);
+    rmdir(dir);
+}
+END_TEST
+
+/* A temporary file that cannot be created names the final path in the error. */
+START_TEST(unwritable_directory_names_final_path)
+{
+    char dir[] = "/tmp/spanprof-unit-XXXXXX";
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    char file[128], path[160], want[256];
+    snprintf(file, sizeof file, "%s/file", dir);
+    snprintf(path, sizeof path, "%s/p.folded", file);
+    fclose(fopen(file, "w"));
+    spanprof__outputs.folded = path;
+    spanprof__outputs.json = NULL;
+    fn_m();
+    unit_stderr_begin();
+    int rc = spanprof_flush();
+    char *err = unit_stderr_end();
+    unlink(file);
+    rmdir(dir);
+    ck_assert_int_eq(rc, -1);
+    snprintf(want, sizeof want, "spanprof: error: cannot write '%s': Not a directory\n", path);
+    ck_assert_str_eq(err, want);
+    free(err);
+}
+END_TEST
+
 START_TEST(nothing_configured)
 {
     spanprof__outputs.folded = NULL;
@@ -118,6 +183,8 @@ Suite *output_suite(void)
     tcase_add_checked_fixture(tc, not_a_fork_child, no_output);
     tcase_add_test(tc, flush_writes_files);
     tcase_add_test(tc, unwritable_path);
+    tcase_add_test(tc, replaced_atomically);
+    tcase_add_test(tc, unwritable_directory_names_final_path);
     tcase_add_test(tc, nothing_configured);
     suite_add_tcase(s, tc);
     return s;
