@@ -5,7 +5,9 @@
 #ifndef SPANPROF_CONFIG_H
 #define SPANPROF_CONFIG_H
 
+#include <stdint.h>
 #include <stdio.h>
+#include <sys/types.h>
 
 #include "report/report.h"
 
@@ -14,6 +16,30 @@
 /* ---- start.c ---- */
 /* The files written at exit and by spanprof_flush(), from the environment at start-up. */
 extern struct spanprof__outputs spanprof__outputs;
+
+/* ---- writer.c ---- */
+/* Writes every output now, one write at a time (exit, spanprof_flush, dumps, exec). */
+int spanprof__write_serial(void);
+/* The process-exit write: after it, nothing more is written by this image. */
+void spanprof__write_final(void);
+/* Non-zero once this image wrote its files (exec.c counts the images that wrote). */
+extern int spanprof__image_wrote;
+/* At start-up: the dump timer (seconds, 0: none) and the fork handler. */
+void spanprof__writer_setup(double interval);
+/* Starts the writer thread in this process if it has none (never from a signal handler). */
+void spanprof__writer_ensure(void);
+/* Async-signal-safe.  Asks the writer thread for a write (-1: no writer thread in this
+ * process); TICKET is what spanprof__writer_wait waits for, at most MS milliseconds (0: written,
+ * -1: not in time). */
+int spanprof__writer_request(uint32_t *ticket);
+int spanprof__writer_wait(uint32_t ticket, int ms);
+
+/* ---- signals.c ---- */
+/* Installs the handlers for terminating signals and crashes where the program has none, and
+ * for DUMP_SIGNAL (0: none). */
+void spanprof__signals_start(int dump_signal);
+/* Non-zero when some terminating signal has the runtime's handler. */
+extern int spanprof__term_handled;
 
 /* ---- debuginfo.c ---- */
 /* Why coz cannot use the debug information of the ELF file at PATH, or NULL when it can. */

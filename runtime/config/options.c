@@ -9,6 +9,7 @@
  */
 #include <errno.h>
 #include <math.h>
+#include <signal.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,6 +22,8 @@ enum kind {
     PATH,   /* an output path pattern; empty: none (NULL) */
     BYTES,  /* a positive whole number of bytes */
     MIB,    /* a size in MiB: a decimal number > 0 and <= MAX; the value is in bytes */
+    SIGNAL, /* a signal: a name with or without SIG (USR2, SIGUSR2) or a number; unset: 0 */
+    SECONDS, /* a decimal number of seconds > 0 and <= MAX (a double); unset: 0 */
 };
 
 struct option {
@@ -68,8 +71,45 @@ static const struct option options[] = {
      "mean sampling interval, in bytes"},
     {"SPANPROF_ALLOC_FOLDED", PATH, FIELD(alloc_folded), "spanprof.alloc.folded", NULL, 0,
      "where the memory flame graph goes (`%p` as above; empty: not written)"},
+    {"SPANPROF_DUMP_SIGNAL", SIGNAL, FIELD(dump_signal), NULL, NULL, 0,
+     "a signal (`USR2`, `SIGUSR2` or `12`) on which every output is written while the program "
+     "runs on"},
+    {"SPANPROF_DUMP_INTERVAL", SECONDS, FIELD(dump_interval), NULL, NULL, 31536000,
+     "write every output every so many seconds (fractions allowed), so a killed process loses "
+     "at most that much"},
 };
 #define NOPTIONS (sizeof options / sizeof options[0])
+
+/* Signal names accepted by SIGNAL options (with or without "SIG"). */
+static const struct {
+    const char *name;
+    int number;
+} signal_names[] = {
+    {"HUP", SIGHUP},   {"INT", SIGINT},   {"QUIT", SIGQUIT}, {"USR1", SIGUSR1},
+    {"USR2", SIGUSR2}, {"PIPE", SIGPIPE}, {"ALRM", SIGALRM}, {"TERM", SIGTERM},
+    {"CHLD", SIGCHLD}, {"CONT", SIGCONT}, {"TSTP", SIGTSTP}, {"TTIN", SIGTTIN},
+    {"TTOU", SIGTTOU}, {"URG", SIGURG},   {"XCPU", SIGXCPU}, {"XFSZ", SIGXFSZ},
+    {"VTALRM", SIGVTALRM}, {"PROF", SIGPROF}, {"WINCH", SIGWINCH}, {"IO", SIGIO},
+    {"PWR", SIGPWR},   {"SYS", SIGSYS},
+};
+
+/* A signal a program may catch: not KILL, STOP or the crash signals (their handlers are the
+ * runtime's own when the program has none). */
+static int parse_signal(const char *text)
+{
+    if (strncmp(text, "SIG", 3) == 0)
+        text += 3;
+    for (size_t i = 0; i < sizeof signal_names / sizeof *signal_names; i++)
+        if (strcmp(text, signal_names[i].name) == 0)
+            return signal_names[i].number;
+    char *end;
+    errno = 0;
+    long n = strtol(text, &end, 10);
+    if (*text < '0' || *text > '9' || *end || errno || n < 1 || n > SIGRTMAX || n == SIGKILL ||
+        n == SIGSTOP || n == SIGSEGV || n == SIGBUS || n == SIGILL || n == SIGFPE || n == SIGABRT)
+        return 0;
+    return (int)n;
+}
 
 /* The smallest trace buffer: two 16-byte events. */
 #define TRACE_BUFFER_MIN 32
@@ -109,6 +149,16 @@ static int parse(const struct option *o, const char *text, void *value)
         *(uint64_t *)value = bytes < TRACE_BUFFER_MIN ? TRACE_BUFFER_MIN : bytes;
         return 1;
     }
+    case SIGNAL:
+        return (*(int *)value = parse_signal(text)) != 0;
+    case SECONDS: {
+        char *end;
+        double sec = strtod(text, &end);
+        if (!*text || *end || !isfinite(sec) || sec <= 0 || sec > o->max)
+            return 0;
+        *(double *)value = sec;
+        return 1;
+    }
     }
     return 0;
 }
@@ -131,6 +181,12 @@ static void print_expected(const struct option *o, FILE *err)
     case MIB:
         fprintf(err, "is not a size in MiB (a number > 0 and <= %.0f)", o->max);
         break;
+    case SIGNAL:
+        fputs("is not a signal name or number (USR2, SIGUSR2, 12) that a program may catch", err);
+        break;
+    case SECONDS:
+        fprintf(err, "is not a number of seconds (> 0 and <= %.0f)", o->max);
+        break;
     }
 }
 
@@ -144,14 +200,20 @@ void spanprof__options_load(struct spanprof__options *opts, spanprof__getenv_fn 
             continue;
         if (o->kind == PATH)
             *(const char **)value = o->def; /* NULL: unset, and no pattern to parse */
+        else if (o->kind == SIGNAL)
+            *(int *)value = 0; /* no default: unset */
+        else if (o->kind == SECONDS)
+            *(double *)value = 0;
         else
             parse(o, o->def, value);
         if (!text)
             continue;
         fprintf(err, "spanprof: warning: %s='%s' ", o->name, text);
         print_expected(o, err);
-        if (o->kind == PATH)
-            fprintf(err, o->def ? "; using '%s'\n" : "; using none\n", o->def);
+        if (!o->def)
+            fputs("; using none\n", err);
+        else if (o->kind == PATH)
+            fprintf(err, "; using '%s'\n", o->def);
         else
             fprintf(err, "; using %s\n", o->def);
     }

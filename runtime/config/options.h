@@ -28,6 +28,8 @@ struct spanprof__options {
     int alloc_stacks;      /* SPANPROF_ALLOC_STACKS */
     uint64_t alloc_sample; /* SPANPROF_ALLOC_SAMPLE, bytes */
     const char *alloc_folded; /* SPANPROF_ALLOC_FOLDED pattern, NULL: not written */
+    int dump_signal;       /* SPANPROF_DUMP_SIGNAL, 0: unset */
+    double dump_interval;  /* SPANPROF_DUMP_INTERVAL, seconds, 0: unset */
 };
 
 typedef const char *(*spanprof__getenv_fn)(const char *name);

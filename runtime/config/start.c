@@ -1,6 +1,7 @@
 /* start.c — start-up and the ABI's writer: reads the environment, switches recording and the
- * collectors on, finds coz, registers the thread-exit key, fork handlers and the process-exit
- * write; spanprof_flush() writes the same files on demand.
+ * collectors on, finds coz, registers the thread-exit key, fork handlers, the process-exit
+ * write and the signal handlers (signals.c), and decides when the writer thread (writer.c)
+ * starts; spanprof_flush() writes the same files on demand.
  *
  * Start-up is a start stage (record/process.c): it runs once, from the runtime's constructor, or
  * earlier from the first span if another constructor runs spans before it.
@@ -26,8 +27,23 @@ static const char *env_get(const char *name)
 
 static void write_at_exit(void)
 {
-    spanprof__write_all(&spanprof__outputs);
+    spanprof__write_final();
 }
+
+static void (*collectors_thread_new)(struct spanprof__thread *t);
+
+/* A thread's first span.  The first one in the process starts the writer thread when a
+ * terminating signal would need it: for the outputs the async-signal-safe writer cannot write
+ * (JSON, trace, memory flame graph).  A program that records nothing never gets it. */
+static void thread_new(struct spanprof__thread *t)
+{
+    if (collectors_thread_new)
+        collectors_thread_new(t);
+    const struct spanprof__outputs *o = &spanprof__outputs;
+    if (spanprof__term_handled && (o->json || o->trace || o->alloc_folded))
+        spanprof__writer_ensure();
+}
+
 
 static void start(void)
 {
@@ -66,7 +82,14 @@ static void start(void)
             spanprof__outputs.alloc_folded = o->alloc_folded;
         if (pthread_key_create(&spanprof__g.key, spanprof__thread_exit_hook) == 0) {
             pthread_atfork(spanprof__fork_prepare, spanprof__fork_parent, spanprof__fork_child);
+            spanprof__writer_setup(o->dump_interval);
             atexit(write_at_exit);
+            collectors_thread_new = spanprof__hooks.thread_new;
+            spanprof__hooks.thread_new = thread_new;
+            spanprof__signals_start(o->dump_signal);
+            /* Dumps on a signal or a timer need the writer from the start. */
+            if (o->dump_signal || o->dump_interval > 0)
+                spanprof__writer_ensure();
             __atomic_store_n(&spanprof__flags.recording, 1, __ATOMIC_RELEASE);
         }
     }
@@ -77,5 +100,5 @@ SPANPROF_START_STAGE(start);
 SPANPROF_API int spanprof_flush(void)
 {
     spanprof__start();
-    return spanprof__write_all(&spanprof__outputs);
+    return spanprof__write_serial();
 }

@@ -38,6 +38,27 @@ static int write_alloc_folded(FILE *f, const struct spanprof__view *v,
     return spanprof__alloc_folded_write(f, v);
 }
 
+/* Async-signal-safe: the crash writer (safefolded.c) names its file with it too. */
+int spanprof__output_path(const struct spanprof__outputs *o, const char *pattern, char *out,
+                          size_t size)
+{
+    long pid = (long)getpid();
+    int descendant = spanprof__g.fork_child || o->descendant;
+    if (spanprof__path_expand(pattern, pid, descendant, out, size))
+        return -1;
+    if (o->image == 0)
+        return 0;
+    /* An earlier image of this same process wrote NAME.PID (or NAME, or the %p name): this one
+     * adds ".N". */
+    char num[24];
+    size_t len = strlen(out), n = spanprof__format_u64(num, o->image);
+    if (len + 1 + n >= size)
+        return -1;
+    out[len] = '.';
+    memcpy(out + len + 1, num, n + 1);
+    return 0;
+}
+
 /* Opens a new temporary file next to PATH (same directory, so rename(2) can replace PATH
  * atomically): ".NAME.PID.tmp".  O_EXCL after unlinking a stale one (a process killed while
  * writing, with our pid), O_NOFOLLOW so a planted symlink is never followed. */

@@ -8,7 +8,6 @@
  * No stdio and no allocation: the crash writer expands paths inside a signal handler.
  */
 #include <string.h>
-#include <unistd.h>
 
 #include "report/report.h"
 
@@ -71,25 +70,5 @@ int spanprof__path_expand(const char *pattern, long pid, int append_pid, char *o
         o += (size_t)numlen;
     }
     out[o] = 0;
-    return 0;
-}
-
-int spanprof__output_path(const struct spanprof__outputs *o, const char *pattern, char *out,
-                          size_t size)
-{
-    long pid = (long)getpid();
-    int descendant = spanprof__g.fork_child || o->descendant;
-    if (spanprof__path_expand(pattern, pid, descendant, out, size))
-        return -1;
-    if (o->image == 0)
-        return 0;
-    /* An earlier image of this same process wrote NAME.PID (or NAME, or the %p name): this one
-     * adds ".N". */
-    char num[24];
-    size_t len = strlen(out), n = spanprof__format_u64(num, o->image);
-    if (len + 1 + n >= size)
-        return -1;
-    out[len] = '.';
-    memcpy(out + len + 1, num, n + 1);
     return 0;
 }

@@ -71,6 +71,12 @@ const char *spanprof__thread_label(const struct spanprof__thread *t, char *buf, 
 /* ---- folded.c ---- */
 int spanprof__folded_write(FILE *f, const struct spanprof__view *v);
 
+/* ---- safefolded.c ---- */
+/* Writes O's folded stacks (if O names them) as spanprof__write_all would, with only
+ * async-signal-safe calls: for a signal handler, when the process is about to die.  0, or -1
+ * after printing the error line. */
+int spanprof__folded_write_safe(const struct spanprof__outputs *o);
+
 /* ---- json.c ---- */
 struct spanprof__json_meta {
     long pid;

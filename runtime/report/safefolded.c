@@ -1,0 +1,311 @@
+/* safefolded.c — the folded-stacks writer that a signal handler may call: the profile of a
+ * process that is dying (a crash, or a terminating signal when no writer thread can do it).
+ *
+ * It prints what folded.c prints (same lines, merged and sorted the same way) but touches no
+ * lock, no malloc and no stdio: the registry and the call trees are read as they are (the same
+ * racy-but-benign reads as the normal writer, without the process lock, which the interrupted
+ * thread may hold), memory comes from mmap, sorting is a heap sort, and the file is written with
+ * write(2) to a temporary file renamed over the path.  Bounded: at most SAFE_MAX_TEXT bytes of
+ * stack strings and SAFE_MAX_LINES lines (the rest is dropped), no recursion.
+ *
+ * Differences from the normal writer: thread names (SPANPROF_THREADS=1) of threads still running
+ * are the ones known when they last registered or ended (not re-read from /proc), and a node
+ * whose pointers are being written by its thread at that very moment may be missed.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "record/clock.h"
+#include "report/report.h"
+
+#define SAFE_MAX_TEXT ((size_t)256 << 20)
+#define SAFE_MAX_LINES ((size_t)8 << 20)
+
+struct line {
+    size_t off, len;
+    uint64_t value;
+};
+
+struct safe {
+    const struct spanprof__view *v;
+    char *text; /* the stack strings, one after the other */
+    size_t text_len, text_cap;
+    struct line *lines;
+    size_t n, lines_cap;
+    char *path; /* the current stack string */
+    size_t lens[SPANPROF_FOLDED_MAX_DEPTH + 1];
+    int full;
+};
+
+/* Doubles a mapping (copying its contents); 0 when the bound or memory runs out. */
+static int grow(void **buf, size_t *cap, size_t need, size_t elem, size_t max)
+{
+    if (need <= *cap)
+        return 1;
+    size_t c = *cap ? *cap : 65536 / elem;
+    while (c < need)
+        c *= 2;
+    if (c > max)
+        return 0;
+    void *p = spanprof__map(c * elem);
+    if (!p)
+        return 0;
+    if (*buf) {
+        memcpy(p, *buf, *cap * elem);
+        spanprof__unmap(*buf, *cap * elem);
+    }
+    *buf = p;
+    *cap = c;
+    return 1;
+}
+
+/* Appends S, sanitised as folded.c does, to the current stack string at AT. */
+static size_t put(struct safe *S, size_t at, const char *s)
+{
+    for (; *s && at < SAFE_MAX_TEXT - 1; s++)
+        S->path[at++] = (*s == ';' || *s == '\n' || *s == '\r') ? '_' : *s;
+    return at;
+}
+
+static size_t put_frame(struct safe *S, size_t at, int sep, const struct spanprof_site *site)
+{
+    if (sep && at < SAFE_MAX_TEXT - 1)
+        S->path[at++] = ';';
+    at = put(S, at, site->name ? site->name : "?");
+    if (S->v->file_line) {
+        char num[24];
+        spanprof__format_u64(num, site->first_line);
+        at = put(S, at, " (");
+        at = put(S, at, site->file ? site->file : "?");
+        at = put(S, at, ":");
+        at = put(S, at, num);
+        at = put(S, at, ")");
+    }
+    return at;
+}
+
+static void add_line(struct safe *S, size_t len, uint64_t ticks)
+{
+    if (S->full || !grow((void **)&S->lines, &S->lines_cap, S->n + 1, sizeof *S->lines, SAFE_MAX_LINES) ||
+        !grow((void **)&S->text, &S->text_cap, S->text_len + len, 1, SAFE_MAX_TEXT)) {
+        S->full = 1;
+        return;
+    }
+    memcpy(S->text + S->text_len, S->path, len);
+    S->lines[S->n++] = (struct line){S->text_len, len, spanprof__ticks_to_ns(S->v, ticks)};
+    S->text_len += len;
+}
+
+static int sum_self(struct spanprof__node *n, size_t depth, void *ctx)
+{
+    (void)depth;
+    *(uint64_t *)ctx += spanprof__node_self(n);
+    return 1;
+}
+
+static int pre(struct spanprof__node *n, size_t depth, void *ctx)
+{
+    struct safe *S = ctx;
+    if (S->full || depth > SPANPROF_FOLDED_MAX_DEPTH)
+        return 0;
+    size_t len = put_frame(S, S->lens[depth - 1], depth > 1 || S->v->threads_root, n->site);
+    S->lens[depth] = len;
+    uint64_t calls = __atomic_load_n(&n->calls, __ATOMIC_RELAXED);
+    if (calls || __atomic_load_n(&n->total, __ATOMIC_RELAXED))
+        add_line(S, len, S->v->counting ? calls : spanprof__node_self(n));
+    if (depth < SPANPROF_FOLDED_MAX_DEPTH)
+        return 1;
+    if (__atomic_load_n(&n->first_child, __ATOMIC_ACQUIRE)) {
+        uint64_t below = 0;
+        spanprof__tree_walk(n, sum_self, NULL, &below);
+        S->path[len] = ';';
+        add_line(S, put(S, len + 1, "[truncated]"), below);
+    }
+    return 0;
+}
+
+static int cmp(const struct safe *S, const struct line *x, const struct line *y)
+{
+    size_t m = x->len < y->len ? x->len : y->len;
+    int c = memcmp(S->text + x->off, S->text + y->off, m);
+    if (c)
+        return c;
+    return x->len < y->len ? -1 : x->len > y->len;
+}
+
+static void sift(struct safe *S, size_t i, size_t n)
+{
+    for (;;) {
+        size_t c = 2 * i + 1;
+        if (c >= n)
+            return;
+        if (c + 1 < n && cmp(S, &S->lines[c], &S->lines[c + 1]) < 0)
+            c++;
+        if (cmp(S, &S->lines[i], &S->lines[c]) >= 0)
+            return;
+        struct line t = S->lines[i];
+        S->lines[i] = S->lines[c];
+        S->lines[c] = t;
+        i = c;
+    }
+}
+
+static void heap_sort(struct safe *S)
+{
+    for (size_t i = S->n / 2; i-- > 0;)
+        sift(S, i, S->n);
+    for (size_t end = S->n; end > 1; end--) {
+        struct line t = S->lines[0];
+        S->lines[0] = S->lines[end - 1];
+        S->lines[end - 1] = t;
+        sift(S, 0, end - 1);
+    }
+}
+
+/* Buffered write(2). */
+struct out {
+    int fd, err;
+    size_t len;
+    char buf[8192];
+};
+
+static void out_flush(struct out *o)
+{
+    for (size_t done = 0; done < o->len && !o->err;) {
+        ssize_t w = write(o->fd, o->buf + done, o->len - done);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0)
+            o->err = w < 0 ? errno : EIO;
+        else
+            done += (size_t)w;
+    }
+    o->len = 0;
+}
+
+static void out_put(struct out *o, const char *s, size_t len)
+{
+    while (len) {
+        size_t k = sizeof o->buf - o->len < len ? sizeof o->buf - o->len : len;
+        memcpy(o->buf + o->len, s, k);
+        o->len += k, s += k, len -= k;
+        if (o->len == sizeof o->buf)
+            out_flush(o);
+    }
+}
+
+/* Writes V's folded stacks to FD; 0 or an errno value. */
+static int write_lines(int fd, const struct spanprof__view *v)
+{
+    static struct safe S; /* one writer at a time (the caller makes sure): not on the stack */
+    memset(&S, 0, sizeof S);
+    S.v = v;
+    if (!grow((void **)&S.path, &(size_t){0}, SAFE_MAX_TEXT, 1, SAFE_MAX_TEXT))
+        return ENOMEM;
+    for (size_t i = 0; i < v->nthreads && !S.full; i++) {
+        const struct spanprof__thread *t = v->threads[i];
+        S.lens[0] = 0;
+        if (v->threads_root) {
+            char label[32] = "thread-";
+            if (!t->name[0])
+                spanprof__format_u64(label + 7, (uint64_t)t->tid);
+            S.lens[0] = put(&S, 0, t->name[0] ? t->name : label);
+        }
+        spanprof__tree_walk((struct spanprof__node *)&t->root, pre, NULL, &S);
+    }
+    heap_sort(&S);
+    static struct out o;
+    o.fd = fd, o.err = 0, o.len = 0;
+    for (size_t i = 0; i < S.n;) {
+        uint64_t ns = S.lines[i].value;
+        size_t j = i + 1;
+        while (j < S.n && cmp(&S, &S.lines[i], &S.lines[j]) == 0)
+            ns += S.lines[j++].value;
+        char num[24];
+        size_t k = spanprof__format_u64(num + 1, ns);
+        num[0] = ' ';
+        num[k + 1] = '\n';
+        out_put(&o, S.text + S.lines[i].off, S.lines[i].len);
+        out_put(&o, num, k + 2);
+        i = j;
+    }
+    out_flush(&o);
+    spanprof__unmap(S.path, SAFE_MAX_TEXT);
+    if (S.text)
+        spanprof__unmap(S.text, S.text_cap);
+    if (S.lines)
+        spanprof__unmap(S.lines, S.lines_cap * sizeof *S.lines);
+    return o.err;
+}
+
+/* Prints "spanprof: error: cannot write 'PATH': REASON" with write(2). */
+static void report(const char *path, int err)
+{
+    const char *reason = strerrordesc_np(err);
+    const char *parts[] = {"spanprof: error: cannot write '", path, "': ",
+                           reason ? reason : "error", "\n"};
+    for (size_t i = 0; i < sizeof parts / sizeof *parts; i++)
+        if (write(2, parts[i], strlen(parts[i])) < 0)
+            return;
+}
+
+int spanprof__folded_write_safe(const struct spanprof__outputs *o)
+{
+    if (!o->folded)
+        return 0;
+    static struct spanprof__thread *ts[65536];
+    size_t n = 0;
+    /* Newest first in the registry: listed in the order they started, as the normal writer. */
+    for (struct spanprof__thread *t = __atomic_load_n(&spanprof__g.threads, __ATOMIC_ACQUIRE);
+         t && n < sizeof ts / sizeof *ts; t = t->next)
+        n++;
+    size_t i = n;
+    for (struct spanprof__thread *t = __atomic_load_n(&spanprof__g.threads, __ATOMIC_ACQUIRE);
+         t && i > 0; t = t->next)
+        ts[--i] = t;
+    struct spanprof__view v = {
+        .threads = ts + i,
+        .nthreads = n - i,
+        .ns_per_tick = spanprof__clock_ns_per_tick(),
+        .counting = spanprof__flags.counting,
+        .threads_root = o->threads_root,
+        .file_line = o->file_line,
+    };
+    char path[4096], tmp[4096 + 32];
+    if (spanprof__output_path(o, o->folded, path, sizeof path)) {
+        report(o->folded, ENAMETOOLONG);
+        return -1;
+    }
+    /* A name of its own (".NAME.PID.crash.tmp"): the writer thread may be writing the other. */
+    const char *slash = strrchr(path, '/');
+    size_t dirlen = slash ? (size_t)(slash - path + 1) : 0, len = strlen(path);
+    char num[24];
+    size_t k = spanprof__format_u64(num, (uint64_t)getpid());
+    memcpy(tmp, path, dirlen);
+    tmp[dirlen] = '.';
+    memcpy(tmp + dirlen + 1, path + dirlen, len - dirlen);
+    size_t at = len + 1;
+    tmp[at++] = '.';
+    memcpy(tmp + at, num, k);
+    memcpy(tmp + at + k, ".crash.tmp", sizeof ".crash.tmp");
+    unlink(tmp);
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
+    if (fd < 0) {
+        report(path, errno);
+        return -1;
+    }
+    int err = write_lines(fd, &v);
+    if (close(fd) != 0 && !err)
+        err = errno;
+    if (!err && rename(tmp, path) != 0)
+        err = errno;
+    if (err) {
+        unlink(tmp);
+        report(path, err);
+        return -1;
+    }
+    return 0;
+}

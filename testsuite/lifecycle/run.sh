@@ -1,0 +1,198 @@
+#!/bin/sh
+# run.sh — the long-running-program tests: signal deaths, crashes, programs with handlers of
+# their own, dumps on a timer.  Builds each sample in this folder with
+# spanplugin (gcc -O2, linked with libspanprof.so unless it says otherwise), runs it with
+# SPANPROF=count and SPANPROF_FOLDED=out.folded (no %p: the naming rules are under test) in a
+# folder of its own, and compares with NAME.expected: its exit status (with the signal's name
+# when it died by one), stdout, stderr and every file it left, pids replaced by PID (its own) and
+# CHILD (any other).  Values are call counts, so they are exact.
+#
+# Environment: CC, PLUGIN, INCLUDE_DIR, LIBDIR, PROFDUMP, TOOL (the spanprof command),
+# JSONC_LIBS.  Optional: SAMPLES="a b"; REGEN=1 rewrites the expected files.
+# A sample may carry lines:  test-env: VAR=VALUE ...   extra environment
+#                            test-build: static        linked with libspanprof.a
+#                            test-driver: NAME         run by driver_NAME below instead
+set -u
+here=$(cd "$(dirname "$0")" && pwd)
+# shellcheck disable=SC2034 # read by lib.sh
+suite=lifecycle
+# shellcheck source=testsuite/lib.sh
+. "$here/../lib.sh"
+work=$(mktemp -d "${TMPDIR:-/tmp}/spanprof-lifecycle-tests.XXXXXX")
+trap 'rm -rf "$work"' EXIT
+ulimit -c 0 2>/dev/null # SIGQUIT and crashes: no core files
+
+directive() {
+    sed -n "s|.*$1: \\([^*]*[^* ]\\).*|\\1|p" "$2" | head -n 1
+}
+
+# build SRC EXE [static|rdynamic]
+build() {
+    case ${3:-} in
+    static) link="$LIBDIR/libspanprof.a $JSONC_LIBS -pthread -ldl" ;;
+    rdynamic) link="-rdynamic $LIBDIR/libspanprof.a $JSONC_LIBS -pthread -ldl" ;;
+    *) link="-L$LIBDIR -lspanprof -Wl,-rpath,$LIBDIR -pthread -ldl" ;;
+    esac
+    cmd="$CC -g -O2 -fplugin=$PLUGIN -I$INCLUDE_DIR $1 -o $2 $link"
+    # shellcheck disable=SC2086 # cmd is a word list
+    $cmd >"$2.log" 2>&1
+}
+
+# run DIR [ARGS...]: runs $exe in DIR (its pid in DIR/pid, its status in DIR/status), in the
+# foreground (a shell ignores SIGINT and SIGQUIT in background jobs).  The line the waiting shell
+# adds to the program's stderr when a signal killed it ("Terminated") is dropped.
+run() {
+    d=$1
+    shift
+    # shellcheck disable=SC2086,SC2016 # test_env is a list of assignments; $$ is the inner shell's
+    sh -c 'cd "$1" && shift && sh -c "echo \$\$ >pid && exec \"\$@\"" sh "$@" >stdout 2>stderr
+           echo $? >rc' sh "$d" env SPANPROF=count SPANPROF_FOLDED=out.folded $test_env \
+        "$exe" "$@" 2>/dev/null
+    record_status "$d" "$(cat "$d/rc")"
+    sed -i '/^\(Terminated\|Hangup\|Quit\|Interrupt\|Aborted\|Segmentation fault\)$/d' "$d/stderr"
+}
+
+# start DIR [ARGS...]: the same in the background (where a shell ignores SIGINT and SIGQUIT).
+start() {
+    d=$1
+    shift
+    # shellcheck disable=SC2086 # test_env is a list of assignments
+    (cd "$d" && exec env SPANPROF=count SPANPROF_FOLDED=out.folded $test_env "$exe" "$@" \
+        >stdout 2>stderr) &
+    echo $! >"$d/pid"
+}
+
+record_status() {
+    st=$2
+    if [ "$st" -gt 128 ]; then st="$st (SIG$(kill -l $((st - 128))))"; fi
+    echo "$st" >"$1/status"
+}
+
+# finish DIR: waits for the program started in DIR and records its status.
+finish() {
+    wait "$(cat "$1/pid")" 2>/dev/null
+    record_status "$1" $?
+}
+
+# wait_for FILE: up to 10 s.
+wait_for() {
+    i=0
+    while [ ! -e "$1" ] && [ $i -lt 500 ]; do
+        sleep 0.02
+        i=$((i + 1))
+    done
+}
+
+# describe DIR: the run's normalised result and every file it left.
+describe() {
+    d=$1
+    pid=$(cat "$d/pid")
+    print_run "$d" | sed -e "s|$d|DIR|g" -e "s|$LIBDIR|LIBDIR|g"
+    for f in "$d"/out.* "$d"/.*tmp; do
+        [ -f "$f" ] || continue
+        name=$(basename "$f" | sed -e "s/\\b$pid\\b/PID/g" -e 's/\b[0-9]\{2,\}\b/CHILD/g')
+        case $f in
+        *.json) body=$("$PROFDUMP" "$f" 2>&1) ;;
+        *) body=$(cat "$f") ;;
+        esac
+        printf '%s\n' "# file $name" "$body" | tr '\n' '\001'
+        echo
+    done | sort | tr '\001' '\n'
+}
+
+driver_default() {
+    run "$1"
+    describe "$1"
+}
+
+driver_signals() {
+    for sig in INT TERM HUP QUIT; do
+        mkdir -p "$1/$sig"
+        run "$1/$sig" "$sig"
+        echo "## SIG$sig"
+        describe "$1/$sig"
+    done
+}
+
+driver_ignored() {
+    # shellcheck disable=SC2086 # test_env is a list of assignments
+    (cd "$1" && trap '' TERM && exec env SPANPROF=count SPANPROF_FOLDED=out.folded $test_env \
+        "$exe" >stdout 2>stderr) &
+    echo $! >"$1/pid"
+    finish "$1"
+    describe "$1"
+}
+
+# dump: `spanprof dump PID` after each phase of the program, the files as each dump left them.
+driver_dump() {
+    start "$1"
+    pid=$(cat "$1/pid")
+    for n in 1 2; do
+        wait_for "$1/phase$n"
+        echo "## spanprof dump, phase $n"
+        "$TOOL" dump "$pid" 2>&1 | sed -e "s|$1|DIR|g" -e "s/\\b$pid\\b/PID/g"
+        cat "$1/out.folded"
+        "$PROFDUMP" "$1/out.json" 2>&1
+        touch "$1/go$n"
+    done
+    finish "$1"
+    echo "## at exit"
+    describe "$1"
+    echo "## spanprof dump of a process that has no dump signal"
+    "$TOOL" dump $$ 2>&1 | sed "s/\\b$$\\b/PID/g"
+    echo "## spanprof dump of no process"
+    "$TOOL" dump 2147483646 2>&1
+}
+
+# interval: the timer's dump seen, then SIGKILL.
+driver_interval() {
+    start "$1"
+    wait_for "$1/phase1"
+    i=0
+    while ! grep -q '^tick 7$' "$1/out.folded" 2>/dev/null && [ $i -lt 500 ]; do
+        sleep 0.02
+        i=$((i + 1))
+    done
+    kill -KILL "$(cat "$1/pid")"
+    finish "$1"
+    describe "$1"
+}
+
+# two-runtimes: the program with the static runtime, the library with the shared one; then the
+# program linked with -rdynamic.
+driver_two_runtimes() {
+    lib="$1/libtwo.so"
+    cp "$here/two_runtimes_lib.inc" "$1/lib.c"
+    if ! $CC -O2 -fPIC -shared -fplugin="$PLUGIN" -I"$INCLUDE_DIR" "$1/lib.c" -o "$lib" \
+        -L"$LIBDIR" -lspanprof -Wl,-rpath,"$LIBDIR" >"$1/lib.log" 2>&1; then
+        cat "$1/lib.log"
+        return
+    fi
+    for how in static rdynamic; do
+        mkdir -p "$1/$how"
+        exe="$1/$how/prog"
+        build "$src" "$exe" "$how" || cat "$exe.log"
+        echo "## program linked with libspanprof.a ($how)"
+        run "$1/$how" "$lib"
+        describe "$1/$how"
+    done
+}
+
+for src in "$here"/*.c; do
+    name=$(basename "$src" .c)
+    selected "$name" || continue
+    dir="$work/$name"
+    mkdir -p "$dir"
+    exe="$dir/prog"
+    test_env=$(directive test-env "$src")
+    driver=$(directive test-driver "$src" | tr - _)
+    if ! build "$src" "$exe" "$(directive test-build "$src")"; then
+        fail "$name: does not build"
+        sed 's/^/  | /' "$exe.log"
+        continue
+    fi
+    "driver_${driver:-default}" "$dir" >"$dir/actual" 2>&1
+    compare_expected "$name" "gcc -O2" "$dir/actual" "make check-lifecycle REGEN=1 SAMPLES=$name"
+done
+
+summary
