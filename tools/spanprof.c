@@ -16,6 +16,7 @@ static const char general_usage[] =
     "usage: spanprof report [OPTIONS] PROFILE.json\n"
     "       spanprof coz [OPTIONS] PROFILE.coz PROFILE.json\n"
     "       spanprof view [-o OUT.html] PROFILE\n"
+    "       spanprof dump [--timeout SECONDS] PID\n"
     "       spanprof help [COMMAND]\n"
     "       spanprof --version\n";
 
@@ -28,6 +29,7 @@ static const char general_help[] =
     "  report   table of spans from the JSON profile (run with SPANPROF_JSON=PATH)\n"
     "  coz      coz's causal profile (profile.coz from `coz run --- PROG`) per span\n"
     "  view     an HTML page showing folded stacks or a trace in speedscope\n"
+    "  dump     make a running program write its profile (SPANPROF_DUMP_SIGNAL)\n"
     "  help     this text, or a command's: spanprof help COMMAND\n"
     "\n"
     "Options:\n"
@@ -91,6 +93,19 @@ static const char view_help[] =
     "Options:\n"
     "  -o, --output OUT.html  where to write the page (default: PROFILE.html)\n"
     "  -h, --help             show this text\n";
+
+static const char dump_usage[] = "usage: spanprof dump [--timeout SECONDS] PID\n";
+
+static const char dump_help[] =
+    "\n"
+    "Makes the running process PID, started with SPANPROF_DUMP_SIGNAL=SIG, write its\n"
+    "profile so far: reads the signal and the output paths from /proc/PID/environ,\n"
+    "sends the signal, waits until every output file has been replaced and prints\n"
+    "their paths. The process runs on.\n"
+    "\n"
+    "Options:\n"
+    "  --timeout SECONDS  how long to wait for the files (default: 10)\n"
+    "  -h, --help         show this text\n";
 
 struct command {
     const char *name, *usage, *help;
@@ -247,10 +262,43 @@ static int run_view(int argc, char **argv)
     return cmd_view(argv[optind], out);
 }
 
+static int run_dump(int argc, char **argv)
+{
+    static const struct option longopts[] = {
+        { "timeout", required_argument, NULL, 't' },
+        { "help", no_argument, NULL, 'h' },
+        { NULL, 0, NULL, 0 },
+    };
+    double timeout = 10;
+    int ch;
+    while ((ch = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
+        switch (ch) {
+        case 't': {
+            char *end;
+            timeout = strtod(optarg, &end);
+            if (!*optarg || *end || !(timeout > 0))
+                return usage_error("--timeout must be a number of seconds > 0, not '%s'", optarg);
+            break;
+        }
+        case 'h':
+            return show_help(current);
+        default:
+            return getopt_error(ch, argv);
+        }
+    }
+    if (argc - optind != 1)
+        return usage_error("%s", argc - optind < 1 ? "dump needs a PID" : "dump takes one PID");
+    const char *pid = argv[optind];
+    if (strspn(pid, "0123456789") != strlen(pid) || !*pid || strtol(pid, NULL, 10) <= 0)
+        return usage_error("'%s' is not a process id", pid);
+    return cmd_dump(pid, timeout);
+}
+
 static const struct command commands[] = {
     { "report", report_usage, report_help, run_report },
     { "coz", coz_usage, coz_help, run_coz },
     { "view", view_usage, view_help, run_view },
+    { "dump", dump_usage, dump_help, run_dump },
 };
 
 static const struct command *find_command(const char *name)

@@ -118,4 +118,7 @@ void table_free(struct table *t);
  * stacks or a Chrome trace); prints OUT's path.  Returns 0 or EXIT_BAD_INPUT. */
 int cmd_view(const char *profile, const char *out);
 
+/* ---- spanprof dump (dump.c) ---- */
+int cmd_dump(const char *pid, double timeout);
+
 #endif

@@ -73,7 +73,7 @@ static const struct option options[] = {
      "where the memory flame graph goes (`%p` as above; empty: not written)"},
     {"SPANPROF_DUMP_SIGNAL", SIGNAL, FIELD(dump_signal), NULL, NULL, 0,
      "a signal (`USR2`, `SIGUSR2` or `12`) on which every output is written while the program "
-     "runs on"},
+     "runs on; `spanprof dump PID` sends it"},
     {"SPANPROF_DUMP_INTERVAL", SECONDS, FIELD(dump_interval), NULL, NULL, 31536000,
      "write every output every so many seconds (fractions allowed), so a killed process loses "
      "at most that much"},

@@ -1,0 +1,219 @@
+/* dump.c — `spanprof dump PID`: asks a running profiled process for its profile so far.
+ *
+ * The process was started with SPANPROF_DUMP_SIGNAL=SIG; its runtime writes every output when
+ * that signal arrives, each file replaced by rename (a new inode).  This reads the signal and the
+ * output paths from /proc/PID/environ (the environment the process started with; relative paths
+ * are taken from /proc/PID/cwd), sends the signal, waits until every output file has been
+ * replaced, and prints their paths.  A path without %p may carry ".PID" (a descendant: a fork
+ * child, or a program started by a profiled one): both names are watched.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "spanprof.h"
+
+#define MAX_FILES 8
+
+struct watched {
+    char path[PATH_MAX];
+    struct stat before;
+    int existed;
+};
+
+/* VALUE of NAME in the NUL-separated environment ENV of LEN bytes, or NULL. */
+static const char *env_value(const char *env, size_t len, const char *name)
+{
+    size_t n = strlen(name);
+    for (const char *p = env; p < env + len; p += strlen(p) + 1)
+        if (strncmp(p, name, n) == 0 && p[n] == '=')
+            return p + n + 1;
+    return NULL;
+}
+
+static int signal_number(const char *text)
+{
+    static const struct {
+        const char *name;
+        int number;
+    } names[] = {
+        {"HUP", SIGHUP},   {"INT", SIGINT},     {"QUIT", SIGQUIT},   {"USR1", SIGUSR1},
+        {"USR2", SIGUSR2}, {"PIPE", SIGPIPE},   {"ALRM", SIGALRM},   {"TERM", SIGTERM},
+        {"CHLD", SIGCHLD}, {"CONT", SIGCONT},   {"TSTP", SIGTSTP},   {"TTIN", SIGTTIN},
+        {"TTOU", SIGTTOU}, {"URG", SIGURG},     {"XCPU", SIGXCPU},   {"XFSZ", SIGXFSZ},
+        {"VTALRM", SIGVTALRM}, {"PROF", SIGPROF}, {"WINCH", SIGWINCH}, {"IO", SIGIO},
+        {"PWR", SIGPWR},   {"SYS", SIGSYS},
+    };
+    if (strncmp(text, "SIG", 3) == 0)
+        text += 3;
+    for (size_t i = 0; i < sizeof names / sizeof *names; i++)
+        if (strcmp(text, names[i].name) == 0)
+            return names[i].number;
+    char *end;
+    long n = strtol(text, &end, 10);
+    return *text >= '0' && *text <= '9' && !*end && n > 0 && n <= SIGRTMAX ? (int)n : 0;
+}
+
+/* PATTERN with %p and %% expanded, relative to CWD; 0, or -1 when too long. */
+static int expand(const char *pattern, long pid, const char *cwd, char *out, size_t size)
+{
+    size_t o = 0;
+    if (pattern[0] != '/') {
+        int n = snprintf(out, size, "%s/", cwd);
+        if (n < 0 || (size_t)n >= size)
+            return -1;
+        o = (size_t)n;
+    }
+    for (const char *p = pattern; *p; p++) {
+        char num[32];
+        const char *add = p;
+        size_t len = 1;
+        if (p[0] == '%' && p[1] == 'p') {
+            len = (size_t)snprintf(num, sizeof num, "%ld", pid);
+            add = num;
+            p++;
+        } else if (p[0] == '%' && p[1] == '%') {
+            p++;
+        }
+        if (o + len >= size)
+            return -1;
+        memcpy(out + o, add, len);
+        o += len;
+    }
+    out[o] = 0;
+    return 0;
+}
+
+static int replaced(const struct watched *w)
+{
+    struct stat now;
+    if (stat(w->path, &now) != 0)
+        return 0;
+    return !w->existed || now.st_ino != w->before.st_ino ||
+           now.st_mtim.tv_sec != w->before.st_mtim.tv_sec ||
+           now.st_mtim.tv_nsec != w->before.st_mtim.tv_nsec;
+}
+
+int cmd_dump(const char *pid_text, double timeout)
+{
+    long pid = strtol(pid_text, NULL, 10); /* checked by the caller */
+    char path[64], cwd[PATH_MAX];
+    snprintf(path, sizeof path, "/proc/%ld/environ", pid);
+    FILE *f = fopen(path, "re");
+    if (!f) {
+        if (errno == ENOENT)
+            fprintf(stderr, "spanprof: no process %ld\n", pid);
+        else
+            fprintf(stderr, "spanprof: cannot read '%s': %s\n", path, strerror(errno));
+        return EXIT_BAD_INPUT;
+    }
+    static char env[1 << 20];
+    size_t len = fread(env, 1, sizeof env - 1, f);
+    fclose(f);
+    env[len] = 0;
+    snprintf(path, sizeof path, "/proc/%ld/cwd", pid);
+    ssize_t n = readlink(path, cwd, sizeof cwd - 1);
+    if (n < 0) {
+        fprintf(stderr, "spanprof: cannot read '%s': %s\n", path, strerror(errno));
+        return EXIT_BAD_INPUT;
+    }
+    cwd[n] = 0;
+
+    const char *sig_text = env_value(env, len, "SPANPROF_DUMP_SIGNAL");
+    int sig = sig_text ? signal_number(sig_text) : 0;
+    if (!sig) {
+        if (sig_text)
+            fprintf(stderr, "spanprof: process %ld has SPANPROF_DUMP_SIGNAL='%s', which is not "
+                            "a signal\n", pid, sig_text);
+        else
+            fprintf(stderr, "spanprof: process %ld was not started with SPANPROF_DUMP_SIGNAL "
+                            "(not a spanprof process, or dumps not enabled): run it with "
+                            "SPANPROF_DUMP_SIGNAL=USR2\n", pid);
+        return EXIT_BAD_INPUT;
+    }
+    const char *mode = env_value(env, len, "SPANPROF");
+    if (mode && strcmp(mode, "0") == 0) {
+        fprintf(stderr, "spanprof: process %ld runs with SPANPROF=0: nothing is recorded\n", pid);
+        return EXIT_BAD_INPUT;
+    }
+
+    /* Each output and, for a path without %p, its descendant name NAME.PID. */
+    const char *folded = env_value(env, len, "SPANPROF_FOLDED");
+    const char *alloc_on = env_value(env, len, "SPANPROF_ALLOC_STACKS");
+    const char *alloc = env_value(env, len, "SPANPROF_ALLOC_FOLDED");
+    const char *patterns[] = {
+        folded ? folded : "spanprof.folded",
+        env_value(env, len, "SPANPROF_JSON"),
+        env_value(env, len, "SPANPROF_TRACE"),
+        alloc_on && strcmp(alloc_on, "1") == 0 ? (alloc ? alloc : "spanprof.alloc.folded") : NULL,
+    };
+    static struct watched w[MAX_FILES];
+    size_t nw = 0, outputs = 0;
+    for (size_t i = 0; i < sizeof patterns / sizeof *patterns; i++) {
+        if (!patterns[i] || !*patterns[i])
+            continue;
+        outputs++;
+        for (int named = 0; named < 2; named++) {
+            struct watched *x = &w[nw];
+            if (expand(patterns[i], pid, cwd, x->path, sizeof x->path))
+                continue;
+            if (named) {
+                if (strstr(patterns[i], "%p"))
+                    continue;
+                size_t l = strlen(x->path);
+                snprintf(x->path + l, sizeof x->path - l, ".%ld", pid);
+            }
+            x->existed = stat(x->path, &x->before) == 0;
+            nw++;
+        }
+    }
+    if (outputs == 0) {
+        fprintf(stderr, "spanprof: process %ld writes no output (every SPANPROF_* path is "
+                        "empty)\n", pid);
+        return EXIT_BAD_INPUT;
+    }
+
+    if (kill((pid_t)pid, sig) != 0) {
+        if (errno == ESRCH)
+            fprintf(stderr, "spanprof: no process %ld\n", pid);
+        else
+            fprintf(stderr, "spanprof: cannot send SIG%s to process %ld: %s\n",
+                    sigabbrev_np(sig), pid, strerror(errno));
+        return EXIT_BAD_INPUT;
+    }
+    struct timespec start, now;
+    clock_gettime(CLOCK_MONOTONIC, &start);
+    for (;;) {
+        size_t done = 0;
+        for (size_t i = 0; i < nw; i++)
+            done += replaced(&w[i]);
+        if (done >= outputs)
+            break;
+        clock_gettime(CLOCK_MONOTONIC, &now);
+        double waited = (double)(now.tv_sec - start.tv_sec) + (now.tv_nsec - start.tv_nsec) / 1e9;
+        if (waited >= timeout) {
+            fprintf(stderr, "spanprof: process %ld did not write its profile within %g s of "
+                            "SIG%s (", pid, timeout, sigabbrev_np(sig));
+            for (size_t i = 0; i < nw; i++)
+                fprintf(stderr, "%s'%s'", i ? ", " : "", w[i].path);
+            fputs(")\n", stderr);
+            return EXIT_BAD_INPUT;
+        }
+        if (kill((pid_t)pid, 0) != 0 && errno == ESRCH) {
+            fprintf(stderr, "spanprof: process %ld ended before writing its profile\n", pid);
+            return EXIT_BAD_INPUT;
+        }
+        nanosleep(&(struct timespec){0, 20000000}, NULL);
+    }
+    for (size_t i = 0; i < nw; i++)
+        if (replaced(&w[i]))
+            puts(w[i].path);
+    return 0;
+}
