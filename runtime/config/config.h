@@ -41,6 +41,22 @@ void spanprof__signals_start(int dump_signal);
 /* Non-zero when some terminating signal has the runtime's handler. */
 extern int spanprof__term_handled;
 
+/* ---- exec.c ---- */
+/* Looks up the C library's exec functions now, so a vfork child never has to. */
+void spanprof__exec_start(void);
+
+/* ---- ancestry.c ---- */
+/* At start-up, from SPANPROF_ANCESTOR (MARKER, may be NULL): sets OUT's descendant and image
+ * and exports this image's marker; returns 1. */
+int spanprof__ancestry_start(const char *marker, struct spanprof__outputs *out);
+void spanprof__ancestry_fork_child(void);
+/* The process this image's runtime started in (a vfork child differs). */
+extern pid_t spanprof__image_pid;
+/* "SPANPROF_ANCESTOR=PID:WRITTEN:ID" for this image into OUT.  Async-signal-safe. */
+void spanprof__marker(char *out, size_t size, pid_t pid, unsigned written);
+/* Non-zero when some span was called in this image (since start, or since the fork). */
+int spanprof__image_recorded(void);
+
 /* ---- debuginfo.c ---- */
 /* Why coz cannot use the debug information of the ELF file at PATH, or NULL when it can. */
 const char *spanprof__debug_info_problem(const char *path);

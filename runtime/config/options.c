@@ -24,6 +24,7 @@ enum kind {
     MIB,    /* a size in MiB: a decimal number > 0 and <= MAX; the value is in bytes */
     SIGNAL, /* a signal: a name with or without SIG (USR2, SIGUSR2) or a number; unset: 0 */
     SECONDS, /* a decimal number of seconds > 0 and <= MAX (a double); unset: 0 */
+    MARKER, /* set by the runtime for the programs it starts; any text, never a warning */
 };
 
 struct option {
@@ -77,6 +78,9 @@ static const struct option options[] = {
     {"SPANPROF_DUMP_INTERVAL", SECONDS, FIELD(dump_interval), NULL, NULL, 31536000,
      "write every output every so many seconds (fractions allowed), so a killed process loses "
      "at most that much"},
+    {"SPANPROF_ANCESTOR", MARKER, FIELD(ancestor), NULL, NULL, 0,
+     "set by the runtime in its own environment, so programs it starts know they are "
+     "descendants (see *Long-running programs*); not meant to be set by hand"},
 };
 #define NOPTIONS (sizeof options / sizeof options[0])
 
@@ -159,6 +163,9 @@ static int parse(const struct option *o, const char *text, void *value)
         *(double *)value = sec;
         return 1;
     }
+    case MARKER:
+        *(const char **)value = text;
+        return 1;
     }
     return 0;
 }
@@ -187,6 +194,8 @@ static void print_expected(const struct option *o, FILE *err)
     case SECONDS:
         fprintf(err, "is not a number of seconds (> 0 and <= %.0f)", o->max);
         break;
+    case MARKER:
+        break;
     }
 }
 
@@ -198,7 +207,7 @@ void spanprof__options_load(struct spanprof__options *opts, spanprof__getenv_fn 
         const char *text = get(o->name);
         if (text && parse(o, text, value))
             continue;
-        if (o->kind == PATH)
+        if (o->kind == PATH || o->kind == MARKER)
             *(const char **)value = o->def; /* NULL: unset, and no pattern to parse */
         else if (o->kind == SIGNAL)
             *(int *)value = 0; /* no default: unset */

@@ -30,6 +30,7 @@ struct spanprof__options {
     const char *alloc_folded; /* SPANPROF_ALLOC_FOLDED pattern, NULL: not written */
     int dump_signal;       /* SPANPROF_DUMP_SIGNAL, 0: unset */
     double dump_interval;  /* SPANPROF_DUMP_INTERVAL, seconds, 0: unset */
+    const char *ancestor;  /* SPANPROF_ANCESTOR, NULL: unset */
 };
 
 typedef const char *(*spanprof__getenv_fn)(const char *name);

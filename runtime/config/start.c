@@ -44,6 +44,11 @@ static void thread_new(struct spanprof__thread *t)
         spanprof__writer_ensure();
 }
 
+static void fork_child(void)
+{
+    spanprof__outputs.image = 0;
+    spanprof__ancestry_fork_child();
+}
 
 static void start(void)
 {
@@ -80,9 +85,12 @@ static void start(void)
         });
         if (spanprof__collect.alloc_stacks)
             spanprof__outputs.alloc_folded = o->alloc_folded;
-        if (pthread_key_create(&spanprof__g.key, spanprof__thread_exit_hook) == 0) {
+        if (spanprof__ancestry_start(o->ancestor, &spanprof__outputs) &&
+            pthread_key_create(&spanprof__g.key, spanprof__thread_exit_hook) == 0) {
             pthread_atfork(spanprof__fork_prepare, spanprof__fork_parent, spanprof__fork_child);
+            pthread_atfork(NULL, NULL, fork_child);
             spanprof__writer_setup(o->dump_interval);
+            spanprof__exec_start();
             atexit(write_at_exit);
             collectors_thread_new = spanprof__hooks.thread_new;
             spanprof__hooks.thread_new = thread_new;

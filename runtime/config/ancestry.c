@@ -1,0 +1,85 @@
+/* ancestry.c — who this image is: a descendant of a profiled process or not, and which image of
+ * its process.  All through one marker in the environment, SPANPROF_ANCESTOR=PID:N:ID (see
+ * exec.c for the naming rule it serves).
+ */
+#define _GNU_SOURCE
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/auxv.h>
+#include <unistd.h>
+
+#include "config/config.h"
+
+pid_t spanprof__image_pid;
+
+/* This image's identity: the kernel's random bytes for this exec, in hex. */
+static void image_id(char out[17])
+{
+    const unsigned char *r = (const unsigned char *)getauxval(AT_RANDOM);
+    static const char hex[] = "0123456789abcdef";
+    for (int i = 0; i < 8; i++) {
+        unsigned char b = r ? r[i] : 0;
+        out[2 * i] = hex[b >> 4];
+        out[2 * i + 1] = hex[b & 15];
+    }
+    out[16] = 0;
+}
+
+/* Async-signal-safe (a vfork child calls it). */
+void spanprof__marker(char *out, size_t size, pid_t pid, unsigned written)
+{
+    char num[24], id[17];
+    const char *parts[] = {"SPANPROF_ANCESTOR=", num, ":", num + 12, ":", id};
+    spanprof__format_u64(num, (uint64_t)pid);
+    spanprof__format_u64(num + 12, written);
+    image_id(id);
+    size_t at = 0;
+    for (size_t i = 0; i < sizeof parts / sizeof *parts; i++) {
+        size_t len = strlen(parts[i]);
+        if (at + len >= size)
+            break;
+        memcpy(out + at, parts[i], len);
+        at += len;
+    }
+    out[at] = 0;
+}
+
+int spanprof__ancestry_start(const char *marker, struct spanprof__outputs *out)
+{
+    pid_t pid = getpid();
+    long mpid = 0;
+    unsigned long written = 0;
+    char mid[17] = "";
+    if (marker && sscanf(marker, "%ld:%lu:%16[0-9a-f]", &mpid, &written, mid) == 3) {
+        out->descendant = 1;
+        out->image = mpid == (long)pid ? (unsigned)written : 0;
+    }
+    spanprof__image_pid = pid;
+    char buf[96];
+    spanprof__marker(buf, sizeof buf, pid, out->image);
+    setenv("SPANPROF_ANCESTOR", buf + strlen("SPANPROF_ANCESTOR="), 1);
+    return 1;
+}
+
+void spanprof__ancestry_fork_child(void)
+{
+    spanprof__image_pid = getpid();
+}
+
+static int sum_calls(struct spanprof__node *n, size_t depth, void *ctx)
+{
+    (void)depth;
+    *(uint64_t *)ctx += __atomic_load_n(&n->calls, __ATOMIC_RELAXED);
+    return 1;
+}
+
+int spanprof__image_recorded(void)
+{
+    uint64_t calls = 0;
+    spanprof__lock();
+    for (struct spanprof__thread *t = spanprof__g.threads; t && !calls; t = t->next)
+        spanprof__tree_walk(&t->root, sum_calls, NULL, &calls);
+    spanprof__unlock();
+    return calls != 0;
+}
