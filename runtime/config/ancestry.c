@@ -1,8 +1,17 @@
-/* ancestry.c — who this image is: a descendant of a profiled process or not, and which image of
- * its process.  All through one marker in the environment, SPANPROF_ANCESTOR=PID:N:ID (see
- * exec.c for the naming rule it serves).
+/* ancestry.c — who this image is: a descendant of a profiled process or not, which image of its
+ * process, and whether another copy of the runtime already runs in it.  All through one marker
+ * in the environment, SPANPROF_ANCESTOR=PID:N:ID (see exec.c for the naming rule it serves).
+ *
+ * Two copies of the runtime can meet in one process: libspanprof.a linked into the program and
+ * libspanprof.so brought by a dlopen'ed library (or the other way round).  The copy that starts
+ * second finds the marker of its own image (same PID and ID) and stays off, with one warning
+ * naming the fix — unless it is shadowed: when the process's symbol lookup finds another copy's
+ * entry points (the program exports them, -rdynamic, or the shared runtime came first), every
+ * span already goes to that copy, so this one stays off without a word.  Either way one profile
+ * is written, by one copy, and never overwritten by the other.
  */
 #define _GNU_SOURCE
+#include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -45,13 +54,40 @@ void spanprof__marker(char *out, size_t size, pid_t pid, unsigned written)
     out[at] = 0;
 }
 
+/* The object (program or library) that holds ADDR, or NULL. */
+static const char *object_of(const void *addr, void **base)
+{
+    Dl_info info;
+    if (!dladdr(addr, &info))
+        return NULL;
+    *base = info.dli_fbase;
+    return info.dli_fname;
+}
+
+static void here(void) {}
+
 int spanprof__ancestry_start(const char *marker, struct spanprof__outputs *out)
 {
     pid_t pid = getpid();
+    char id[17];
+    image_id(id);
+    void *own_base = NULL, *global_base = NULL;
+    const char *own = object_of((const void *)here, &own_base);
+    void *global = dlsym(RTLD_DEFAULT, "__spanprof_enter");
+    if (global && own && object_of(global, &global_base) && global_base != own_base)
+        return 0; /* shadowed: spans go to the copy the lookup finds */
     long mpid = 0;
     unsigned long written = 0;
     char mid[17] = "";
     if (marker && sscanf(marker, "%ld:%lu:%16[0-9a-f]", &mpid, &written, mid) == 3) {
+        if (mpid == (long)pid && strcmp(mid, id) == 0) {
+            fprintf(stderr,
+                    "spanprof: warning: a second copy of the runtime (in %s) is not recording: "
+                    "this process already runs one; link the program with -rdynamic so "
+                    "libraries use its copy, or link every part with the shared libspanprof.so\n",
+                    own && *own ? own : "the program");
+            return 0;
+        }
         out->descendant = 1;
         out->image = mpid == (long)pid ? (unsigned)written : 0;
     }

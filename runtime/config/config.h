@@ -47,7 +47,8 @@ void spanprof__exec_start(void);
 
 /* ---- ancestry.c ---- */
 /* At start-up, from SPANPROF_ANCESTOR (MARKER, may be NULL): sets OUT's descendant and image
- * and exports this image's marker; returns 1. */
+ * and exports this image's marker; 0 when another copy of the runtime runs this process (this
+ * one then stays off). */
 int spanprof__ancestry_start(const char *marker, struct spanprof__outputs *out);
 void spanprof__ancestry_fork_child(void);
 /* The process this image's runtime started in (a vfork child differs). */

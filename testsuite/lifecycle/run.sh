@@ -1,6 +1,6 @@
 #!/bin/sh
 # run.sh — the long-running-program tests: signal deaths, crashes, dumps on a signal and on a
-# timer, exec and descendants.  Builds each sample in this folder with
+# timer, exec and descendants, two copies of the runtime.  Builds each sample in this folder with
 # spanplugin (gcc -O2, linked with libspanprof.so unless it says otherwise), runs it with
 # SPANPROF=count and SPANPROF_FOLDED=out.folded (no %p: the naming rules are under test) in a
 # folder of its own, and compares with NAME.expected: its exit status (with the signal's name
