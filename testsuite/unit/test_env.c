@@ -1,4 +1,5 @@
 /* test_env.c — SPANPROF_* parsing: defaults, accepted values, exact warnings for bad ones. */
+#include <stdlib.h>
 #include <string.h>
 
 #include "unit.h"
@@ -88,9 +89,50 @@ START_TEST(bad_values_warn_and_default)
 }
 END_TEST
 
+/* SPANPROF_DUMP_SIGNAL: a name with or without SIG, or a number; SPANPROF_DUMP_INTERVAL: seconds
+ * with fractions; both unset by default, and a bad value is one warning and unset. */
+START_TEST(dump_variables)
+{
+    static const char *const none[] = {NULL};
+    struct spanprof__options c;
+    char *w = load(&c, none);
+    ck_assert_int_eq(c.dump_signal, 0);
+    ck_assert(c.dump_interval == 0);
+    ck_assert_ptr_null(c.ancestor);
+    free(w);
+    static const char *const names[][2] = {{"USR2", "12"}, {"SIGUSR1", "10"}, {"HUP", "1"},
+                                           {"34", "34"}};
+    for (size_t i = 0; i < sizeof names / sizeof *names; i++) {
+        const char *env[] = {"SPANPROF_DUMP_SIGNAL", names[i][0], "SPANPROF_DUMP_INTERVAL", "0.25",
+                             NULL};
+        w = load(&c, env);
+        ck_assert_str_eq(w, "");
+        ck_assert_int_eq(c.dump_signal, atoi(names[i][1]));
+        ck_assert(c.dump_interval == 0.25);
+        free(w);
+    }
+    static const char *const bad[] = {"SPANPROF_DUMP_SIGNAL", "SIGKILL", "SPANPROF_DUMP_INTERVAL", "0",
+                                      NULL};
+    w = load(&c, bad);
+    ck_assert_str_eq(w, "spanprof: warning: SPANPROF_DUMP_SIGNAL='SIGKILL' is not a signal name or "
+                        "number (USR2, SIGUSR2, 12) that a program may catch; using none\n"
+                        "spanprof: warning: SPANPROF_DUMP_INTERVAL='0' is not a number of seconds "
+                        "(> 0 and <= 31536000); using none\n");
+    ck_assert_int_eq(c.dump_signal, 0);
+    ck_assert(c.dump_interval == 0);
+    free(w);
+    static const char *const crash[] = {"SPANPROF_DUMP_SIGNAL", "11", NULL};
+    w = load(&c, crash);
+    ck_assert_int_eq(c.dump_signal, 0);
+    ck_assert_ptr_nonnull(strstr(w, "SPANPROF_DUMP_SIGNAL='11' is not"));
+    free(w);
+}
+END_TEST
+
 START_TEST(unknown_variables)
 {
-    char *env[] = {"PATH=/bin", "SPANPROF_THREAD=1", "SPANPROF_JSON=x", "SPANPROFX=1", "SPANPROF_=2", NULL};
+    char *env[] = {"PATH=/bin", "SPANPROF_THREAD=1", "SPANPROF_JSON=x", "SPANPROFX=1", "SPANPROF_=2",
+                   "SPANPROF_ANCESTOR=12:0:00ff00ff00ff00ff", NULL};
     char *buf = NULL;
     size_t len = 0;
     FILE *err = open_memstream(&buf, &len);
@@ -110,6 +152,7 @@ Suite *env_suite(void)
     tcase_add_test(tc, values);
     tcase_add_test(tc, counting_mode);
     tcase_add_test(tc, bad_values_warn_and_default);
+    tcase_add_test(tc, dump_variables);
     tcase_add_test(tc, unknown_variables);
     suite_add_tcase(s, tc);
     return s;
