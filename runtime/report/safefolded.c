@@ -8,9 +8,8 @@
  * write(2) to a temporary file renamed over the path.  Bounded: at most SAFE_MAX_TEXT bytes of
  * stack strings and SAFE_MAX_LINES lines (the rest is dropped), no recursion.
  *
- * Differences from the normal writer: thread names (SPANPROF_THREADS=1) of threads still running
- * are the ones known when they last registered or ended (not re-read from /proc), and a node
- * whose pointers are being written by its thread at that very moment may be missed.
+ * The one difference from the normal writer: a node whose pointers its thread is writing at
+ * that very moment may be missed.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -197,6 +196,33 @@ static void out_put(struct out *o, const char *s, size_t len)
     }
 }
 
+/* The label of thread T as spanprof__thread_label gives it, with a running thread's name read
+ * from /proc (into BUF, not into T: the normal writer may be using T->name). */
+static const char *thread_label(const struct spanprof__thread *t, char *buf, size_t size)
+{
+    if (!__atomic_load_n(&t->exited, __ATOMIC_ACQUIRE)) {
+        char path[64] = "/proc/self/task/";
+        size_t at = strlen(path);
+        at += spanprof__format_u64(path + at, (uint64_t)t->tid);
+        memcpy(path + at, "/comm", sizeof "/comm");
+        int fd = open(path, O_RDONLY | O_CLOEXEC);
+        if (fd >= 0) {
+            ssize_t n = read(fd, buf, size - 1);
+            close(fd);
+            if (n > 0) {
+                buf[n] = 0;
+                buf[strcspn(buf, "\n")] = 0;
+                return buf;
+            }
+        }
+    }
+    if (t->name[0])
+        return t->name;
+    memcpy(buf, "thread-", 7);
+    spanprof__format_u64(buf + 7, (uint64_t)t->tid);
+    return buf;
+}
+
 /* Writes V's folded stacks to FD; 0 or an errno value. */
 static int write_lines(int fd, const struct spanprof__view *v)
 {
@@ -209,10 +235,8 @@ static int write_lines(int fd, const struct spanprof__view *v)
         const struct spanprof__thread *t = v->threads[i];
         S.lens[0] = 0;
         if (v->threads_root) {
-            char label[32] = "thread-";
-            if (!t->name[0])
-                spanprof__format_u64(label + 7, (uint64_t)t->tid);
-            S.lens[0] = put(&S, 0, t->name[0] ? t->name : label);
+            char label[64];
+            S.lens[0] = put(&S, 0, thread_label(t, label, sizeof label));
         }
         spanprof__tree_walk((struct spanprof__node *)&t->root, pre, NULL, &S);
     }

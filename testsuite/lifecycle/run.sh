@@ -123,6 +123,21 @@ driver_ignored() {
     describe "$1"
 }
 
+# same-as-exit: the run that exits and the run killed by SIGTERM leave the same folded stacks.
+driver_same_as_exit() {
+    mkdir -p "$1/exit" "$1/term"
+    run "$1/exit" exit
+    run "$1/term" term
+    echo "## exit: $(cat "$1/exit/status"), SIGTERM: $(cat "$1/term/status")"
+    sed -e 's/[0-9]\{4,\}/N/g' -e "s|$here/||g" "$1/exit/out.folded" | sort >"$1/exit.folded"
+    sed -e 's/[0-9]\{4,\}/N/g' -e "s|$here/||g" "$1/term/out.folded" | sort >"$1/term.folded"
+    echo "## at exit: runs of lines with the same first frame, last frame and value; deepest"
+    awk -F';' '{ print (NF > 2 ? $1 ";...;" $NF : $0) }' "$1/exit.folded" | uniq -c
+    awk -F';' '{ if (NF > max) max = NF } END { print max " frames" }' "$1/exit.folded"
+    echo "## difference"
+    diff "$1/exit.folded" "$1/term.folded"
+}
+
 # dump: `spanprof dump PID` after each phase of the program, the files as each dump left them.
 driver_dump() {
     start "$1"
