@@ -85,12 +85,12 @@ static FILE *open_temp(const char *path, char *tmp, size_t size)
     return f;
 }
 
-/* A path that exists and is not a regular file (/dev/stdout, a FIFO) is written in place:
- * renaming over it would replace the device or pipe with a file. */
-static int write_in_place(const char *path)
+/* A path that exists and is not a regular file itself (/dev/stdout, a FIFO, a symbolic link)
+ * is written in place: renaming over it would replace the device, pipe or link with a file. */
+int spanprof__write_in_place(const char *path)
 {
     struct stat st;
-    return stat(path, &st) == 0 && !S_ISREG(st.st_mode);
+    return lstat(path, &st) == 0 && !S_ISREG(st.st_mode);
 }
 
 static int write_one(const char *pattern, write_fn fn, const struct spanprof__view *v,
@@ -101,7 +101,7 @@ static int write_one(const char *pattern, write_fn fn, const struct spanprof__vi
         fprintf(stderr, "spanprof: error: cannot write '%s': %s\n", pattern, strerror(ENAMETOOLONG));
         return -1;
     }
-    int direct = write_in_place(path);
+    int direct = spanprof__write_in_place(path);
     FILE *f = direct ? fopen(path, "we") : open_temp(path, tmp, sizeof tmp);
     if (!f) {
         fprintf(stderr, "spanprof: error: cannot write '%s': %s\n", path, strerror(errno));

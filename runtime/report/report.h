@@ -36,6 +36,9 @@ int spanprof__path_expand(const char *pattern, long pid, int append_pid, char *o
  * 0, or -1 when it does not fit.  Async-signal-safe. */
 int spanprof__output_path(const struct spanprof__outputs *o, const char *pattern, char *out,
                           size_t size);
+/* Non-zero when PATH exists and is not a regular file (a device, FIFO or symbolic link): it is
+ * written in place rather than replaced by rename.  Async-signal-safe. */
+int spanprof__write_in_place(const char *path);
 /* V in decimal into BUF (>= 21 bytes), NUL-terminated; returns the length.  Async-signal-safe. */
 size_t spanprof__format_u64(char *buf, uint64_t v);
 

@@ -303,6 +303,15 @@ int spanprof__folded_write_safe(const struct spanprof__outputs *o)
         report(o->folded, ENAMETOOLONG);
         return -1;
     }
+    if (spanprof__write_in_place(path)) {
+        int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+        int err = fd < 0 ? errno : write_lines(fd, &v);
+        if (fd >= 0 && close(fd) != 0 && !err)
+            err = errno;
+        if (err)
+            report(path, err);
+        return err ? -1 : 0;
+    }
     /* A name of its own (".NAME.PID.crash.tmp"): the writer thread may be writing the other. */
     const char *slash = strrchr(path, '/');
     size_t dirlen = slash ? (size_t)(slash - path + 1) : 0, len = strlen(path);

@@ -143,6 +143,31 @@ START_TEST(replaced_atomically)
 }
 END_TEST
 
+/* A symbolic link is written through, as before, not replaced by a file. */
+START_TEST(symlink_written_in_place)
+{
+    char dir[] = "/tmp/spanprof-unit-XXXXXX";
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    char target[128], link[128];
+    snprintf(target, sizeof target, "%s/target.folded", dir);
+    snprintf(link, sizeof link, "%s/link.folded", dir);
+    ck_assert_int_eq(symlink("target.folded", link), 0);
+    spanprof__outputs.folded = link;
+    spanprof__outputs.json = NULL;
+    fn_m();
+    ck_assert_int_eq(spanprof_flush(), 0);
+    struct stat st;
+    ck_assert_int_eq(lstat(link, &st), 0);
+    ck_assert(S_ISLNK(st.st_mode));
+    char *s = slurp(target);
+    ck_assert_msg(strncmp(s, "m ", 2) == 0, "%s", s);
+    free(s);
+    unlink(link);
+    unlink(target);
+    rmdir(dir);
+}
+END_TEST
+
 /* A temporary file that cannot be created names the final path in the error. */
 START_TEST(unwritable_directory_names_final_path)
 {
@@ -185,6 +210,7 @@ Suite *output_suite(void)
     tcase_add_test(tc, unwritable_path);
     tcase_add_test(tc, replaced_atomically);
     tcase_add_test(tc, unwritable_directory_names_final_path);
+    tcase_add_test(tc, symlink_written_in_place);
     tcase_add_test(tc, nothing_configured);
     suite_add_tcase(s, tc);
     return s;
