@@ -81,7 +81,7 @@ static void term_handler(int sig, siginfo_t *info, void *uc)
     if (spanprof__writer_request(&ticket) != 0) {
         spanprof__folded_write_safe(&spanprof__outputs);
     } else if (spanprof__writer_wait(ticket, TERM_WAIT_MS) != 0) {
-        say("warning: the profile was not written within 10 s of ", sigabbrev_np(sig),
+        say("warning: the profile was not written within 10 s of SIG", sigabbrev_np(sig),
             "; writing the folded stacks only");
         spanprof__folded_write_safe(&spanprof__outputs);
     }

@@ -20,7 +20,9 @@ suite=lifecycle
 . "$here/../lib.sh"
 work=$(mktemp -d "${TMPDIR:-/tmp}/spanprof-lifecycle-tests.XXXXXX")
 trap 'rm -rf "$work"' EXIT
-ulimit -c 0 2>/dev/null # SIGQUIT and crashes: no core files
+# SIGQUIT and crashes: no core files (dash and bash both have ulimit -c).
+# shellcheck disable=SC3045
+ulimit -c 0 2>/dev/null
 
 directive() {
     sed -n "s|.*$1: \\([^*]*[^* ]\\).*|\\1|p" "$2" | head -n 1
@@ -120,6 +122,13 @@ driver_ignored() {
         "$exe" >stdout 2>stderr) &
     echo $! >"$1/pid"
     finish "$1"
+    describe "$1"
+}
+
+# fifo: the JSON output is a FIFO with no reader.
+driver_fifo() {
+    mkfifo "$1/stuck.fifo"
+    run "$1"
     describe "$1"
 }
 
