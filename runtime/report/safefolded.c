@@ -6,7 +6,8 @@
  * racy-but-benign reads as the normal writer, without the process lock, which the interrupted
  * thread may hold), memory comes from mmap, sorting is a heap sort, and the file is written with
  * write(2) to a temporary file renamed over the path.  Bounded: at most SAFE_MAX_TEXT bytes of
- * stack strings and SAFE_MAX_LINES lines (the rest is dropped), no recursion.
+ * stack strings, SAFE_MAX_PATH bytes per stack and SAFE_MAX_LINES lines (the rest is dropped), no
+ * recursion.
  *
  * The one difference from the normal writer: a node whose pointers its thread is writing at
  * that very moment may be missed.
@@ -21,6 +22,7 @@
 #include "report/report.h"
 
 #define SAFE_MAX_TEXT ((size_t)256 << 20)
+#define SAFE_MAX_PATH ((size_t)16 << 20) /* one stack string (1024 frames of up to 16 KiB) */
 #define SAFE_MAX_LINES ((size_t)8 << 20)
 
 struct line {
@@ -64,14 +66,14 @@ static int grow(void **buf, size_t *cap, size_t need, size_t elem, size_t max)
 /* Appends S, sanitised as folded.c does, to the current stack string at AT. */
 static size_t put(struct safe *S, size_t at, const char *s)
 {
-    for (; *s && at < SAFE_MAX_TEXT - 1; s++)
+    for (; *s && at < SAFE_MAX_PATH - 1; s++)
         S->path[at++] = (*s == ';' || *s == '\n' || *s == '\r') ? '_' : *s;
     return at;
 }
 
 static size_t put_frame(struct safe *S, size_t at, int sep, const struct spanprof_site *site)
 {
-    if (sep && at < SAFE_MAX_TEXT - 1)
+    if (sep && at < SAFE_MAX_PATH - 1)
         S->path[at++] = ';';
     at = put(S, at, site->name ? site->name : "?");
     if (S->v->file_line) {
@@ -88,7 +90,8 @@ static size_t put_frame(struct safe *S, size_t at, int sep, const struct spanpro
 
 static void add_line(struct safe *S, size_t len, uint64_t ticks)
 {
-    if (S->full || !grow((void **)&S->lines, &S->lines_cap, S->n + 1, sizeof *S->lines, SAFE_MAX_LINES) ||
+    if (S->full ||
+        !grow((void **)&S->lines, &S->lines_cap, S->n + 1, sizeof *S->lines, SAFE_MAX_LINES) ||
         !grow((void **)&S->text, &S->text_cap, S->text_len + len, 1, SAFE_MAX_TEXT)) {
         S->full = 1;
         return;
@@ -120,8 +123,10 @@ static int pre(struct spanprof__node *n, size_t depth, void *ctx)
     if (__atomic_load_n(&n->first_child, __ATOMIC_ACQUIRE)) {
         uint64_t below = 0;
         spanprof__tree_walk(n, sum_self, NULL, &below);
-        S->path[len] = ';';
-        add_line(S, put(S, len + 1, "[truncated]"), below);
+        if (len < SAFE_MAX_PATH - 1) {
+            S->path[len] = ';';
+            add_line(S, put(S, len + 1, "[truncated]"), below);
+        }
     }
     return 0;
 }
@@ -229,7 +234,7 @@ static int write_lines(int fd, const struct spanprof__view *v)
     static struct safe S; /* one writer at a time (the caller makes sure): not on the stack */
     memset(&S, 0, sizeof S);
     S.v = v;
-    if (!grow((void **)&S.path, &(size_t){0}, SAFE_MAX_TEXT, 1, SAFE_MAX_TEXT))
+    if (!grow((void **)&S.path, &(size_t){0}, SAFE_MAX_PATH, 1, SAFE_MAX_PATH))
         return ENOMEM;
     for (size_t i = 0; i < v->nthreads && !S.full; i++) {
         const struct spanprof__thread *t = v->threads[i];
@@ -257,7 +262,7 @@ static int write_lines(int fd, const struct spanprof__view *v)
         i = j;
     }
     out_flush(&o);
-    spanprof__unmap(S.path, SAFE_MAX_TEXT);
+    spanprof__unmap(S.path, SAFE_MAX_PATH);
     if (S.text)
         spanprof__unmap(S.text, S.text_cap);
     if (S.lines)

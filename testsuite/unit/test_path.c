@@ -1,4 +1,6 @@
 /* test_path.c — output path patterns: %p, %%, fork-child suffix, limits. */
+#include <unistd.h>
+
 #include "unit.h"
 
 static const char *expand(const char *pattern, long pid, int child)
@@ -28,6 +30,38 @@ START_TEST(fork_child_suffix)
 }
 END_TEST
 
+/* The name of an output for this process: a descendant (exec'd by a profiled process) appends
+ * .PID like a fork child; an image after one that wrote in the same process adds .N. */
+START_TEST(descendants_and_images)
+{
+    char out[64], want[64];
+    long pid = (long)getpid();
+    int saved = spanprof__g.fork_child;
+    spanprof__g.fork_child = 0;
+    struct spanprof__outputs o = {0};
+    ck_assert_int_eq(spanprof__output_path(&o, "p.folded", out, sizeof out), 0);
+    ck_assert_str_eq(out, "p.folded");
+    o.descendant = 1;
+    ck_assert_int_eq(spanprof__output_path(&o, "p.folded", out, sizeof out), 0);
+    snprintf(want, sizeof want, "p.folded.%ld", pid);
+    ck_assert_str_eq(out, want);
+    o.image = 2;
+    ck_assert_int_eq(spanprof__output_path(&o, "p.folded", out, sizeof out), 0);
+    snprintf(want, sizeof want, "p.folded.%ld.2", pid);
+    ck_assert_str_eq(out, want);
+    ck_assert_int_eq(spanprof__output_path(&o, "p-%p.json", out, sizeof out), 0);
+    snprintf(want, sizeof want, "p-%ld.json.2", pid);
+    ck_assert_str_eq(out, want);
+    ck_assert_int_eq(spanprof__output_path(&o, "p.folded", out, 12), -1);
+    char num[24];
+    ck_assert_int_eq(spanprof__format_u64(num, 0), 1);
+    ck_assert_str_eq(num, "0");
+    ck_assert_int_eq(spanprof__format_u64(num, UINT64_MAX), 20);
+    ck_assert_str_eq(num, "18446744073709551615");
+    spanprof__g.fork_child = saved;
+}
+END_TEST
+
 START_TEST(invalid_and_too_long)
 {
     ck_assert_ptr_null(expand("a%d", 1, 0));
@@ -49,6 +83,7 @@ Suite *path_suite(void)
     TCase *tc = tcase_create("core");
     tcase_add_test(tc, expansion);
     tcase_add_test(tc, fork_child_suffix);
+    tcase_add_test(tc, descendants_and_images);
     tcase_add_test(tc, invalid_and_too_long);
     suite_add_tcase(s, tc);
     return s;
