@@ -7,7 +7,8 @@
  * (fork+exec, posix_spawn, system, popen) inherit it; an image that finds a PID other than its
  * own is a descendant and appends ".PID" to paths without %p, as a fork child does.  Here, before
  * exec, the marker in the new image's environment is set to this PID and the count including
- * this image if it wrote: an image that follows another in the same process adds ".N".
+ * this image if it wrote: an image that follows another in the same process writes NAME.PID.N
+ * (or, with %p, PID.N in place of the pid).
  *
  * A vfork child (same memory as its parent, which is suspended) writes nothing and allocates
  * nothing: the environment is copied into a bounded array on the stack.

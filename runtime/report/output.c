@@ -44,14 +44,31 @@ int spanprof__output_path(const struct spanprof__outputs *o, const char *pattern
 {
     long pid = (long)getpid();
     int descendant = spanprof__g.fork_child || o->descendant;
-    if (spanprof__path_expand(pattern, pid, descendant, out, size))
-        return -1;
     if (o->image == 0)
+        return spanprof__path_expand(pattern, pid, descendant, out, size);
+    /* An earlier image of this same process wrote the name of image 0: this one's pid becomes
+     * "PID.N" — in place of each %p (the extension stays last), else after NAME. */
+    char with_image[PATH_MAX], num[24];
+    size_t n = spanprof__format_u64(num, o->image), at = 0;
+    for (const char *p = pattern; *p; p++) {
+        int pid_here = p[0] == '%' && p[1] == 'p';
+        if (at + 3 + n >= sizeof with_image)
+            return -1;
+        with_image[at++] = *p;
+        if (p[0] == '%' && (p[1] == 'p' || p[1] == '%'))
+            with_image[at++] = *++p;
+        if (pid_here) {
+            with_image[at++] = '.';
+            memcpy(with_image + at, num, n);
+            at += n;
+        }
+    }
+    with_image[at] = 0;
+    if (spanprof__path_expand(with_image, pid, descendant, out, size))
+        return -1;
+    if (strcmp(with_image, pattern) != 0) /* it had %p */
         return 0;
-    /* An earlier image of this same process wrote NAME.PID (or NAME, or the %p name): this one
-     * adds ".N". */
-    char num[24];
-    size_t len = strlen(out), n = spanprof__format_u64(num, o->image);
+    size_t len = strlen(out);
     if (len + 1 + n >= size)
         return -1;
     out[len] = '.';

@@ -3,7 +3,7 @@
  * In a descendant (APPEND_PID: a fork child, or a program exec'd by a profiled process), a
  * pattern without %p gets ".PID" appended: it then writes its own file instead of clobbering its
  * ancestor's.  When one process execs several profiled images, the ones after the first that
- * wrote add ".N" (N: images of this process that wrote before).
+ * wrote name their files with "PID.N" (spanprof__output_path in output.c).
  *
  * No stdio and no allocation: the crash writer expands paths inside a signal handler.
  */

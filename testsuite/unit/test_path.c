@@ -50,7 +50,10 @@ START_TEST(descendants_and_images)
     snprintf(want, sizeof want, "p.folded.%ld.2", pid);
     ck_assert_str_eq(out, want);
     ck_assert_int_eq(spanprof__output_path(&o, "p-%p.json", out, sizeof out), 0);
-    snprintf(want, sizeof want, "p-%ld.json.2", pid);
+    snprintf(want, sizeof want, "p-%ld.2.json", pid);
+    ck_assert_str_eq(out, want);
+    ck_assert_int_eq(spanprof__output_path(&o, "%%p-%p/%p", out, sizeof out), 0);
+    snprintf(want, sizeof want, "%%p-%ld.2/%ld.2", pid, pid);
     ck_assert_str_eq(out, want);
     ck_assert_int_eq(spanprof__output_path(&o, "p.folded", out, 12), -1);
     char num[24];
