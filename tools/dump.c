@@ -5,7 +5,8 @@
  * output paths from /proc/PID/environ (the environment the process started with; relative paths
  * are taken from /proc/PID/cwd), sends the signal, waits until every output file has been
  * replaced, and prints their paths.  A path without %p may carry ".PID" (a descendant: a fork
- * child, or a program started by a profiled one): both names are watched.
+ * child, or a program started by a profiled one) or ".PID.N" (an image that a profiled image of
+ * the same process exec'd): both names are watched.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -61,8 +62,8 @@ static int signal_number(const char *text)
     return *text >= '0' && *text <= '9' && !*end && n > 0 && n <= SIGRTMAX ? (int)n : 0;
 }
 
-/* PATTERN with %p and %% expanded, relative to CWD; 0, or -1 when too long. */
-static int expand(const char *pattern, long pid, const char *cwd, char *out, size_t size)
+/* PATTERN with %p (as PID) and %% expanded, relative to CWD; 0, or -1 when too long. */
+static int expand(const char *pattern, const char *pid, const char *cwd, char *out, size_t size)
 {
     size_t o = 0;
     if (pattern[0] != '/') {
@@ -72,12 +73,11 @@ static int expand(const char *pattern, long pid, const char *cwd, char *out, siz
         o = (size_t)n;
     }
     for (const char *p = pattern; *p; p++) {
-        char num[32];
         const char *add = p;
         size_t len = 1;
         if (p[0] == '%' && p[1] == 'p') {
-            len = (size_t)snprintf(num, sizeof num, "%ld", pid);
-            add = num;
+            len = strlen(pid);
+            add = pid;
             p++;
         } else if (p[0] == '%' && p[1] == '%') {
             p++;
@@ -144,7 +144,20 @@ int cmd_dump(const char *pid_text, double timeout)
         return EXIT_BAD_INPUT;
     }
 
-    /* Each output and, for a path without %p, its descendant name NAME.PID. */
+    /* Each output under the name a first process gives it and under the name of a descendant
+     * (NAME.PID) or of a later image of the process (NAME.PID.N, or PID.N for %p), which the
+     * SPANPROF_ANCESTOR it started with tells. */
+    char pid_image[64], pid_plain[32];
+    snprintf(pid_plain, sizeof pid_plain, "%ld", pid);
+    long mpid = 0;
+    unsigned long image = 0;
+    const char *marker = env_value(env, len, "SPANPROF_ANCESTOR");
+    if (!marker || sscanf(marker, "%ld:%lu", &mpid, &image) != 2 || mpid != pid)
+        image = 0;
+    if (image)
+        snprintf(pid_image, sizeof pid_image, "%ld.%lu", pid, image);
+    else
+        snprintf(pid_image, sizeof pid_image, "%ld", pid);
     const char *folded = env_value(env, len, "SPANPROF_FOLDED");
     const char *alloc_on = env_value(env, len, "SPANPROF_ALLOC_STACKS");
     const char *alloc = env_value(env, len, "SPANPROF_ALLOC_FOLDED");
@@ -162,13 +175,15 @@ int cmd_dump(const char *pid_text, double timeout)
         outputs++;
         for (int named = 0; named < 2; named++) {
             struct watched *x = &w[nw];
-            if (expand(patterns[i], pid, cwd, x->path, sizeof x->path))
+            /* named 0: as a first process names it; 1: as a descendant or later image does */
+            const char *as = named && image > 0 ? pid_image : pid_plain;
+            if (expand(patterns[i], as, cwd, x->path, sizeof x->path))
                 continue;
-            if (named) {
-                if (strstr(patterns[i], "%p"))
-                    continue;
+            if (named && !strstr(patterns[i], "%p")) {
                 size_t l = strlen(x->path);
-                snprintf(x->path + l, sizeof x->path - l, ".%ld", pid);
+                snprintf(x->path + l, sizeof x->path - l, ".%s", pid_image);
+            } else if (named && image == 0) {
+                continue; /* the same name as named 0 */
             }
             x->existed = stat(x->path, &x->before) == 0;
             nw++;
