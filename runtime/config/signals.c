@@ -34,7 +34,8 @@ static const int crash_signals[] = {SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT};
 #define COUNT(a) (sizeof a / sizeof *a)
 
 static struct sigaction chained[NSIG]; /* crash: the program's handler from before start-up */
-static int dying;                       /* a terminating signal or a crash is being handled */
+static int dying;                       /* a terminating signal is being handled */
+static int crash_written;               /* the crash handler wrote (once per process image) */
 int spanprof__term_handled;             /* some terminating signal has our handler */
 
 static void say(const char *a, const char *b, const char *c)
@@ -92,7 +93,7 @@ static void crash_handler(int sig, siginfo_t *info, void *uc)
 {
     int saved_errno = errno;
     spanprof__tls_busy = 1;
-    if (!__atomic_exchange_n(&dying, 1, __ATOMIC_ACQ_REL)) {
+    if (!__atomic_exchange_n(&crash_written, 1, __ATOMIC_ACQ_REL)) {
         settle_self();
         spanprof__folded_write_safe(&spanprof__outputs);
     }

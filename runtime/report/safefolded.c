@@ -281,10 +281,23 @@ static void report(const char *path, int err)
             return;
 }
 
+/* One write at a time (its buffers are static): a second caller — a crash on another thread
+ * while a terminating signal's write runs — leaves the file to the first. */
+static int busy;
+
+static int write_safe(const struct spanprof__outputs *o);
+
 int spanprof__folded_write_safe(const struct spanprof__outputs *o)
 {
-    if (!o->folded)
+    if (!o->folded || __atomic_exchange_n(&busy, 1, __ATOMIC_ACQ_REL))
         return 0;
+    int rc = write_safe(o);
+    __atomic_store_n(&busy, 0, __ATOMIC_RELEASE);
+    return rc;
+}
+
+static int write_safe(const struct spanprof__outputs *o)
+{
     static struct spanprof__thread *ts[65536];
     size_t n = 0;
     /* Newest first in the registry: listed in the order they started, as the normal writer. */
