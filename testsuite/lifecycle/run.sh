@@ -183,22 +183,30 @@ driver_interval() {
 }
 
 # two-runtimes: the program with the static runtime, the library with the shared one; then the
-# program linked with -rdynamic.
+# program linked with -rdynamic; then the other way round (the program with the shared runtime,
+# the library with the static one inside).
 driver_two_runtimes() {
-    lib="$1/libtwo.so"
     cp "$here/two_runtimes_lib.inc" "$1/lib.c"
-    if ! $CC -O2 -fPIC -shared -fplugin="$PLUGIN" -I"$INCLUDE_DIR" "$1/lib.c" -o "$lib" \
-        -L"$LIBDIR" -lspanprof -Wl,-rpath,"$LIBDIR" >"$1/lib.log" 2>&1; then
-        cat "$1/lib.log"
-        return
-    fi
-    for how in static rdynamic; do
-        mkdir -p "$1/$how"
-        exe="$1/$how/prog"
-        build "$src" "$exe" "$how" || cat "$exe.log"
-        echo "## program linked with libspanprof.a ($how)"
-        run "$1/$how" "$lib"
-        describe "$1/$how"
+    for lib in shared static; do
+        case $lib in
+        shared) link="-L$LIBDIR -lspanprof -Wl,-rpath,$LIBDIR" ;;
+        static) link="$LIBDIR/libspanprof.a $JSONC_LIBS -pthread" ;;
+        esac
+        # shellcheck disable=SC2086 # link is a word list
+        if ! $CC -O2 -fPIC -shared -fplugin="$PLUGIN" -I"$INCLUDE_DIR" "$1/lib.c" \
+            -o "$1/lib$lib.so" $link >"$1/lib.log" 2>&1; then
+            cat "$1/lib.log"
+            return
+        fi
+    done
+    for how in static:shared rdynamic:shared shared:static; do
+        prog=${how%%:*} lib=${how#*:}
+        mkdir -p "$1/$prog"
+        exe="$1/$prog/prog"
+        build "$src" "$exe" "$([ "$prog" = shared ] || echo "$prog")" || cat "$exe.log"
+        echo "## program: $prog runtime; library: $lib runtime"
+        run "$1/$prog" "$1/lib$lib.so"
+        describe "$1/$prog"
     done
 }
 

@@ -2,6 +2,8 @@
  * libspanprof.so (two_runtimes_lib.c): the library's copy of the runtime stays off with one
  * warning naming the fix, and the program's profile is written once, never overwritten.
  * Linked with -rdynamic (the fix), the library uses the program's copy: one profile with both.
+ * The other way round — the program with libspanprof.so, the library with libspanprof.a inside —
+ * the library's calls go to the program's copy, the library's own copy stays off quietly.
  * test-driver: two-runtimes */
 #include <dlfcn.h>
 #include <stdio.h>
