@@ -5,6 +5,7 @@
  * Exit status: 0 done, 1 an input could not be read or made no sense, 2 a bad command line
  * (with the command's usage on stderr). */
 #include "spanprof.h"
+#include "convert.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -16,6 +17,7 @@ static const char general_usage[] =
     "usage: spanprof report [OPTIONS] PROFILE.json\n"
     "       spanprof coz [OPTIONS] PROFILE.coz PROFILE.json\n"
     "       spanprof view [-o OUT.html] PROFILE\n"
+    "       spanprof convert [-o OUT] PROFILE\n"
     "       spanprof help [COMMAND]\n"
     "       spanprof --version\n";
 
@@ -28,6 +30,7 @@ static const char general_help[] =
     "  report   table of spans from the JSON profile (run with SPANPROF_JSON=PATH)\n"
     "  coz      coz's causal profile (profile.coz from `coz run --- PROG`) per span\n"
     "  view     an HTML page showing folded stacks or a trace in speedscope\n"
+    "  convert  a JSON profile or folded stacks as a pprof profile (go tool pprof)\n"
     "  help     this text, or a command's: spanprof help COMMAND\n"
     "\n"
     "Options:\n"
@@ -251,6 +254,7 @@ static const struct command commands[] = {
     { "report", report_usage, report_help, run_report },
     { "coz", coz_usage, coz_help, run_coz },
     { "view", view_usage, view_help, run_view },
+    { "convert", convert_usage, convert_help, run_convert },
 };
 
 static const struct command *find_command(const char *name)
