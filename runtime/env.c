@@ -8,6 +8,7 @@
  *   SPANPROF_FILE_LINE=0|1  folded frames read "name (file:line)" (default 0)
  *   SPANPROF_TRACE=PATH     Chrome trace file (default: none; empty: none)
  *   SPANPROF_TRACE_BUFFER=MiB  trace ring size per thread (parsed in trace.c)
+ *   SPANPROF_PPROF=PATH     pprof profile (default: none; empty: none)
  * In paths, %p is the pid and %% a percent sign.  A bad value gives one warning line naming the
  * variable and its value, and the default is used.  Parsing is a pure function of a getenv-like
  * callback and an error stream, so it can be tested.
@@ -74,6 +75,7 @@ void spanprof__config_load(struct spanprof__config *c, spanprof__getenv_fn get, 
                            "'" SPANPROF_FOLDED_DEFAULT "'", get, err);
     c->json = parse_path("SPANPROF_JSON", NULL, "none", get, err);
     c->trace = parse_path("SPANPROF_TRACE", NULL, "none", get, err);
+    c->pprof = parse_path("SPANPROF_PPROF", NULL, "none", get, err);
     c->trace_buffer = spanprof__trace_parse_buffer(get, err);
 }
 
@@ -81,7 +83,7 @@ void spanprof__config_load(struct spanprof__config *c, spanprof__getenv_fn get, 
 void spanprof__config_warn_unknown(char *const *env, FILE *err)
 {
     static const char *const known[] = {"SPANPROF",         "SPANPROF_THREADS", "SPANPROF_FILE_LINE",
-                                        "SPANPROF_FOLDED",  "SPANPROF_JSON",
+                                        "SPANPROF_FOLDED",  "SPANPROF_JSON", "SPANPROF_PPROF",
                                         /* resenv.c */
                                         "SPANPROF_HISTOGRAM", "SPANPROF_CPU", "SPANPROF_ALLOC",
                                         "SPANPROF_ALLOC_STACKS", "SPANPROF_ALLOC_SAMPLE",

@@ -140,6 +140,7 @@ struct spanprof__config {
     const char *folded; /* SPANPROF_FOLDED pattern, NULL = no folded output */
     const char *json;   /* SPANPROF_JSON pattern, NULL = no JSON output */
     const char *trace;  /* SPANPROF_TRACE pattern, NULL = no trace (see trace.c) */
+    const char *pprof;  /* SPANPROF_PPROF pattern, NULL = no pprof profile (see pprof.c) */
     size_t trace_buffer; /* SPANPROF_TRACE_BUFFER in bytes per thread */
 };
 #define SPANPROF_FOLDED_DEFAULT "spanprof.folded"
@@ -273,6 +274,9 @@ struct json_object *spanprof__json_build(const struct spanprof__view *v,
                                          const struct spanprof__json_meta *m);
 int spanprof__json_write(FILE *f, const struct spanprof__view *v,
                          const struct spanprof__json_meta *m);
+
+/* ---- pprof.c ---- */
+int spanprof__pprof_write_view(FILE *f, const struct spanprof__view *v, const struct spanprof__json_meta *m);
 
 /* ---- output.c ---- */
 int spanprof__write_all(void);

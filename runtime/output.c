@@ -80,7 +80,7 @@ int spanprof__write_all(void)
     const struct spanprof__config *c = &spanprof__g.config;
     const struct spanprof__res_config *rc_ = &spanprof__res_cfg;
     const char *alloc_folded = rc_->alloc_stacks ? rc_->alloc_folded : NULL;
-    if (!spanprof__g.recording || (!c->folded && !c->json && !alloc_folded && !c->trace))
+    if (!spanprof__g.recording || (!c->folded && !c->json && !alloc_folded && !c->trace && !c->pprof))
         return 0;
     int saved_errno = errno;
     int busy = spanprof__tls_busy;
@@ -136,6 +136,8 @@ int spanprof__write_all(void)
     if (alloc_folded && write_one(alloc_folded, write_alloc_folded, &v, &m))
         rc = -1;
     if (c->trace && write_one(c->trace, spanprof__trace_write, &v, &m))
+        rc = -1;
+    if (c->pprof && write_one(c->pprof, spanprof__pprof_write_view, &v, &m))
         rc = -1;
     free(ts);
 out:
