@@ -6,6 +6,7 @@
  * first, as pprof wants), with the values
  *     calls/count          calls that entered the stack's innermost span there
  *     wall/nanoseconds     self wall time (not with SPANPROF=count, which reads no clock)
+ *     cpu/nanoseconds      self user + system CPU time, with SPANPROF_CPU=1
  *     alloc_objects/count, alloc_space/bytes   self, with SPANPROF_ALLOC=1
  * so that pprof's flat and cumulative figures are the folded file's and the JSON's.  Stacks of
  * all threads are summed, except with SPANPROF_THREADS=1, where each thread's stacks stay apart
@@ -20,7 +21,7 @@
 #include "pprof.h"
 #include "resources.h"
 
-enum { NVALUES_MAX = 4 };
+enum { NVALUES_MAX = 5 };
 
 struct sample {
     size_t first, depth;  /* in the frame pool */
@@ -30,7 +31,7 @@ struct sample {
 
 struct walk {
     const struct spanprof__view *v;
-    int timed, allocs, nvalues;
+    int timed, cpu, allocs;
     size_t thread;
     struct spanprof__pprof_frame *path; /* current stack, [0, depth) */
     struct spanprof__pprof_frame *pool; /* every sample's stack, one after the other */
@@ -54,8 +55,24 @@ static void frame_of(struct spanprof__pprof_frame *f, const struct spanprof_site
 
 /* The values of N alone, or of N's whole subtree (BELOW: the part of a stack that is cut). */
 struct sums {
-    uint64_t calls, self, allocs, alloc_bytes;
+    uint64_t calls, self, cpu, allocs, alloc_bytes;
 };
+
+/* CPU time of N's own activations (the per-node counters are inclusive) less its children's. */
+static uint64_t cpu_self(struct spanprof__node *n)
+{
+    const struct spanprof__res_node *r = spanprof__res_of(n);
+    uint64_t own = __atomic_load_n(&r->cpu_user_ns, __ATOMIC_RELAXED) +
+                   __atomic_load_n(&r->cpu_sys_ns, __ATOMIC_RELAXED);
+    uint64_t children = 0;
+    for (struct spanprof__node *c = __atomic_load_n(&n->first_child, __ATOMIC_ACQUIRE); c;
+         c = c->next_sibling) {
+        const struct spanprof__res_node *rc = spanprof__res_of(c);
+        children += __atomic_load_n(&rc->cpu_user_ns, __ATOMIC_RELAXED) +
+                    __atomic_load_n(&rc->cpu_sys_ns, __ATOMIC_RELAXED);
+    }
+    return own > children ? own - children : 0;
+}
 
 static int add_node(struct spanprof__node *n, size_t depth, void *ctx)
 {
@@ -63,6 +80,8 @@ static int add_node(struct spanprof__node *n, size_t depth, void *ctx)
     struct sums *s = ctx;
     s->calls += __atomic_load_n(&n->calls, __ATOMIC_RELAXED);
     s->self += spanprof__node_self(n);
+    if (spanprof__res_cfg.cpu)
+        s->cpu += cpu_self(n);
     if (spanprof__res_cfg.alloc) {
         const struct spanprof__res_node *r = spanprof__res_of(n);
         s->allocs += __atomic_load_n(&r->allocs, __ATOMIC_RELAXED);
@@ -104,6 +123,8 @@ static void add_sample(struct walk *w, size_t depth, const struct sums *s)
     smp->values[k++] = clamp(s->calls);
     if (w->timed)
         smp->values[k++] = clamp(spanprof__ticks_to_ns(w->v, s->self));
+    if (w->cpu)
+        smp->values[k++] = clamp(s->cpu);
     if (w->allocs) {
         smp->values[k++] = clamp(s->allocs);
         smp->values[k++] = clamp(s->alloc_bytes);
@@ -138,17 +159,19 @@ static int pre(struct spanprof__node *n, size_t depth, void *ctx)
 int spanprof__pprof_write_view(FILE *f, const struct spanprof__view *v,
                                const struct spanprof__json_meta *m)
 {
-    struct walk w = {.v = v, .timed = !v->counting, .allocs = spanprof__res_cfg.alloc};
+    struct walk w = {.v = v, .timed = !v->counting, .cpu = spanprof__res_cfg.cpu,
+                     .allocs = spanprof__res_cfg.alloc};
     struct spanprof__pprof_type types[NVALUES_MAX];
     size_t ntypes = 0;
     types[ntypes++] = (struct spanprof__pprof_type){"calls", "count"};
     if (w.timed)
         types[ntypes++] = (struct spanprof__pprof_type){"wall", "nanoseconds"};
+    if (w.cpu)
+        types[ntypes++] = (struct spanprof__pprof_type){"cpu", "nanoseconds"};
     if (w.allocs) {
         types[ntypes++] = (struct spanprof__pprof_type){"alloc_objects", "count"};
         types[ntypes++] = (struct spanprof__pprof_type){"alloc_space", "bytes"};
     }
-    w.nvalues = (int)ntypes;
     w.path = calloc(SPANPROF_FOLDED_MAX_DEPTH + 1, sizeof *w.path);
     if (!w.path)
         return -1;

@@ -254,6 +254,35 @@ START_TEST(allocations_per_stack)
 }
 END_TEST
 
+START_TEST(cpu_self_per_stack)
+{
+    spanprof__res_cfg.cpu = 1; /* as resources.c sets it up for SPANPROF_CPU=1 */
+    spanprof__res_offset = sizeof(struct spanprof__node);
+    spanprof__node_ext_size = sizeof(struct spanprof__res_node);
+    struct spanprof__thread *t = tree1("t1", 11);
+    struct spanprof__node *m = unit_child(&t->root, &sa);
+    struct spanprof__node *w = unit_child(m, &sb);
+    struct spanprof__node *r = unit_child(w, &sc);
+    /* inclusive user + system per node: main 900, work 500, io;read 150, zero 0 */
+    spanprof__res_of(m)->cpu_user_ns = 800;
+    spanprof__res_of(m)->cpu_sys_ns = 100;
+    spanprof__res_of(w)->cpu_user_ns = 500;
+    spanprof__res_of(r)->cpu_sys_ns = 150;
+    struct spanprof__view v = unit_view(&t, 1);
+    Profile *p = roundtrip(&v);
+    char *s = types(p);
+    ck_assert_str_eq(s, "calls/count wall/nanoseconds cpu/nanoseconds");
+    free(s);
+    s = render(p);
+    ck_assert_str_eq(s, "main 1 30 400\n"
+                        "main;work 2 30 350\n"
+                        "main;work;io;read 4 20 150\n"
+                        "main;zero 1 0 0\n");
+    free(s);
+    spanprof__pprof__profile__free_unpacked(p, NULL);
+}
+END_TEST
+
 /* A chain deeper than the folded depth cap: everything below the cap is one [truncated] sample. */
 START_TEST(deep_stacks_are_cut)
 {
@@ -317,6 +346,7 @@ Suite *pprof_suite(void)
     tcase_add_test(tc, threads_merged_or_labelled);
     tcase_add_test(tc, counting_mode_has_calls_only);
     tcase_add_test(tc, allocations_per_stack);
+    tcase_add_test(tc, cpu_self_per_stack);
     tcase_add_test(tc, deep_stacks_are_cut);
     tcase_add_test(tc, env_path);
     suite_add_tcase(s, tc);
