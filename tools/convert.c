@@ -296,6 +296,9 @@ static int load_folded(const char *path, FILE *in, struct conv *c, int calls, in
         errno = 0;
         long long v = sp && sp[1] >= '0' && sp[1] <= '9' ? strtoll(sp + 1, &end, 10) : -1;
         if (v < 0 || *end || errno || sp == line) {
+            for (char *p = line; *p; p++) /* quoted back: keep the terminal sane */
+                if ((unsigned char)*p < ' ' || *p == 0x7f)
+                    *p = '?';
             fprintf(stderr, "spanprof: '%s' line %ld is not folded stacks (\"a;b;c 123\"): '%.60s'\n",
                     path, lineno, line);
             free(line);
@@ -414,8 +417,16 @@ int run_convert(int argc, char **argv)
         fprintf(stderr, "spanprof: cannot read '%s': %s\n", path, strerror(errno));
         return EXIT_BAD_INPUT;
     }
-    /* JSON starts with '{' (or '[' for a trace) after any blank space. */
-    int first;
+    /* JSON starts with '{' (or '[' for a trace) after any blank space; gzip with 1f 8b. */
+    int first = getc(in);
+    if (first == 0x1f && getc(in) == 0x8b) {
+        fclose(in);
+        fprintf(stderr, "spanprof: '%s' is gzip-compressed (a pprof file already?): convert reads "
+                        "a JSON profile (SPANPROF_JSON) or folded stacks (SPANPROF_FOLDED)\n",
+                path);
+        return EXIT_BAD_INPUT;
+    }
+    rewind(in);
     do
         first = getc(in);
     while (first == ' ' || first == '\t' || first == '\n' || first == '\r');
