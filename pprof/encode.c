@@ -4,7 +4,9 @@
  * Three hash tables do the deduplication pprof's format asks for: strings (the string table),
  * frames (Function, and its Location), and (stack, thread) pairs (Sample).  Every table is
  * open-addressed over indices into a growing array, so nothing is freed until the end and
- * the arrays can be handed to protobuf-c as they are.
+ * the arrays can be handed to protobuf-c as they are.  A sample's stack is turned into
+ * location ids as it is added, so a caller can hand samples over one at a time (the builder)
+ * without keeping them all.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -429,92 +431,141 @@ static void enc_free(struct enc *e)
     free(e->sample_set.slot);
 }
 
-int spanprof__pprof_write(FILE *f, const struct spanprof__pprof_model *m)
+/* ---- the builder ---- */
+
+struct spanprof__pprof_builder {
+    struct enc e;
+    ValueType *types, **type_ptrs;
+    size_t ntypes;
+    ValueType period_type;
+    int64_t period, duration_ns, time_ns;
+    int64_t comment, label_key;
+    Mapping mapping;
+};
+
+static void builder_free(struct spanprof__pprof_builder *b)
+{
+    enc_free(&b->e);
+    free(b->types);
+    free(b->type_ptrs);
+    free(b);
+}
+
+struct spanprof__pprof_builder *spanprof__pprof_begin(const struct spanprof__pprof_model *m)
 {
     if (!m->ntypes) {
         errno = EINVAL;
-        return -1;
+        return NULL;
     }
-    struct enc e = {.ntypes = m->ntypes};
+    struct spanprof__pprof_builder *b = calloc(1, sizeof *b);
+    if (!b) {
+        errno = ENOMEM;
+        return NULL;
+    }
+    struct enc *e = &b->e;
+    e->ntypes = b->ntypes = m->ntypes;
     /* string_table[0] must be "" */
-    e.strs = calloc(64, sizeof *e.strs);
-    e.strs_cap = 64;
-    if (!e.strs || !(e.strs[0] = strdup(""))) {
-        free(e.strs);
+    e->strs = calloc(64, sizeof *e->strs);
+    e->strs_cap = 64;
+    b->types = calloc(m->ntypes, sizeof *b->types);
+    b->type_ptrs = calloc(m->ntypes, sizeof *b->type_ptrs);
+    if (!e->strs || !(e->strs[0] = strdup("")) || !b->types || !b->type_ptrs) {
+        e->nstrs = e->strs ? 1 : 0; /* strs[0] is "" or NULL: either frees */
+        builder_free(b);
+        errno = ENOMEM;
+        return NULL;
+    }
+    e->nstrs = 1;
+    b->label_key = intern(e, "thread");
+    for (size_t i = 0; i < m->ntypes; i++) {
+        ValueType init = SPANPROF__PPROF__VALUE_TYPE__INIT;
+        b->types[i] = init;
+        b->types[i].type = intern(e, m->types[i].type);
+        b->types[i].unit = intern(e, m->types[i].unit);
+        b->type_ptrs[i] = &b->types[i];
+    }
+    ValueType pt = SPANPROF__PPROF__VALUE_TYPE__INIT;
+    pt.type = intern(e, m->period_type.type);
+    pt.unit = intern(e, m->period_type.unit);
+    b->period_type = pt;
+    b->period = m->period;
+    b->duration_ns = m->duration_ns;
+    b->time_ns = m->time_ns;
+    b->comment = m->comment ? intern(e, m->comment) : 0;
+    Mapping mapping = SPANPROF__PPROF__MAPPING__INIT;
+    mapping.id = 1;
+    mapping.filename = intern(e, m->program);
+    mapping.has_functions = mapping.has_filenames = mapping.has_line_numbers = 1;
+    b->mapping = mapping;
+    if (e->oom) {
+        builder_free(b);
+        errno = ENOMEM;
+        return NULL;
+    }
+    return b;
+}
+
+int spanprof__pprof_add(struct spanprof__pprof_builder *b, const struct spanprof__pprof_sample *s)
+{
+    if (!b->e.oom)
+        add_sample(&b->e, s);
+    if (b->e.oom) {
         errno = ENOMEM;
         return -1;
     }
-    e.nstrs = 1;
+    return 0;
+}
 
-    ValueType *types = calloc(m->ntypes, sizeof *types);
-    ValueType **type_ptrs = calloc(m->ntypes, sizeof *type_ptrs);
-    ValueType period_type = SPANPROF__PPROF__VALUE_TYPE__INIT;
-    int64_t label_key = intern(&e, "thread");
-    if (!types || !type_ptrs)
-        e.oom = 1;
-    for (size_t i = 0; i < m->ntypes && !e.oom; i++) {
-        ValueType init = SPANPROF__PPROF__VALUE_TYPE__INIT;
-        types[i] = init;
-        types[i].type = intern(&e, m->types[i].type);
-        types[i].unit = intern(&e, m->types[i].unit);
-        type_ptrs[i] = &types[i];
-    }
-    period_type.type = intern(&e, m->period_type.type);
-    period_type.unit = intern(&e, m->period_type.unit);
-    int64_t comment = m->comment ? intern(&e, m->comment) : 0;
-    Mapping mapping = SPANPROF__PPROF__MAPPING__INIT, *mapping_ptr = &mapping;
-    mapping.id = 1;
-    mapping.filename = intern(&e, m->program);
-    mapping.has_functions = mapping.has_filenames = mapping.has_line_numbers = 1;
-    for (size_t i = 0; i < m->nsamples && !e.oom; i++)
-        add_sample(&e, &m->samples[i]);
-
+int spanprof__pprof_finish(struct spanprof__pprof_builder *b, FILE *f)
+{
+    struct enc *e = &b->e;
     /* Now that nothing moves: point the messages at their arrays. */
     Sample **sample_ptrs = NULL;
     Location *locs = NULL, **loc_ptrs = NULL;
     Line *lines = NULL, **line_ptrs = NULL;
     Function **func_ptrs = NULL;
     Label *labels = NULL, **label_ptrs = NULL;
-    if (!e.oom) {
-        sample_ptrs = calloc(e.nsamples + 1, sizeof *sample_ptrs);
-        locs = calloc(e.nfuncs + 1, sizeof *locs);
-        loc_ptrs = calloc(e.nfuncs + 1, sizeof *loc_ptrs);
-        lines = calloc(e.nfuncs + 1, sizeof *lines);
-        line_ptrs = calloc(e.nfuncs + 1, sizeof *line_ptrs);
-        func_ptrs = calloc(e.nfuncs + 1, sizeof *func_ptrs);
-        labels = calloc(e.nsamples + 1, sizeof *labels);
-        label_ptrs = calloc(e.nsamples + 1, sizeof *label_ptrs);
+    Mapping *mapping_ptr = &b->mapping;
+    if (!e->oom) {
+        sample_ptrs = calloc(e->nsamples + 1, sizeof *sample_ptrs);
+        locs = calloc(e->nfuncs + 1, sizeof *locs);
+        loc_ptrs = calloc(e->nfuncs + 1, sizeof *loc_ptrs);
+        lines = calloc(e->nfuncs + 1, sizeof *lines);
+        line_ptrs = calloc(e->nfuncs + 1, sizeof *line_ptrs);
+        func_ptrs = calloc(e->nfuncs + 1, sizeof *func_ptrs);
+        labels = calloc(e->nsamples + 1, sizeof *labels);
+        label_ptrs = calloc(e->nsamples + 1, sizeof *label_ptrs);
         if (!sample_ptrs || !locs || !loc_ptrs || !lines || !line_ptrs || !func_ptrs || !labels ||
             !label_ptrs)
-            e.oom = 1;
+            e->oom = 1;
     }
     int rc = -1;
-    if (!e.oom) {
-        for (size_t i = 0; i < e.nfuncs; i++) {
+    if (!e->oom) {
+        for (size_t i = 0; i < e->nfuncs; i++) {
             Location li = SPANPROF__PPROF__LOCATION__INIT;
             Line ln = SPANPROF__PPROF__LINE__INIT;
-            ln.function_id = e.funcs[i].id;
-            ln.line = e.funcs[i].start_line;
+            ln.function_id = e->funcs[i].id;
+            ln.line = e->funcs[i].start_line;
             lines[i] = ln;
             line_ptrs[i] = &lines[i];
-            li.id = e.funcs[i].id;
-            li.mapping_id = mapping.id;
+            li.id = e->funcs[i].id;
+            li.mapping_id = b->mapping.id;
             li.n_line = 1;
             li.line = &line_ptrs[i];
             locs[i] = li;
             loc_ptrs[i] = &locs[i];
-            func_ptrs[i] = &e.funcs[i];
+            func_ptrs[i] = &e->funcs[i];
         }
-        for (size_t i = 0; i < e.nsamples; i++) {
-            Sample *s = &e.samples[i];
-            s->n_location_id = sample_depth(&e, (uint32_t)i);
-            s->location_id = e.locs + e.loc_off[i];
-            s->n_value = e.ntypes;
-            s->value = e.vals + e.val_off[i];
-            if (e.thread[i]) {
+        for (size_t i = 0; i < e->nsamples; i++) {
+            Sample *s = &e->samples[i];
+            s->n_location_id = sample_depth(e, (uint32_t)i);
+            s->location_id = e->locs + e->loc_off[i];
+            s->n_value = e->ntypes;
+            s->value = e->vals + e->val_off[i];
+            if (e->thread[i]) {
                 Label l = SPANPROF__PPROF__LABEL__INIT;
-                l.key = label_key;
-                l.str = e.thread[i];
+                l.key = b->label_key;
+                l.str = e->thread[i];
                 labels[i] = l;
                 label_ptrs[i] = &labels[i];
                 s->n_label = 1;
@@ -523,29 +574,29 @@ int spanprof__pprof_write(FILE *f, const struct spanprof__pprof_model *m)
             sample_ptrs[i] = s;
         }
         Profile p = SPANPROF__PPROF__PROFILE__INIT;
-        p.n_sample_type = m->ntypes;
-        p.sample_type = type_ptrs;
-        p.n_sample = e.nsamples;
+        p.n_sample_type = b->ntypes;
+        p.sample_type = b->type_ptrs;
+        p.n_sample = e->nsamples;
         p.sample = sample_ptrs;
         p.n_mapping = 1;
         p.mapping = &mapping_ptr;
-        p.n_location = e.nfuncs;
+        p.n_location = e->nfuncs;
         p.location = loc_ptrs;
-        p.n_function = e.nfuncs;
+        p.n_function = e->nfuncs;
         p.function = func_ptrs;
-        p.n_string_table = e.nstrs;
-        p.string_table = e.strs;
-        p.time_nanos = m->time_ns;
-        p.duration_nanos = m->duration_ns;
-        p.period_type = &period_type;
-        p.period = m->period;
-        if (comment) {
+        p.n_string_table = e->nstrs;
+        p.string_table = e->strs;
+        p.time_nanos = b->time_ns;
+        p.duration_nanos = b->duration_ns;
+        p.period_type = &b->period_type;
+        p.period = b->period;
+        if (b->comment) {
             p.n_comment = 1;
-            p.comment = &comment;
+            p.comment = &b->comment;
         }
         rc = write_gz(f, &p);
     }
-    int err = e.oom ? ENOMEM : errno;
+    int err = e->oom ? ENOMEM : errno;
     free(sample_ptrs);
     free(locs);
     free(loc_ptrs);
@@ -554,9 +605,18 @@ int spanprof__pprof_write(FILE *f, const struct spanprof__pprof_model *m)
     free(func_ptrs);
     free(labels);
     free(label_ptrs);
-    free(types);
-    free(type_ptrs);
-    enc_free(&e);
+    builder_free(b);
     errno = err;
     return rc;
+}
+
+int spanprof__pprof_write(FILE *f, const struct spanprof__pprof_model *m)
+{
+    struct spanprof__pprof_builder *b = spanprof__pprof_begin(m);
+    if (!b)
+        return -1;
+    for (size_t i = 0; i < m->nsamples; i++)
+        if (spanprof__pprof_add(b, &m->samples[i]))
+            break; /* finish reports it */
+    return spanprof__pprof_finish(b, f);
 }

@@ -57,6 +57,17 @@ struct spanprof__pprof_model {
  * for a model without types, or the error of the failed write). */
 int spanprof__pprof_write(FILE *f, const struct spanprof__pprof_model *m);
 
+/* The same, a sample at a time, for callers that walk their stacks rather than keep them:
+ * begin takes everything of M but its samples (NULL with errno set on failure); add copies what
+ * it needs of S, so S's stack and values may be reused at once (-1 with ENOMEM, after which the
+ * rest is ignored); finish writes to F like spanprof__pprof_write and frees the builder, also
+ * after a failed add.  Frames are remembered by the addresses of their strings as a shortcut:
+ * a string must not change while the builder lives. */
+struct spanprof__pprof_builder;
+struct spanprof__pprof_builder *spanprof__pprof_begin(const struct spanprof__pprof_model *m);
+int spanprof__pprof_add(struct spanprof__pprof_builder *b, const struct spanprof__pprof_sample *s);
+int spanprof__pprof_finish(struct spanprof__pprof_builder *b, FILE *f);
+
 #pragma GCC visibility pop
 
 #endif

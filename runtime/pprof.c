@@ -15,7 +15,6 @@
  * value is exact (period 1); the duration is the run's wall time so far, the start its start.
  */
 #include <stdlib.h>
-#include <string.h>
 
 #include "internal.h"
 #include "pprof.h"
@@ -23,22 +22,15 @@
 
 enum { NVALUES_MAX = 5 };
 
-struct sample {
-    size_t first, depth;  /* in the frame pool */
-    int64_t values[NVALUES_MAX];
-    size_t thread;        /* index into the view's threads */
-};
-
+/* The walk hands each stack to the encoder as it meets it: nothing but the current path is kept
+ * here (the encoder keeps a stack as location ids, 8 bytes a frame). */
 struct walk {
     const struct spanprof__view *v;
     int timed, cpu, allocs;
-    size_t thread;
+    const char *thread;                 /* the label of the thread being walked, or NULL */
     struct spanprof__pprof_frame *path; /* current stack, [0, depth) */
-    struct spanprof__pprof_frame *pool; /* every sample's stack, one after the other */
-    size_t npool, pool_cap;
-    struct sample *samples;
-    size_t nsamples, samples_cap;
-    int oom;
+    struct spanprof__pprof_builder *b;
+    int failed;
 };
 
 static int64_t clamp(uint64_t v)
@@ -92,50 +84,26 @@ static int add_node(struct spanprof__node *n, size_t depth, void *ctx)
 
 static void add_sample(struct walk *w, size_t depth, const struct sums *s)
 {
-    if (w->nsamples == w->samples_cap) {
-        size_t cap = w->samples_cap ? w->samples_cap * 2 : 256;
-        struct sample *p = realloc(w->samples, cap * sizeof *p);
-        if (!p) {
-            w->oom = 1;
-            return;
-        }
-        w->samples = p;
-        w->samples_cap = cap;
-    }
-    if (w->npool + depth > w->pool_cap) {
-        size_t cap = w->pool_cap ? w->pool_cap : 1024;
-        while (cap < w->npool + depth)
-            cap *= 2;
-        struct spanprof__pprof_frame *p = realloc(w->pool, cap * sizeof *p);
-        if (!p) {
-            w->oom = 1;
-            return;
-        }
-        w->pool = p;
-        w->pool_cap = cap;
-    }
-    memcpy(w->pool + w->npool, w->path, depth * sizeof *w->path);
-    struct sample *smp = &w->samples[w->nsamples++];
-    smp->first = w->npool;
-    smp->depth = depth;
-    smp->thread = w->thread;
+    int64_t values[NVALUES_MAX];
     int k = 0;
-    smp->values[k++] = clamp(s->calls);
+    values[k++] = clamp(s->calls);
     if (w->timed)
-        smp->values[k++] = clamp(spanprof__ticks_to_ns(w->v, s->self));
+        values[k++] = clamp(spanprof__ticks_to_ns(w->v, s->self));
     if (w->cpu)
-        smp->values[k++] = clamp(s->cpu);
+        values[k++] = clamp(s->cpu);
     if (w->allocs) {
-        smp->values[k++] = clamp(s->allocs);
-        smp->values[k++] = clamp(s->alloc_bytes);
+        values[k++] = clamp(s->allocs);
+        values[k++] = clamp(s->alloc_bytes);
     }
-    w->npool += depth;
+    struct spanprof__pprof_sample smp = {w->path, depth, values, w->thread};
+    if (spanprof__pprof_add(w->b, &smp))
+        w->failed = 1;
 }
 
 static int pre(struct spanprof__node *n, size_t depth, void *ctx)
 {
     struct walk *w = ctx;
-    if (w->oom)
+    if (w->failed)
         return 0;
     frame_of(&w->path[depth - 1], n->site);
     struct sums own = {0};
@@ -172,47 +140,26 @@ int spanprof__pprof_write_view(FILE *f, const struct spanprof__view *v,
         types[ntypes++] = (struct spanprof__pprof_type){"alloc_objects", "count"};
         types[ntypes++] = (struct spanprof__pprof_type){"alloc_space", "bytes"};
     }
+    struct spanprof__pprof_model model = {
+        .types = types,
+        .ntypes = ntypes,
+        .period_type = types[0],
+        .period = 1,
+        .duration_ns = clamp(m->wall_ns),
+        .time_ns = spanprof__g.start_real_sec * 1000000000 + spanprof__g.start_real_nsec,
+        .program = m->program,
+    };
     w.path = calloc(SPANPROF_FOLDED_MAX_DEPTH + 1, sizeof *w.path);
-    if (!w.path)
+    if (!w.path || !(w.b = spanprof__pprof_begin(&model))) {
+        free(w.path);
         return -1;
-    for (size_t i = 0; i < v->nthreads && !w.oom; i++) {
-        w.thread = i;
+    }
+    for (size_t i = 0; i < v->nthreads && !w.failed; i++) {
+        char label[32];
+        w.thread = v->threads_root ? spanprof__thread_label(v->threads[i], label, sizeof label) : NULL;
         spanprof__tree_walk((struct spanprof__node *)&v->threads[i]->root, pre, NULL, &w);
     }
-    struct spanprof__pprof_sample *s = NULL;
-    char (*labels)[32] = NULL;
-    int rc = -1;
-    if (!w.oom) {
-        s = calloc(w.nsamples ? w.nsamples : 1, sizeof *s);
-        labels = calloc(v->nthreads ? v->nthreads : 1, sizeof *labels);
-    }
-    if (s && labels) {
-        for (size_t i = 0; i < w.nsamples; i++) {
-            const struct sample *x = &w.samples[i];
-            s[i].stack = w.pool + x->first;
-            s[i].depth = x->depth;
-            s[i].values = x->values;
-            s[i].thread = v->threads_root ? spanprof__thread_label(v->threads[x->thread],
-                                                                   labels[x->thread], sizeof *labels)
-                                          : NULL;
-        }
-        struct spanprof__pprof_model model = {
-            .types = types,
-            .ntypes = ntypes,
-            .samples = s,
-            .nsamples = w.nsamples,
-            .period_type = types[0],
-            .period = 1,
-            .duration_ns = clamp(m->wall_ns),
-            .time_ns = spanprof__g.start_real_sec * 1000000000 + spanprof__g.start_real_nsec,
-            .program = m->program,
-        };
-        rc = spanprof__pprof_write(f, &model);
-    }
-    free(s);
-    free(labels);
+    int rc = spanprof__pprof_finish(w.b, f); /* reports a failed add too */
     free(w.path);
-    free(w.pool);
-    free(w.samples);
     return rc;
 }
