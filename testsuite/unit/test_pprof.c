@@ -6,7 +6,6 @@
 #include <zlib.h>
 
 #include "profile.pb-c.h"
-#include "resources.h"
 #include "unit.h"
 
 typedef Spanprof__Pprof__Profile Profile;
@@ -227,11 +226,10 @@ END_TEST
 
 START_TEST(allocations_per_stack)
 {
-    /* What resources.c sets up for SPANPROF_ALLOC=1: resource counters behind each node (this
+    /* What the collectors set up for SPANPROF_ALLOC=1: resource counters behind each node (this
      * test runs in its own process, so the layout change stays here). */
-    spanprof__res_cfg.alloc = 1;
-    spanprof__res_offset = sizeof(struct spanprof__node);
-    spanprof__node_ext_size = sizeof(struct spanprof__res_node);
+    spanprof__collect.alloc = 1;
+    spanprof__flags.node_ext = sizeof(struct spanprof__res_node);
     struct spanprof__thread *t = tree1("t1", 11);
     struct spanprof__node *m = unit_child(&t->root, &sa);
     struct spanprof__node *w = unit_child(m, &sb);
@@ -256,9 +254,8 @@ END_TEST
 
 START_TEST(cpu_self_per_stack)
 {
-    spanprof__res_cfg.cpu = 1; /* as resources.c sets it up for SPANPROF_CPU=1 */
-    spanprof__res_offset = sizeof(struct spanprof__node);
-    spanprof__node_ext_size = sizeof(struct spanprof__res_node);
+    spanprof__collect.cpu = 1; /* as the collectors set it up for SPANPROF_CPU=1 */
+    spanprof__flags.node_ext = sizeof(struct spanprof__res_node);
     struct spanprof__thread *t = tree1("t1", 11);
     struct spanprof__node *m = unit_child(&t->root, &sa);
     struct spanprof__node *w = unit_child(m, &sb);
@@ -319,18 +316,18 @@ END_TEST
 
 START_TEST(env_path)
 {
-    struct spanprof__config c;
+    struct spanprof__options c;
     static const char *const good[] = {"SPANPROF_PPROF", "app.%p.pb.gz", NULL};
-    char *w = UNIT_LOAD_CONFIG(spanprof__config_load, &c, good);
+    char *w = UNIT_LOAD_CONFIG(spanprof__options_load, &c, good);
     ck_assert_str_eq(w, "");
     ck_assert_str_eq(c.pprof, "app.%p.pb.gz");
     free(w);
     static const char *const none[] = {NULL};
-    w = UNIT_LOAD_CONFIG(spanprof__config_load, &c, none);
+    w = UNIT_LOAD_CONFIG(spanprof__options_load, &c, none);
     ck_assert_ptr_null(c.pprof);
     free(w);
     static const char *const bad[] = {"SPANPROF_PPROF", "a%d.pb.gz", NULL};
-    w = UNIT_LOAD_CONFIG(spanprof__config_load, &c, bad);
+    w = UNIT_LOAD_CONFIG(spanprof__options_load, &c, bad);
     ck_assert_str_eq(w, "spanprof: warning: SPANPROF_PPROF='a%d.pb.gz' has a '%' not followed by "
                         "'p' or '%'; using none\n");
     ck_assert_ptr_null(c.pprof);

@@ -6,7 +6,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "internal.h"
+#include "collect/collect.h"
+#include "config/config.h"
+#include "config/options.h"
+#include "record/record.h"
+#include "report/report.h"
 
 /* A site as the plugin would emit it. */
 #define UNIT_SITE(var, nm)                                                                      \
