@@ -25,9 +25,12 @@ struct spanprof__process spanprof__g = {
 };
 SPANPROF_TLS int spanprof__tls_busy;
 
-/* Bounds of the start-stage section, from the linker (empty when nothing registered a stage). */
-extern const spanprof__start_fn __start_spanprof_start[] __attribute__((weak));
-extern const spanprof__start_fn __stop_spanprof_start[] __attribute__((weak));
+/* Bounds of the start-stage section, from the linker (empty when nothing registered a stage).
+ * Hidden: a second copy of the runtime in the process (static in the program, shared in a
+ * library) runs its own stages, never this copy's. */
+#define START_BOUND __attribute__((weak, visibility("hidden")))
+extern const spanprof__start_fn __start_spanprof_start[] START_BOUND;
+extern const spanprof__start_fn __stop_spanprof_start[] START_BOUND;
 
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 
