@@ -5,7 +5,8 @@
 # its allocation flame graph (stacks only, values dropped) with NAME.expected.
 #
 # Environment: CC, CXX, PLUGIN, INCLUDE_DIR, LIBDIR, PROFDUMP; HAVE_LIBUNWIND=yes for samples
-# marked "test: needs-libunwind".  Optional: SAMPLES="a b"; REGEN=1 rewrites the expected files.
+# marked "test: needs-libunwind".  Optional: ONLY="a b"; REGEN=1 rewrites the expected files from
+# the -O0 build (see ../lib.sh).
 # A sample may carry lines:  /* test-env: VAR=VALUE ... */   extra environment (may override)
 #                            /* test: no-preload */          run without the interposer
 #                            /* test: needs-libunwind */     skipped without libunwind
@@ -15,8 +16,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 suite=resources
 # shellcheck source=testsuite/lib.sh
 . "$here/../lib.sh"
-work=$(mktemp -d "${TMPDIR:-/tmp}/spanprof-resources-tests.XXXXXX")
-trap 'rm -rf "$work"' EXIT
+make_work_dir
 
 describe_run() {
     dir=$1 pid=$2
@@ -52,14 +52,9 @@ run_one() {
     dir="$work/$name.$(echo "$label" | tr -c 'A-Za-z0-9+\n' '_')"
     mkdir -p "$dir"
     exe="$dir/prog"
-    # shellcheck disable=SC2086
-    build="$compiler -g $level -fplugin=$PLUGIN -I$INCLUDE_DIR $src -x none -o $exe -L$LIBDIR -lspanprof -Wl,-rpath,$LIBDIR -pthread"
-    if ! $build >"$dir/build.log" 2>&1; then
-        fail "$name [$label]: does not build"
-        echo "  $build"
-        sed 's/^/  | /' "$dir/build.log"
-        return
-    fi
+    cmd="$compiler -g $level -fplugin=$PLUGIN -I$INCLUDE_DIR $src -x none -o $exe -L$LIBDIR -lspanprof -Wl,-rpath,$LIBDIR -pthread"
+    # shellcheck disable=SC2086 # a word list
+    build "$name [$label]" "$dir/build.log" $cmd || return
     preload="$LIBDIR/libspanprof-alloc.so"
     grep -q 'test: no-preload' "$src" && preload=
     test_env=$(sed -n 's|.*test-env: \(.*\) \*/.*|\1|p' "$src")
@@ -76,8 +71,7 @@ run_one() {
             echo "# estimate $got is not within 25% of $want" >>"$dir/actual"
         fi
     fi
-    compare_expected "$name" "$label" "$dir/actual" "make check-resources REGEN=1 SAMPLES=$name" \
-        "built with: $build"
+    compare_expected "$name" "$label" "$dir/actual" "built with: $cmd"
 }
 
 for src in "$here"/*.c "$here"/*.cc; do
@@ -95,7 +89,6 @@ for src in "$here"/*.c "$here"/*.cc; do
     esac
     for level in -O0 -O2; do
         run_one "$src" "$name" "$tag $level" "$compiler" "$level"
-        [ "${REGEN:-0}" = 1 ] && break
     done
 done
 
