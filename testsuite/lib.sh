@@ -2,9 +2,11 @@
 # counts, choosing tests by name (ONLY), building a sample, comparing an output with its expected
 # file (or rewriting that file with REGEN=1) and the closing line "SUITE: N passed, N failed".
 #
-# A runner sets `here` (its folder) and `suite` (its name, as in `make check-SUITE`), then sources
-# this file.  Expected files are named TEST.expected and sit in the runner's folder; a test run in
-# several variants (compilers, optimisation levels) has one expected file for all of them.
+# A runner sources this file first (`. "$(dirname "$0")/../lib.sh"`), which sets `here`, the
+# runner's folder, and `suite`, the suite's name: the folder's for a run.sh (plugin/run.sh is
+# "plugin", run by `make check-plugin`), the script's otherwise (e2e/coz.sh is "coz").
+# Expected files are named TEST.expected and sit in the runner's folder; a test run in several
+# variants (compilers, optimisation levels) has one expected file for all of them.
 #
 # Environment, for every runner:
 #   ONLY="a b"  run only the tests of those names (empty: all)
@@ -12,7 +14,12 @@
 #               the other variants are then compared with the new file
 # Every mismatch ends with the command that regenerates that test's expected file:
 #   make check-SUITE REGEN=1 ONLY=TEST
-# shellcheck shell=sh disable=SC2154 # `here` and `suite` come from the runner
+# shellcheck shell=sh disable=SC2034 # the variables set here are read by the runners
+set -u
+here=$(cd "$(dirname "$0")" && pwd)
+suite=${0##*/}
+suite=${suite%.sh}
+[ "$suite" = run ] && suite=${here##*/}
 
 # Fixed message language and ASCII quotes in compiler and tool output, whatever the caller's locale.
 LC_ALL=C
@@ -54,6 +61,22 @@ selected() {
     return 1
 }
 
+# for_each_test FUNCTION EXT...: calls `FUNCTION PATH NAME` for every NAME.EXT in the runner's
+# folder (the extensions in the order given) that ONLY selects.
+for_each_test() {
+    lib_function=$1
+    shift
+    for lib_ext in "$@"; do
+        for lib_path in "$here"/*."$lib_ext"; do
+            [ -f "$lib_path" ] || continue
+            lib_name=${lib_path##*/}
+            lib_name=${lib_name%."$lib_ext"}
+            selected "$lib_name" || continue
+            "$lib_function" "$lib_path" "$lib_name"
+        done
+    done
+}
+
 # make_work_dir: a fresh scratch folder in $work, removed when the runner exits or is interrupted.
 make_work_dir() {
     work=$(mktemp -d "${TMPDIR:-/tmp}/spanprof-$suite.XXXXXX") || exit 2
@@ -83,6 +106,27 @@ build() {
     echo "  $*"
     sed 's/^/  | /' "$lib_log"
     return 1
+}
+
+# build_sample SRC NAME LABEL COMPILER-AND-FLAGS: compiles and links the sample SRC with the
+# plugin and the runtime into $dir/prog, $dir being a fresh folder for this variant of test NAME;
+# sets $cmd (the build command, for messages) and $test_env (the assignments of the sample's
+# "/* test-env: VAR=VALUE ... */" line).  False, after a counted FAIL, when it does not build.
+build_sample() {
+    dir="$work/$2.$(echo "$3" | tr -c 'A-Za-z0-9+\n' '_')"
+    mkdir -p "$dir"
+    cmd="$4 -fplugin=$PLUGIN -I$INCLUDE_DIR $1 -x none -o $dir/prog -L$LIBDIR -lspanprof -Wl,-rpath,$LIBDIR -pthread"
+    test_env=$(sed -n 's|.*test-env: \(.*\) \*/.*|\1|p' "$1")
+    # shellcheck disable=SC2086 # a word list
+    build "$2 [$3]" "$dir/build.log" $cmd
+}
+
+# run_sample VAR=VALUE...: runs $dir/prog in $dir with that environment, then the sample's own
+# test-env; leaves its exit status, stdout, stderr and pid in files of those names in $dir.
+run_sample() {
+    # shellcheck disable=SC2086 # test_env is a list of assignments
+    (cd "$dir" && env "$@" $test_env "$dir/prog" >stdout 2>stderr & echo $! >"$dir/pid"
+     wait $!; echo $? >"$dir/status")
 }
 
 # print_run DIR: the start of a sample's normalised result, from the files a runner left in DIR

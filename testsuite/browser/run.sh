@@ -10,12 +10,8 @@
 # When Chromium is missing or cannot start, the test is skipped (and counted as skipped).
 #
 # Environment: CC, PLUGIN, INCLUDE_DIR, LIBDIR, TOOL (spanprof), CHROMIUM (may be empty).
-set -u
-here=$(cd "$(dirname "$0")" && pwd)
-# shellcheck disable=SC2034 # read by lib.sh
-suite=browser
 # shellcheck source=testsuite/lib.sh
-. "$here/../lib.sh"
+. "$(dirname "$0")/../lib.sh"
 make_work_dir
 
 # skip_all REASON: the whole test is skipped (counted once), and the runner ends.

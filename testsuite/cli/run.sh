@@ -9,12 +9,8 @@
 # Usage: SPANPROF_TOOL=/path/to/spanprof sh testsuite/cli/run.sh
 #   ONLY="a b" runs only those cases; REGEN=1 rewrites their expected files from the tool's current
 #   output (check it with git diff; see ../lib.sh).
-set -u
-here=$(cd "$(dirname "$0")" && pwd)
-# shellcheck disable=SC2034 # read by lib.sh
-suite=cli
 # shellcheck source=testsuite/lib.sh
-. "$here/../lib.sh"
+. "$(dirname "$0")/../lib.sh"
 tool=${SPANPROF_TOOL:-}
 if [ -z "$tool" ]; then
     echo "run.sh: set SPANPROF_TOOL to the spanprof binary to test" >&2
@@ -36,11 +32,12 @@ run_case() {
     { echo "--- stdout"; cat "$work/out"; echo "--- stderr"; cat "$work/err"; echo "--- exit $status"; } >"$2"
 }
 
-for args_file in "$here"/*.args; do
-    name=$(basename "$args_file" .args)
-    selected "$name" || continue
-    args=$(cat "$args_file")
+# test_case ARGS-FILE NAME
+test_case() {
+    args=$(cat "$1")
     run_case "$args" "$work/actual"
-    compare_expected "$name" "spanprof $args" "$work/actual"
-done
+    compare_expected "$2" "spanprof $args" "$work/actual"
+}
+
+for_each_test test_case args
 summary

@@ -12,14 +12,10 @@
 # Output: "PASS NAME [gcc]" / "FAIL NAME [gcc]" (+ the command, the diff and the command that
 #   regenerates the expected file), then "diag: N passed, M failed".  Exit status 1 if any test
 #   failed, 2 on a setup error.
-set -u
 CC=${CC:-gcc}
 CXX=${CXX:-g++}
-here=$(cd "$(dirname "$0")" && pwd)
-# shellcheck disable=SC2034 # read by lib.sh
-suite=diag
 # shellcheck source=testsuite/lib.sh
-. "$here/../lib.sh"
+. "$(dirname "$0")/../lib.sh"
 need_plugin
 make_work_dir
 
@@ -36,7 +32,7 @@ filter () {
         print }'
 }
 
-# run_one NAME FILE COMPILER TAG USE_PLUGIN FLAGS: compile FILE, compare with NAME.expected.
+# run_one NAME FILE COMPILER LABEL USE_PLUGIN FLAGS: compile FILE, compare with NAME.expected.
 run_one () {
     name=$1 file=$2 compiler=$3 label=$4 with_plugin=$5 flags=$6
     plugin_flags=
@@ -53,17 +49,15 @@ run_one () {
     compare_expected "$name" "$label" "$work/got" "compiled in $here with: $cmd"
 }
 
-for src in "$here"/*.c "$here"/*.cc; do
-    [ -f "$src" ] || continue
-    file=${src##*/}
-    name=${file%.*}
-    selected "$name" || continue
-    case $file in *.cc) compiler=$CXX tag=g++ ;; *) compiler=$CC tag=gcc ;; esac
-    flags=$(directive flags "$src")
-    run_one "$name" "$file" "$compiler" "$tag" yes "$flags"
-    if [ "$(directive mode "$src")" = both ]; then
-        run_one "$name" "$file" "$compiler" "$tag" no "$flags"
+# test_file SRC NAME: with the plugin and, for "diag-mode: both", without.
+test_file () {
+    case $1 in *.cc) compiler=$CXX tag=g++ ;; *) compiler=$CC tag=gcc ;; esac
+    flags=$(directive flags "$1")
+    run_one "$2" "${1##*/}" "$compiler" "$tag" yes "$flags"
+    if [ "$(directive mode "$1")" = both ]; then
+        run_one "$2" "${1##*/}" "$compiler" "$tag" no "$flags"
     fi
-done
+}
 
+for_each_test test_file c cc
 summary

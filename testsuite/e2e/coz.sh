@@ -6,12 +6,8 @@
 # and the runtime's one-line warning about debug info coz cannot use must appear exactly for
 # the builds that have it.  Skipped, saying why, when coz is missing or cannot sample here.
 # Environment: CC, PLUGIN, INCLUDE_DIR, LIBDIR, COZ.
-set -u
-here=$(cd "$(dirname "$0")" && pwd)
-# shellcheck disable=SC2034 # read by lib.sh
-suite=coz
 # shellcheck source=testsuite/lib.sh
-. "$here/../lib.sh"
+. "$(dirname "$0")/../lib.sh"
 make_work_dir
 items=2000000 # a few seconds: several coz experiment windows (a 1 s run gave just one)
 

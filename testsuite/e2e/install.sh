@@ -3,13 +3,9 @@
 # README tells users to (pkg-config --cflags/--libs spanprof), linked against the shared and
 # the static runtime, and check its profile and the installed `spanprof` tool.
 # Environment: MAKE, CC, PROFDUMP.
-set -u
-here=$(cd "$(dirname "$0")" && pwd)
-top=$(cd "$here/../.." && pwd)
-# shellcheck disable=SC2034 # read by lib.sh
-suite=install
 # shellcheck source=testsuite/lib.sh
-. "$here/../lib.sh"
+. "$(dirname "$0")/../lib.sh"
+top=$(cd "$here/../.." && pwd)
 make_work_dir
 prefix=$work
 

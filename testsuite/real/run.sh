@@ -16,12 +16,8 @@
 # Sources come from a private apt configuration under REAL_WORK (its own sources list, lists and
 # cache): the system's /etc/apt is read for nothing but the archive keyring and never written.
 # No network, or no such source package, is a failure, never a skip.
-set -u
-here=$(cd "$(dirname "$0")" && pwd)
-# shellcheck disable=SC2034 # read by lib.sh
-suite=real
 # shellcheck source=testsuite/lib.sh
-. "$here/../lib.sh"
+. "$(dirname "$0")/../lib.sh"
 # Kept after the run, for its logs and the unpacked sources (lib.sh sets LC_ALL=C: ASCII quotes in
 # the GCC notes counted below).
 work=${REAL_WORK:-$PWD/real-work}

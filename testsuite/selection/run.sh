@@ -16,16 +16,12 @@
 #   the expected files (see ../lib.sh).
 # Output: PASS/FAIL/SKIP per case (FAIL with the diff and how to regenerate), then
 #   "selection: N passed, M failed"; exit status 1 if any case failed, 2 on a setup error.
-set -u
 CC=${CC:-gcc}
 CXX=${CXX:-g++}
-here=$(cd "$(dirname "$0")" && pwd)
 LIBDIR=${LIBDIR:-}
 PROFDUMP=${PROFDUMP:-}
-# shellcheck disable=SC2034 # read by lib.sh
-suite=selection
 # shellcheck source=testsuite/lib.sh
-. "$here/../lib.sh"
+. "$(dirname "$0")/../lib.sh"
 need_plugin
 make_work_dir
 A=-fplugin-arg-spanplugin-

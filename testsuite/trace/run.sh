@@ -10,12 +10,8 @@
 #
 # Environment: CC, PLUGIN, INCLUDE_DIR, LIBDIR, TRACECHECK.  ONLY="a b" runs only those cases;
 # REGEN=1 rewrites the expected files from the -O0 build (see ../lib.sh).
-set -u
-here=$(cd "$(dirname "$0")" && pwd)
-# shellcheck disable=SC2034 # read by lib.sh
-suite=trace
 # shellcheck source=testsuite/lib.sh
-. "$here/../lib.sh"
+. "$(dirname "$0")/../lib.sh"
 make_work_dir
 
 # Prints the summary of case $1 run in directory $2 by program $3 with extra arguments.
