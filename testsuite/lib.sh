@@ -139,9 +139,9 @@ print_run() {
     cat "$1/stderr"
 }
 
-# compare_files LABEL EXPECTED ACTUAL REGEN-COMMAND [CONTEXT]: PASS LABEL when the two files are
-# equal; otherwise FAIL LABEL, then CONTEXT (e.g. the build command), the diff and the command
-# that regenerates the expected file.
+# compare_files LABEL EXPECTED ACTUAL ADVICE [CONTEXT]: PASS LABEL when the two files are equal;
+# otherwise FAIL LABEL, then CONTEXT (e.g. the build command), the diff and ADVICE (what to do,
+# usually the command that regenerates the expected file).
 compare_files() {
     if diff -u "$2" "$3" >"$3.diff" 2>&1; then
         pass "$1"
@@ -150,7 +150,7 @@ compare_files() {
     fail "$1"
     if [ -n "${5:-}" ]; then echo "  $5"; fi
     sed 's/^/  /' "$3.diff"
-    echo "  if the new output is right: $4"
+    echo "  $4"
     return 1
 }
 
@@ -158,9 +158,13 @@ compare_files() {
 # (see compare_files).  With REGEN=1 the first variant of NAME rewrites the expected file instead.
 compare_expected() {
     lib_expected="$here/$1.expected"
+    lib_hint="if the new output is right: make check-$suite REGEN=1 ONLY=$1"
     if [ "${REGEN:-0}" = 1 ]; then
         case $lib_regenerated in
-        *" $1 "*) ;;
+        *" $1 "*)
+            # Rewriting cannot help: this variant disagrees with the one that wrote the file.
+            lib_hint="this variant's output differs from the one REGEN=1 just wrote: the variants disagree"
+            ;;
         *)
             cp "$3" "$lib_expected"
             echo "REGEN $1 [$2] -> $lib_expected"
@@ -170,7 +174,7 @@ compare_expected() {
             ;;
         esac
     fi
-    compare_files "$1 [$2]" "$lib_expected" "$3" "make check-$suite REGEN=1 ONLY=$1" "${4:-}"
+    compare_files "$1 [$2]" "$lib_expected" "$3" "$lib_hint" "${4:-}"
 }
 
 # summary: the closing line "SUITE: N passed, N failed[, N skipped][, N rewritten]" (rewritten:
