@@ -10,26 +10,18 @@
 # When Chromium is missing or cannot start, the test is skipped (and counted as skipped).
 #
 # Environment: CC, PLUGIN, INCLUDE_DIR, LIBDIR, TOOL (spanprof), CHROMIUM (may be empty).
-set -u
-here=$(cd "$(dirname "$0")" && pwd)
-work=$(mktemp -d "${TMPDIR:-/tmp}/spanprof-browser-tests.XXXXXX")
-trap 'rm -rf "$work"' EXIT
-passed=0 failed=0 skipped=0
+# shellcheck source=testsuite/lib.sh
+. "$(dirname "$0")/../lib.sh"
+make_work_dir
 
-finish() {
-    echo "browser: $passed passed, $failed failed, $skipped skipped"
-    [ "$failed" -eq 0 ]
-    exit
-}
-
-skip() {
-    echo "SKIP browser test: $1"
-    skipped=$((skipped + 1))
+# skip_all REASON: the whole test is skipped (counted once), and the runner ends.
+skip_all() {
+    skip "browser test: $1"
     finish
 }
 
 chromium=${CHROMIUM:-$(command -v chromium || command -v chromium-browser || true)}
-[ -n "$chromium" ] || skip "chromium not found (apt-get install chromium)"
+[ -n "$chromium" ] || skip_all "chromium not found (apt-get install chromium)"
 
 # A fresh profile and no network or background activity: the pages must work offline.
 browse() {
@@ -38,26 +30,21 @@ browse() {
         --user-data-dir="$work/chromium-profile" --virtual-time-budget=15000 --dump-dom "$1"
 }
 if ! browse about:blank >"$work/blank.html" 2>"$work/chromium.log" || ! grep -q '<html' "$work/blank.html"; then
-    skip "chromium cannot start here: $(grep -v '^$' "$work/chromium.log" | tail -n 1 | grep . || echo "$chromium failed")"
+    skip_all "chromium cannot start here: $(grep -v '^$' "$work/chromium.log" | tail -n 1 | grep . || echo "$chromium failed")"
 fi
 
 exe="$work/threads"
-build="$CC -O2 -g -fplugin=$PLUGIN -I$INCLUDE_DIR $here/../trace/threads.c -o $exe -L$LIBDIR -lspanprof -Wl,-rpath,$LIBDIR -pthread"
-if ! $build >"$work/build.log" 2>&1; then
-    echo "FAIL: sample does not build: $build"
-    sed 's/^/  | /' "$work/build.log"
-    failed=$((failed + 1))
-    finish
-fi
+cmd="$CC -O2 -g -fplugin=$PLUGIN -I$INCLUDE_DIR $here/../trace/threads.c -o $exe -L$LIBDIR -lspanprof -Wl,-rpath,$LIBDIR -pthread"
+# shellcheck disable=SC2086 # a word list
+build "sample threads.c" "$work/build.log" $cmd || finish
 (cd "$work" && SPANPROF_FOLDED=threads.folded SPANPROF_TRACE=threads.trace.json ./threads)
 if ! "$TOOL" view "$work/threads.folded" >"$work/view.log" 2>&1 ||
     ! "$TOOL" view -o "$work/timeline.html" "$work/threads.trace.json" >>"$work/view.log" 2>&1; then
     if grep -q "needs speedscope" "$work/view.log"; then
-        skip "speedscope is not built (needs npm): $(head -n 1 "$work/view.log")"
+        skip_all "speedscope is not built (needs npm): $(head -n 1 "$work/view.log")"
     fi
-    echo "FAIL: spanprof view"
+    fail "spanprof view"
     sed 's/^/  | /' "$work/view.log"
-    failed=$((failed + 1))
     finish
 fi
 
@@ -80,13 +67,11 @@ check() {
         grep -qx -- "$want" "$work/$name.txt" || missing="$missing '$want'"
     done
     if [ -z "$missing" ]; then
-        echo "PASS $name"
-        passed=$((passed + 1))
+        pass "$name"
     else
-        echo "FAIL $name: not drawn:$missing"
+        fail "$name: not drawn:$missing"
         echo "  page: $page; its text:"
         head -n 40 "$work/$name.txt" | sed 's/^/  | /'
-        failed=$((failed + 1))
     fi
 }
 

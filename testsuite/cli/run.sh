@@ -6,11 +6,11 @@
 #   --- stdout / ... / --- stderr / ... / --- exit N
 # so each stream is checked on its own (stdout and stderr interleave unpredictably in a pipe).
 #
-# Usage: SPANPROF_TOOL=/path/to/spanprof sh testsuite/cli/run.sh [--update NAME...]
-#   --update NAME...  rewrite NAME.expected from the tool's current output (check it with git diff)
-set -u
-
-dir=$(cd "$(dirname "$0")" && pwd)
+# Usage: SPANPROF_TOOL=/path/to/spanprof sh testsuite/cli/run.sh
+#   ONLY="a b" runs only those cases; REGEN=1 rewrites their expected files from the tool's current
+#   output (check it with git diff; see ../lib.sh).
+# shellcheck source=testsuite/lib.sh
+. "$(dirname "$0")/../lib.sh"
 tool=${SPANPROF_TOOL:-}
 if [ -z "$tool" ]; then
     echo "run.sh: set SPANPROF_TOOL to the spanprof binary to test" >&2
@@ -21,42 +21,23 @@ if [ ! -x "$tool" ]; then
     echo "run.sh: SPANPROF_TOOL='$tool' is not an executable file" >&2
     exit 2
 fi
+make_work_dir
 
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/spanprof-cli.XXXXXX") || exit 2
-trap 'rm -rf "$tmp"' EXIT INT TERM
-
-# Runs case $1 and writes its combined record to $2.
+# Runs the tool with the arguments $1 and writes its combined record to $2.
 run_case() {
-    args=$(cat "$dir/$1.args")
-    # Word splitting of $args is wanted: the file holds a command line.
+    # Word splitting of $1 is wanted: the file holds a command line.
     # shellcheck disable=SC2086
-    (cd "$dir" && LC_ALL=C "$tool" $args >"$tmp/out" 2>"$tmp/err")
+    (cd "$here" && "$tool" $1 >"$work/out" 2>"$work/err")
     status=$?
-    { echo "--- stdout"; cat "$tmp/out"; echo "--- stderr"; cat "$tmp/err"; echo "--- exit $status"; } >"$2"
+    { echo "--- stdout"; cat "$work/out"; echo "--- stderr"; cat "$work/err"; echo "--- exit $status"; } >"$2"
 }
 
-if [ "${1:-}" = "--update" ]; then
-    shift
-    for name in "$@"; do
-        run_case "$name" "$dir/$name.expected" && echo "updated $name.expected"
-    done
-    exit 0
-fi
+# test_case ARGS-FILE NAME
+test_case() {
+    args=$(cat "$1")
+    run_case "$args" "$work/actual"
+    compare_expected "$2" "spanprof $args" "$work/actual"
+}
 
-pass=0
-fail=0
-for args_file in "$dir"/*.args; do
-    name=$(basename "$args_file" .args)
-    run_case "$name" "$tmp/actual"
-    if [ -f "$dir/$name.expected" ] && cmp -s "$dir/$name.expected" "$tmp/actual"; then
-        echo "PASS: $name"
-        pass=$((pass + 1))
-    else
-        echo "FAIL: $name (spanprof $(cat "$args_file"))"
-        diff -u "$dir/$name.expected" "$tmp/actual" 2>&1 | sed 's/^/    /'
-        echo "    if the new output is right: SPANPROF_TOOL=$tool sh $dir/run.sh --update $name"
-        fail=$((fail + 1))
-    fi
-done
-echo "cli: $pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+for_each_test test_case args
+summary
