@@ -14,23 +14,17 @@
 #   static-runtime   the program linked with libspanprof.a, SPANPROF=count: runtime-count's profile
 #
 # Environment: CC, PLUGIN, INCLUDE_DIR, LIBDIR, TOOL (the spanprof command), GO (the go command;
-# empty: skipped).  Optional: SAMPLES="case …"; REGEN=1 rewrites the expected files.
+# empty: skipped).  Optional: ONLY="case …"; REGEN=1 rewrites the expected files (testsuite/lib.sh).
 # `go tool pprof` gets its own HOME, caches and temporary directory under the scratch directory,
 # and no network (GOPROXY=off, -symbolize=none: the files already name every function).
-set -u
-here=$(cd "$(dirname "$0")" && pwd)
-# shellcheck disable=SC2034 # read by lib.sh
-suite=pprof
 # shellcheck source=testsuite/lib.sh
-. "$here/../lib.sh"
+. "$(dirname "$0")/../lib.sh"
 
 if [ -z "${GO:-}" ]; then
     skip "pprof: go not found (install the Debian package golang-go and re-run ./configure)"
-    summary
-    exit
+    finish
 fi
-work=$(mktemp -d "${TMPDIR:-/tmp}/spanprof-pprof-tests.XXXXXX")
-trap 'rm -rf "$work"' EXIT
+make_work_dir
 mkdir -p "$work/home" "$work/tmp"
 export HOME="$work/home" GOCACHE="$work/home/cache" GOPATH="$work/home/go" GOENV=off \
        GOPROXY=off GOFLAGS= GOTOOLCHAIN=local GOTELEMETRY=off PPROF_TMPDIR="$work/tmp" \
@@ -38,7 +32,6 @@ export HOME="$work/home" GOCACHE="$work/home/cache" GOPATH="$work/home/go" GOENV
 
 # The source is compiled from the scratch directory by its bare name, so profiles say calls.c.
 cp "$here/calls.c" "$work/calls.c"
-regen_hint="make check-pprof REGEN=1"
 
 # pprof_show FILE MODE...: `go tool pprof` on FILE with the options of each MODE, normalised:
 # run-dependent lines (start time, duration, wall-time values) masked, the scratch path dropped.
@@ -74,17 +67,16 @@ raw_to_folded() {
          }' | sort
 }
 
-build() { # build NAME LINK-FLAGS...
+build_calls() { # build_calls NAME LINK-FLAGS...: calls.c into $work/NAME
     name=$1
     shift
-    cmd="$CC -O2 -g -fplugin=$PLUGIN -I$INCLUDE_DIR calls.c -o $name $* -pthread"
-    # shellcheck disable=SC2086 # a command line
-    if ! (cd "$work" && $cmd) >"$work/$name.log" 2>&1; then
-        fail "$name: does not build"
-        echo "  $cmd"
-        sed 's/^/  | /' "$work/$name.log"
-        return 1
-    fi
+    cd "$work" || return 1
+    # shellcheck disable=SC2086 # LINK-FLAGS may hold several flags in one word
+    build "$name" "$work/$name.log" $CC -O2 -g -fplugin="$PLUGIN" -I"$INCLUDE_DIR" calls.c \
+        -o "$name" $* -pthread
+    built=$?
+    cd "$here" || return 1
+    return $built
 }
 
 # run_case NAME EXE ENV...: runs EXE in its own directory with ENV, prints its exit status,
@@ -102,10 +94,10 @@ run_case() {
 }
 
 check_case() { # check_case NAME: compares $work/NAME.actual
-    compare_expected "$1" "go tool pprof" "$work/$1.actual" "$regen_hint"
+    compare_expected "$1" "go tool pprof" "$work/$1.actual"
 }
 
-build calls -L"$LIBDIR" -lspanprof -Wl,-rpath,"$LIBDIR" || { summary; exit; }
+build_calls calls -L"$LIBDIR" -lspanprof -Wl,-rpath,"$LIBDIR" || finish
 
 if selected runtime-threads; then
     {
@@ -177,7 +169,7 @@ if selected runtime-alloc; then
 fi
 
 # The static runtime carries the encoder too; linked as the README says.
-if selected static-runtime && build calls-static "$LIBDIR/libspanprof.a" \
+if selected static-runtime && build_calls calls-static "$LIBDIR/libspanprof.a" \
        "$(pkg-config --libs json-c libprotobuf-c zlib)"; then
     {
         run_case static-runtime calls-static SPANPROF=count SPANPROF_PPROF=calls.pb.gz
