@@ -169,6 +169,28 @@ wants_progress (tree fndecl)
   return true;
 }
 
+/* The site of KIND (span or progress point) for FNDECL, built when KEY has none yet (C++ cdtor
+ * clones share their origin's), with the verbose note once per site, not once per clone. */
+static tree
+get_site (tree fndecl, tree key, unsigned kind, location_t loc)
+{
+  tree site = spanplugin_lookup_site (key, kind);
+  if (site != NULL_TREE)
+    return site;
+  /* Copied: in C++ the printable name lives in a small ring of buffers that later calls
+   * reuse. */
+  bool is_span = kind == SPANPROF_KIND_SPAN;
+  char *name = xstrdup (is_span ? spanplugin_span_name (fndecl, key)
+                                : spanplugin_progress_name (fndecl, key));
+  site = spanplugin_build_site (fndecl, key, name, kind);
+  if (spanplugin_opts.verbose && is_span)
+    inform (loc, "spanplugin: instrumented %qs", name);
+  else if (spanplugin_opts.verbose)
+    inform (loc, "spanplugin: progress point %qs", name);
+  free (name);
+  return site;
+}
+
 unsigned int
 span_pass::execute (function *fun)
 {
@@ -193,39 +215,22 @@ span_pass::execute (function *fun)
   gimple_seq new_body = NULL;
   gimple_seq cleanup = NULL;
 
+  /* The span first: the progress point's call goes after the exit call, so the work is done
+   * (and timed) when the point counts it. */
   if (span)
     {
-      tree site = spanplugin_lookup_site (key, SPANPROF_KIND_SPAN);
-      bool new_site = site == NULL_TREE;
-      /* Copied: in C++ the printable name lives in a small ring of buffers that later calls
-       * reuse. */
-      char *name = xstrdup (spanplugin_span_name (fndecl, key));
-      if (new_site)
-        site = spanplugin_build_site (fndecl, key, name, SPANPROF_KIND_SPAN);
+      tree site = get_site (fndecl, key, SPANPROF_KIND_SPAN, begin_loc);
       /* Enter at the function's opening, exit at its closing brace: where a debugger or a
        * sampling profiler expects code that belongs to the function as a whole. */
       add_hook_call (&new_body, enter_decl, site, begin_loc);
       add_hook_call (&cleanup, exit_decl, site, end_loc);
-      /* Once per span: the second clone of a constructor adds no new span. */
-      if (spanplugin_opts.verbose && new_site)
-        inform (begin_loc, "spanplugin: instrumented %qs", name);
-      free (name);
     }
-
   if (progress)
     {
-      tree site = spanplugin_lookup_site (key, SPANPROF_KIND_PROGRESS);
-      bool new_site = site == NULL_TREE;
-      char *name = xstrdup (spanplugin_progress_name (fndecl, key));
-      if (new_site)
-        site = spanplugin_build_site (fndecl, key, name, SPANPROF_KIND_PROGRESS);
-      /* After the span's exit: the work is done (and timed) when the point counts it. */
+      tree site = get_site (fndecl, key, SPANPROF_KIND_PROGRESS, begin_loc);
       gcall *call = gimple_build_call (progress_decl, 1, build_fold_addr_expr (site));
       gimple_set_location (call, end_loc);
       gimple_seq_add_stmt (&cleanup, call);
-      if (spanplugin_opts.verbose && new_site)
-        inform (begin_loc, "spanplugin: progress point %qs", name);
-      free (name);
     }
 
   gtry *tf = gimple_build_try (body, cleanup, GIMPLE_TRY_FINALLY);
