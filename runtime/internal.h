@@ -191,6 +191,7 @@ extern size_t spanprof__max_depth;
 void spanprof__enter_cold(struct spanprof_site *site, uintptr_t cfa, uintptr_t ra,
                           uintptr_t fra);
 void spanprof__exit_cold(struct spanprof_site *site, uintptr_t cfa, uint64_t now);
+void spanprof__close_top(struct spanprof__thread *t, uint64_t now);
 
 /* ---- calltree.c ---- */
 extern struct spanprof__node spanprof__miss_node;

@@ -53,6 +53,7 @@ Suite *output_suite(void);
 Suite *progress_suite(void);
 Suite *histogram_suite(void);
 Suite *trace_suite(void);
+Suite *setjmp_suite(void);
 
 /* Child of PARENT for SITE, or NULL. */
 struct spanprof__node *unit_child(struct spanprof__node *parent, const struct spanprof_site *site);

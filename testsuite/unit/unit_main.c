@@ -110,6 +110,7 @@ int main(void)
     srunner_add_suite(sr, progress_suite());
     srunner_add_suite(sr, histogram_suite());
     srunner_add_suite(sr, trace_suite());
+    srunner_add_suite(sr, setjmp_suite());
     srunner_run_all(sr, CK_NORMAL);
     int failed = srunner_ntests_failed(sr);
     srunner_free(sr);
