@@ -19,6 +19,7 @@
 #include "basic-block.h"
 #include "gimple.h"
 #include "gimple-iterator.h"
+#include "gimple-walk.h"
 #include "stringpool.h"
 #include "attribs.h"
 #include "cgraph.h"

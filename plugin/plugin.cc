@@ -33,8 +33,10 @@
  * The options select spans only: a progress point comes from the `progress` attribute alone.
  *
  * Effects: registers the `span`, `nospan` and `progress` attributes (attribute.cc), inserts the
- * instrumenting pass before "lower" (instrument.cc), and defines the macro __SPANPROF__=1 so
- * spanprof.h's SPAN / SPAN_NAMED / PROGRESS_POINT macros expand to the attributes.
+ * instrumenting pass before "lower" (instrument.cc; it also brackets every call that may return
+ * twice, setjmp and the like, in every function, with the runtime's longjmp repair), and
+ * defines the macro __SPANPROF__=1 so spanprof.h's SPAN / SPAN_NAMED / PROGRESS_POINT macros
+ * expand to the attributes.
  *
  * For -flto, pass -fplugin at link time too if lto1 should load it; the instrumentation itself
  * is already done at compile time, so lto1 only needs the plugin to load cleanly.
