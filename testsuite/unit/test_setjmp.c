@@ -1,11 +1,13 @@
 /* test_setjmp.c — the repair at a setjmp's return (setjmp.c), driven the way the plugin's code
  * drives it: depth before the call, return hook after each return.  Covers what makes a pointer
  * useless there: a thread that gets its data between the two calls, a frame array that grows
- * between them, and entries parked past the depth cap; plus the busy guard and errno. */
+ * between them, and entries parked past the depth cap; plus the busy guard, errno and the
+ * trace's end events. */
 #include <errno.h>
 #include <pthread.h>
 #include <setjmp.h>
 
+#include "trace.h"
 #include "unit.h"
 
 static jmp_buf jb;
@@ -146,6 +148,30 @@ START_TEST(busy_runtime_is_left_alone)
 }
 END_TEST
 
+/* With tracing on, the abandoned frames' end events are written by the repair, in stack order,
+ * before the holder's own end. */
+START_TEST(trace_ends_abandoned_spans_at_the_return)
+{
+    spanprof__g.config.trace = "unused";
+    spanprof__g.config.trace_buffer = 64 * sizeof(struct spanprof__trace_event);
+    rec(1, 1, 3); /* B r, B r, B r, longjmp: E r, E r (repair), E r (level 1 returns) */
+    spanprof__g.config.trace = NULL; /* no file at the test's exit */
+    struct spanprof__thread *t = unit_self();
+    ck_assert_uint_eq(t->abandoned, 2);
+    size_t n;
+    uint64_t dropped;
+    struct spanprof__trace_event *ev = spanprof__trace_snapshot(t->trace, &n, &dropped);
+    ck_assert_uint_eq(n, 6);
+    ck_assert_uint_eq(dropped, 0);
+    for (size_t i = 0; i < n; i++) {
+        ck_assert_uint_eq(ev[i].tag, (uintptr_t)&sr | (i < 3 ? 0 : SPANPROF__TRACE_EXIT));
+        if (i)
+            ck_assert_uint_le(ev[i - 1].tick, ev[i].tick);
+    }
+    free(ev);
+}
+END_TEST
+
 Suite *setjmp_suite(void)
 {
     Suite *s = suite_create("setjmp");
@@ -155,6 +181,7 @@ Suite *setjmp_suite(void)
     tcase_add_test(tc, setjmp_below_the_parked_entries);
     tcase_add_test(tc, setjmp_among_the_parked_entries);
     tcase_add_test(tc, busy_runtime_is_left_alone);
+    tcase_add_test(tc, trace_ends_abandoned_spans_at_the_return);
     suite_add_tcase(s, tc);
     return s;
 }
