@@ -6,7 +6,8 @@
  * the plugin refuses to load:
  *   verbose            a note "spanplugin: instrumented 'NAME'" once per span and a note
  *                      "spanplugin: progress point 'NAME'" once per progress point (not per
- *                      clone)
+ *                      clone); a note per call that may return twice (setjmp...), which gets
+ *                      the longjmp repair
  *   all                instrument every function defined in the unit, except: functions with
  *                      `nospan` or `no_instrument_function`, compiler-made (DECL_ARTIFICIAL)
  *                      functions other than lambda bodies, thunks, gnu_inline extern inline
@@ -57,7 +58,7 @@ static struct plugin_info spanplugin_info = {
   "the spanprof runtime; __attribute__((nospan)) opts a function out;\n"
   "__attribute__((progress)) makes a function a coz progress point.\n"
   "Options (-fplugin-arg-spanplugin-KEY[=VALUE]):\n"
-  "  verbose               note each instrumented function and progress point\n"
+  "  verbose               note each instrumented function, progress point and setjmp\n"
   "  all                   instrument every eligible function in the unit\n"
   "  include=GLOB,...      with all: only functions whose name matches\n"
   "  functions=FILE        instrument the functions named (or globbed) in FILE, one per line\n"
