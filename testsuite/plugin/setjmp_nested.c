@@ -1,6 +1,7 @@
 /* setjmp_nested.c — setjmp levels inside each other: a jump to the inner level drops only the
  * spans above it; a jump to the outer level drops the inner level's spans and its holder too;
- * getcontext/setcontext, another returns-twice pair, at a third level. */
+ * getcontext/setcontext and __builtin_setjmp/__builtin_longjmp, other returns-twice pairs,
+ * at further levels. */
 #include <setjmp.h>
 #include <spanprof.h>
 #include <stdio.h>
@@ -8,6 +9,7 @@
 
 static jmp_buf outer_env, inner_env;
 static ucontext_t again;
+static void *builtin_env[5];
 
 __attribute__((span, noinline)) void deep_fail(int k)
 {
@@ -60,11 +62,23 @@ __attribute__((span, noinline)) void retry_level(void)
         rewind_context();
 }
 
+__attribute__((span, noinline)) void builtin_throw(void)
+{
+    __builtin_longjmp(builtin_env, 1);
+}
+
+__attribute__((span, noinline)) void builtin_level(void)
+{
+    if (__builtin_setjmp(builtin_env) == 0)
+        builtin_throw();
+}
+
 int main(void)
 {
     for (int k = 0; k < 9; k++)
         outer(k);
     retry_level();
+    builtin_level();
     printf("done\n");
     return 0;
 }
