@@ -58,6 +58,11 @@ Suite *progress_suite(void);
 Suite *histogram_suite(void);
 Suite *trace_suite(void);
 Suite *pprof_suite(void);
+Suite *setjmp_suite(void);
+
+/* Tracing on with rings of BYTES per thread for threads that get their data from now on (0: off),
+ * as start-up sets it up for SPANPROF_TRACE; no trace file is written. */
+void unit_tracing(size_t bytes);
 
 /* Child of PARENT for SITE, or NULL. */
 struct spanprof__node *unit_child(struct spanprof__node *parent, const struct spanprof_site *site);

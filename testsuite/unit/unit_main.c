@@ -80,6 +80,13 @@ char *unit_stderr_end(void)
     return s;
 }
 
+void unit_tracing(size_t bytes)
+{
+    struct spanprof__collect_settings s = spanprof__collect;
+    s.trace_buffer = bytes;
+    spanprof__collectors_start(&s);
+}
+
 struct spanprof__node *unit_node(struct spanprof__thread *t, struct spanprof__node *parent,
                                  const struct spanprof_site *site, uint64_t calls, uint64_t total,
                                  uint64_t child)
@@ -113,6 +120,7 @@ int main(void)
     srunner_add_suite(sr, histogram_suite());
     srunner_add_suite(sr, trace_suite());
     srunner_add_suite(sr, pprof_suite());
+    srunner_add_suite(sr, setjmp_suite());
     srunner_run_all(sr, CK_NORMAL);
     int failed = srunner_ntests_failed(sr);
     srunner_free(sr);
