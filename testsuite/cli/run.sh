@@ -58,5 +58,23 @@ for args_file in "$dir"/*.args; do
         fail=$((fail + 1))
     fi
 done
+# coz's two formats: the same experiments as text (causal.coz) and as JSON Lines (causal.jsonl)
+# must give byte-identical output. Each is copied to a file named "profile" in its own folder
+# and run from there, so even the header's file name is the same.
+for format in coz jsonl; do
+    mkdir -p "$tmp/$format"
+    cp "$dir/causal.$format" "$tmp/$format/profile"
+    cp "$dir/causal.json" "$tmp/$format/spans.json"
+    (cd "$tmp/$format" && LC_ALL=C "$tool" coz profile spans.json >out 2>&1; echo "exit $?" >>out)
+done
+if cmp -s "$tmp/coz/out" "$tmp/jsonl/out"; then
+    echo "PASS: coz-formats-identical"
+    pass=$((pass + 1))
+else
+    echo "FAIL: coz-formats-identical (spanprof coz on causal.coz and on causal.jsonl differ)"
+    diff -u "$tmp/coz/out" "$tmp/jsonl/out" | sed 's/^/    /'
+    fail=$((fail + 1))
+fi
+
 echo "cli: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]
