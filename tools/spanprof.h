@@ -131,6 +131,18 @@ struct coz_profile {
 /* Loads PATH; on any problem prints one "spanprof: ..." line and returns -1. */
 int coz_profile_load(const char *path, struct coz_profile *out);
 
+/* ---- which span holds a source line (span_index.c) ---- */
+
+/* How well a coz path (absolute, from DWARF) names a JSON path (often relative to the build
+ * directory): 3 same string, 2 one ends with the other at a '/', 1 same basename, 0 different. */
+int file_match(const char *coz, const char *json);
+struct span_index;
+struct span_index *span_index_build(const struct sp_profile *p);
+/* The span holding FILE:LINE: best file match, then the narrowest, then the first listed;
+ * p->nspans when no span holds it. */
+size_t span_index_find(const struct span_index *ix, const char *file, long line);
+void span_index_free(struct span_index *ix);
+
 /* ---- commands ---- */
 
 enum report_sort { SORT_SELF, SORT_TOTAL, SORT_CALLS, SORT_NAME };
