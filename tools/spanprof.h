@@ -143,10 +143,51 @@ struct span_index *span_index_build(const struct sp_profile *p);
 size_t span_index_find(const struct span_index *ix, const char *file, long line);
 void span_index_free(struct span_index *ix);
 
+/* ---- merging (merge.c: the kinds and the command; merge_json.c, merge_folded.c) ---- */
+
+/* A map from byte strings to indexes 0, 1, 2, ... in order of first insertion (strmap.c). */
+struct strmap_entry {
+    char *key;                   /* NUL-terminated copy (keys may hold NULs before len) */
+    size_t len, index;
+    uint64_t hash;
+};
+struct strmap {
+    struct strmap_entry *slots;  /* open addressing; key NULL: empty */
+    size_t cap, n;
+};
+void strmap_init(struct strmap *m);
+size_t strmap_index(struct strmap *m, const char *key, size_t len, int *added);
+void strmap_free(struct strmap *m);
+
+/* JSON profiles: add any number, then finish into one profile (a "processes" array, sums). */
+struct json_merge;
+struct json_merge *json_merge_new(void);
+int json_merge_add(struct json_merge *m, const struct sp_profile *p);    /* -1 with a message */
+int json_merge_add_file(struct json_merge *m, const char *path);
+void json_merge_finish(struct json_merge *m, struct sp_profile *out);  /* frees m */
+int sp_profile_write(const struct sp_profile *p, FILE *f);
+
+/* Folded stacks: values summed per stack, written in byte order of the stacks. */
+struct folded_merge;
+struct folded_merge *folded_merge_new(void);
+int folded_merge_add_file(struct folded_merge *m, const char *path);
+int folded_merge_write(struct folded_merge *m, FILE *out);
+void folded_merge_free(struct folded_merge *m);
+
+/* Writes the merge of PATHS (all of one kind) to OUT ("-": standard output). */
+int cmd_merge(const char *out, char *const *paths, size_t npaths);
+
+/* The JSON profiles `spanprof report` reads: files as given, and in a directory every file
+ * that holds a JSON profile (not a trace), in name order. Prints a message and returns -1 when
+ * there are none or a path cannot be read. */
+int report_inputs(char *const *args, size_t nargs, char ***paths, size_t *npaths, int *any_dir);
+
 /* ---- commands ---- */
 
 enum report_sort { SORT_SELF, SORT_TOTAL, SORT_CALLS, SORT_NAME };
 int cmd_report(const struct sp_profile *p, enum report_sort sort, long limit);
+/* Reports ARGS: one profile as it is; several, or directories, merged. */
+int report_files(char *const *args, size_t nargs, enum report_sort sort, long limit);
 
 enum causal_sort { CSORT_AT100, CSORT_MAX, CSORT_NAME };
 struct causal_opts {
