@@ -270,6 +270,17 @@ int main(int argc, char **argv)
         fprintf(stderr, "toolbench: need at least %d spans, 1 experiment, 1 MB\n", NFILES);
         return 2;
     }
+    /* DIR and its parents, as mkdir -p */
+    char *d = strdup(dir);
+    for (char *sl = d + 1; d && *sl; sl++) {
+        if (*sl != '/')
+            continue;
+        *sl = '\0';
+        if (mkdir(d, 0755) && errno != EEXIST)
+            die("cannot create", d);
+        *sl = '/';
+    }
+    free(d);
     if (mkdir(dir, 0755) && errno != EEXIST)
         die("cannot create", dir);
 
