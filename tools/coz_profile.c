@@ -221,11 +221,17 @@ static json_object *json_record(json_tokener *tok, const char *line, size_t len,
 
 static int unknown_format(const char *path, size_t lineno, const char *line)
 {
+    /* its first characters, with anything unprintable (a binary file) shown as '?' */
+    char shown[31];
+    size_t n;
+    for (n = 0; n < sizeof shown - 1 && line[n]; n++)
+        shown[n] = line[n] >= 0x20 && line[n] < 0x7f ? line[n] : '?';
+    shown[n] = '\0';
     fprintf(stderr,
             "spanprof: %s:%zu: not a coz profile: expected coz's text records (\"startup<TAB>time=...\", "
             "as in profile.coz) or JSON Lines ({\"type\":\"startup\",...}, as in profile.jsonl); "
-            "the line starts \"%.30s\"\n",
-            path, lineno, line);
+            "the line starts \"%s\"\n",
+            path, lineno, shown);
     return -1;
 }
 

@@ -80,8 +80,9 @@ int json_merge_add(struct json_merge *m, const struct sp_profile *p)
         for (size_t i = 0; i < p->nprocs; i++)
             add_process(m, &p->procs[i]);
     } else {
-        struct sp_process r = { p->program, p->start_time, p->clock, p->pid, p->thread_count, p->wall_ns,
-                                p->has_wall };
+        struct sp_process r = { .program = p->program, .start_time = p->start_time, .clock = p->clock,
+                                .pid = p->pid, .thread_count = p->thread_count, .wall_ns = p->wall_ns,
+                                .has_wall = p->has_wall };
         add_process(m, &r);
     }
 
