@@ -26,7 +26,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "alloc_hooks.h"
+#include "collect/alloc_hooks.h"
 #include "stacks.h"
 
 #define EXPORT __attribute__((visibility("default")))

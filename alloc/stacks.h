@@ -5,7 +5,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "alloc_hooks.h"
+#include "collect/alloc_hooks.h"
 
 #pragma GCC visibility push(hidden)
 

@@ -36,7 +36,7 @@ $(BB)/floor-so: $(BENCH_DEPS) $(BB)/libfloorhooks.so
 
 $(BB)/sp-static: $(BENCH_DEPS) $(B)/spanplugin.so $(B)/libspanprof.a
 	$(CC) $(BENCH_CFLAGS) $(SPAN_FLAGS) bench/work.c $(BB)/driver.o $(B)/libspanprof.a \
-	  $(JSONC_LIBS) -o $@
+	  $(RUNTIME_LIBS) -o $@
 
 $(BB)/sp-shared: $(BENCH_DEPS) $(B)/spanplugin.so $(B)/libspanprof.so
 	$(CC) $(BENCH_CFLAGS) $(SPAN_FLAGS) bench/work.c $(BB)/driver.o -L$(B) -lspanprof \

@@ -1,6 +1,6 @@
 /* cputime.c — measures the candidate ways of reading a thread's CPU time, so the choice made in
- * runtime/cputime.c can be re-checked on another machine.  Prints the median ns per read of
- * 9 rounds for each method.  Build: cc -O2 bench/cputime.c -o cputime
+ * runtime/collect/cputime.c can be re-checked on another machine.  Prints the median ns per read
+ * of 9 rounds for each method.  Build: cc -O2 bench/cputime.c -o cputime
  */
 #define _GNU_SOURCE
 #include <fcntl.h>

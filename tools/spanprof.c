@@ -5,6 +5,7 @@
  * Exit status: 0 done, 1 an input could not be read or made no sense, 2 a bad command line
  * (with the command's usage on stderr). */
 #include "spanprof.h"
+#include "convert.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -17,6 +18,7 @@ static const char general_usage[] =
     "       spanprof coz [OPTIONS] PROFILE.coz|PROFILE.jsonl PROFILE.json\n"
     "       spanprof merge -o OUT FILE...\n"
     "       spanprof view [-o OUT.html] PROFILE\n"
+    "       spanprof convert [-o OUT] PROFILE\n"
     "       spanprof help [COMMAND]\n"
     "       spanprof --version\n";
 
@@ -32,6 +34,7 @@ static const char general_help[] =
     "           `coz run --- PROG`) per span\n"
     "  merge    one profile from many processes' JSON profiles or folded stacks\n"
     "  view     an HTML page showing folded stacks or a trace in speedscope\n"
+    "  convert  a JSON profile or folded stacks as a pprof profile (go tool pprof)\n"
     "  help     this text, or a command's: spanprof help COMMAND\n"
     "\n"
     "Options:\n"
@@ -301,6 +304,7 @@ static const struct command commands[] = {
     { "coz", coz_usage, coz_help, run_coz },
     { "merge", merge_usage, merge_help, run_merge },
     { "view", view_usage, view_help, run_view },
+    { "convert", convert_usage, convert_help, run_convert },
 };
 
 static const struct command *find_command(const char *name)

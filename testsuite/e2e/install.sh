@@ -43,7 +43,8 @@ for link in shared static; do
     if [ $link = shared ]; then
         link_flags="$libs -Wl,-rpath,$prefix/usr/lib"
     else
-        link_flags="$prefix/usr/lib/libspanprof.a $(pkg-config --libs json-c) -pthread"
+        # The static runtime needs the libraries the .pc file lists as private requirements.
+        link_flags="$prefix/usr/lib/libspanprof.a $(pkg-config --libs $(pkg-config --print-requires-private spanprof)) -pthread"
     fi
     # shellcheck disable=SC2086 # flag lists
     $CC -O2 -g $cflags "$sample" $link_flags -o "$prefix/app-$link" 2>"$prefix/build.log"

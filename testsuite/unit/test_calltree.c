@@ -157,7 +157,7 @@ UNIT_SPAN_FN(offfn, s_off, )
 
 START_TEST(recording_off)
 {
-    spanprof__g.recording = 0; /* as after SPANPROF=0 */
+    spanprof__flags.recording = 0; /* as after SPANPROF=0 */
     offfn();
     ck_assert_uint_eq(s_off.state, SPANPROF__SITE_OFF);
     ck_assert_ptr_eq(spanprof__tls, &spanprof__sentinel_thread);

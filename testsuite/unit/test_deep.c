@@ -45,7 +45,7 @@ static void *capped(void *arg)
 
 START_TEST(depth_cap_counts_without_recording)
 {
-    spanprof__max_depth = 100; /* before the thread's first span */
+    spanprof__flags.max_depth = 100; /* before the thread's first span */
     pthread_t th;
     pthread_create(&th, NULL, capped, NULL);
     pthread_join(th, NULL);

@@ -4,18 +4,18 @@
 #include "unit.h"
 
 /* Loads CONFIG from the NULL-terminated name/value list ENV; returns the warnings. */
-static char *load(struct spanprof__config *c, const char *const *env)
+static char *load(struct spanprof__options *c, const char *const *env)
 {
-    return UNIT_LOAD_CONFIG(spanprof__config_load, c, env);
+    return UNIT_LOAD_CONFIG(spanprof__options_load, c, env);
 }
 
 START_TEST(defaults)
 {
     static const char *const env[] = {NULL};
-    struct spanprof__config c;
+    struct spanprof__options c;
     char *w = load(&c, env);
     ck_assert_str_eq(w, "");
-    ck_assert_int_eq(c.enabled, 1);
+    ck_assert_int_eq(c.mode, SPANPROF_MODE_ON);
     ck_assert_int_eq(c.threads, 0);
     ck_assert_int_eq(c.file_line, 0);
     ck_assert_str_eq(c.folded, "spanprof.folded");
@@ -28,10 +28,10 @@ START_TEST(values)
 {
     static const char *const env[] = {"SPANPROF", "0", "SPANPROF_THREADS", "1", "SPANPROF_FILE_LINE", "1",
                                       "SPANPROF_FOLDED", "", "SPANPROF_JSON", "out-%p.json", NULL};
-    struct spanprof__config c;
+    struct spanprof__options c;
     char *w = load(&c, env);
     ck_assert_str_eq(w, "");
-    ck_assert_int_eq(c.enabled, 0);
+    ck_assert_int_eq(c.mode, SPANPROF_MODE_OFF);
     ck_assert_int_eq(c.threads, 1);
     ck_assert_int_eq(c.file_line, 1);
     ck_assert_ptr_null(c.folded);
@@ -49,21 +49,18 @@ END_TEST
 START_TEST(counting_mode)
 {
     static const char *const env[] = {"SPANPROF", "count", NULL};
-    struct spanprof__config c;
+    struct spanprof__options c;
     char *w = load(&c, env);
     ck_assert_str_eq(w, "");
-    ck_assert_int_eq(c.enabled, 1);
-    ck_assert_int_eq(c.counting, 1);
+    ck_assert_int_eq(c.mode, SPANPROF_MODE_COUNT);
     free(w);
     static const char *const on[] = {"SPANPROF", "1", NULL};
     w = load(&c, on);
-    ck_assert_int_eq(c.enabled, 1);
-    ck_assert_int_eq(c.counting, 0);
+    ck_assert_int_eq(c.mode, SPANPROF_MODE_ON);
     free(w);
     static const char *const off[] = {"SPANPROF", "0", NULL};
     w = load(&c, off);
-    ck_assert_int_eq(c.enabled, 0);
-    ck_assert_int_eq(c.counting, 0);
+    ck_assert_int_eq(c.mode, SPANPROF_MODE_OFF);
     free(w);
 }
 END_TEST
@@ -72,7 +69,7 @@ START_TEST(bad_values_warn_and_default)
 {
     static const char *const env[] = {"SPANPROF", "yes", "SPANPROF_THREADS", "yes", "SPANPROF_FILE_LINE", "",
                                       "SPANPROF_FOLDED", "a%x", "SPANPROF_JSON", "b%", NULL};
-    struct spanprof__config c;
+    struct spanprof__options c;
     char *w = load(&c, env);
     ck_assert_str_eq(w,
                      "spanprof: warning: SPANPROF='yes' is not 0, 1 or count; using 1\n"
@@ -82,7 +79,7 @@ START_TEST(bad_values_warn_and_default)
                      "using 'spanprof.folded'\n"
                      "spanprof: warning: SPANPROF_JSON='b%' has a '%' not followed by 'p' or '%'; "
                      "using none\n");
-    ck_assert_int_eq(c.enabled, 1);
+    ck_assert_int_eq(c.mode, SPANPROF_MODE_ON);
     ck_assert_int_eq(c.threads, 0);
     ck_assert_int_eq(c.file_line, 0);
     ck_assert_str_eq(c.folded, "spanprof.folded");
@@ -97,7 +94,7 @@ START_TEST(unknown_variables)
     char *buf = NULL;
     size_t len = 0;
     FILE *err = open_memstream(&buf, &len);
-    spanprof__config_warn_unknown(env, err);
+    spanprof__options_warn_unknown(env, err);
     fclose(err);
     ck_assert_str_eq(buf, "spanprof: warning: SPANPROF_THREAD is not a spanprof variable; ignored\n"
                           "spanprof: warning: SPANPROF_ is not a spanprof variable; ignored\n");

@@ -5,8 +5,6 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "histogram.h"
-#include "resources.h"
 #include "unit.h"
 
 static struct spanprof__hist *new_hist(void)
@@ -128,7 +126,7 @@ static uint64_t hist_count(const struct spanprof__hist *h)
 
 START_TEST(exit_path_fills_the_site_histogram)
 {
-    ck_assert_int_eq(spanprof__hist_on, 1); /* check-unit runs with SPANPROF_HISTOGRAM=1 */
+    ck_assert_int_eq(spanprof__flags.histogram, 1); /* check-unit runs with SPANPROF_HISTOGRAM=1 */
     for (int i = 0; i < 7; i++)
         hist_fn();
     ck_assert_ptr_nonnull(unit_child(&unit_self()->root, &hist_site));
@@ -158,7 +156,7 @@ UNIT_SPAN_FN(rp_b_fn, rp_b_site, rec_fn(1))
 
 START_TEST(one_histogram_per_site_counts_every_activation)
 {
-    ck_assert_int_eq(spanprof__hist_on, 1); /* see exit_path_fills_the_site_histogram */
+    ck_assert_int_eq(spanprof__flags.histogram, 1); /* see exit_path_fills_the_site_histogram */
     rp_a_fn();
     rp_a_fn();
     rp_b_fn();
@@ -178,7 +176,7 @@ END_TEST
 
 START_TEST(fork_child_starts_at_zero)
 {
-    ck_assert_int_eq(spanprof__hist_on, 1); /* see exit_path_fills_the_site_histogram */
+    ck_assert_int_eq(spanprof__flags.histogram, 1); /* see exit_path_fills_the_site_histogram */
     hist_fn();
     ck_assert_uint_gt(hist_count(spanprof__hist_get(unit_self(), &hist_site)), 0);
     pid_t pid = fork();
@@ -197,18 +195,18 @@ START_TEST(fork_child_starts_at_zero)
 }
 END_TEST
 
-static char *load(struct spanprof__res_config *c, const char *const *env)
+static char *load(struct spanprof__options *c, const char *const *env)
 {
-    return UNIT_LOAD_CONFIG(spanprof__res_config_load, c, env);
+    return UNIT_LOAD_CONFIG(spanprof__options_load, c, env);
 }
 
 START_TEST(resource_env)
 {
     static const char *const none[] = {NULL};
-    struct spanprof__res_config c;
+    struct spanprof__options c;
     char *w = load(&c, none);
     ck_assert_str_eq(w, "");
-    ck_assert_int_eq(c.hist, 0);
+    ck_assert_int_eq(c.histogram, 0);
     ck_assert_int_eq(c.cpu, 0);
     ck_assert_int_eq(c.alloc, 0);
     ck_assert_int_eq(c.alloc_stacks, 0);
@@ -225,7 +223,7 @@ START_TEST(resource_env)
                         "spanprof: warning: SPANPROF_ALLOC_FOLDED='a%d' has a '%' not followed by "
                         "'p' or '%'; using 'spanprof.alloc.folded'\n");
     ck_assert_int_eq(c.cpu, 0);
-    ck_assert_int_eq(c.hist, 1);
+    ck_assert_int_eq(c.histogram, 1);
     ck_assert_uint_eq(c.alloc_sample, 524288);
     free(w);
     static const char *const good[] = {"SPANPROF_ALLOC_SAMPLE", "4096", "SPANPROF_ALLOC_FOLDED", "",

@@ -31,8 +31,8 @@ static void not_a_fork_child(void)
 /* No files at the test process's exit. */
 static void no_output(void)
 {
-    spanprof__g.config.folded = NULL;
-    spanprof__g.config.json = NULL;
+    spanprof__outputs.folded = NULL;
+    spanprof__outputs.json = NULL;
 }
 
 START_TEST(flush_writes_files)
@@ -42,8 +42,8 @@ START_TEST(flush_writes_files)
     char folded[128], json[128], fpath[160], jpath[160];
     snprintf(folded, sizeof folded, "%s/f-%%p.folded", dir);
     snprintf(json, sizeof json, "%s/j.json", dir);
-    spanprof__g.config.folded = folded;
-    spanprof__g.config.json = json;
+    spanprof__outputs.folded = folded;
+    spanprof__outputs.json = json;
     fn_m();
     __spanprof_enter(&sm, __builtin_dwarf_cfa()); /* open during the flush: charged up to now */
     fn_n();
@@ -86,8 +86,8 @@ END_TEST
 
 START_TEST(unwritable_path)
 {
-    spanprof__g.config.folded = "/nonexistent-spanprof-dir/out.folded";
-    spanprof__g.config.json = NULL;
+    spanprof__outputs.folded = "/nonexistent-spanprof-dir/out.folded";
+    spanprof__outputs.json = NULL;
     fn_m();
     unit_stderr_begin();
     errno = 5;
@@ -104,8 +104,8 @@ END_TEST
 
 START_TEST(nothing_configured)
 {
-    spanprof__g.config.folded = NULL;
-    spanprof__g.config.json = NULL;
+    spanprof__outputs.folded = NULL;
+    spanprof__outputs.json = NULL;
     fn_m();
     ck_assert_int_eq(spanprof_flush(), 0);
 }

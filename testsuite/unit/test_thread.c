@@ -110,7 +110,7 @@ START_TEST(fork_child_starts_from_zero)
                  t->top - t->frames == 1;
         fw();
         __spanprof_exit(&so, __builtin_dwarf_cfa());
-        spanprof__g.config.json = path;
+        spanprof__outputs.json = path;
         ok = ok && spanprof_flush() == 0;
         _exit(ok ? 0 : 1);
     }

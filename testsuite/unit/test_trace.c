@@ -3,7 +3,7 @@
 #include <json-c/json.h>
 #include <string.h>
 
-#include "trace.h"
+#include "collect/trace_ring.h"
 #include "unit.h"
 
 UNIT_SITE(sa, "a");
@@ -20,7 +20,9 @@ static size_t parse(const char *value, char **warning)
     size_t len = 0;
     FILE *err = open_memstream(&buf, &len);
     unit_fake_env = value ? env : env + 2;
-    size_t r = spanprof__trace_parse_buffer(unit_fake_getenv, err);
+    struct spanprof__options o;
+    spanprof__options_load(&o, unit_fake_getenv, err);
+    size_t r = o.trace_buffer;
     fclose(err);
     *warning = buf;
     return r;
@@ -54,14 +56,14 @@ END_TEST
 START_TEST(config_trace)
 {
     static const char *const env[] = {"SPANPROF_TRACE", "t-%p.json", "SPANPROF_TRACE_BUFFER", "0.25", NULL};
-    struct spanprof__config c;
-    char *buf = UNIT_LOAD_CONFIG(spanprof__config_load, &c, env);
+    struct spanprof__options c;
+    char *buf = UNIT_LOAD_CONFIG(spanprof__options_load, &c, env);
     ck_assert_str_eq(buf, "");
     ck_assert_str_eq(c.trace, "t-%p.json");
     ck_assert_uint_eq(c.trace_buffer, 1u << 18);
     free(buf);
     static const char *const env2[] = {"SPANPROF_TRACE", "t-%d.json", NULL};
-    buf = UNIT_LOAD_CONFIG(spanprof__config_load, &c, env2);
+    buf = UNIT_LOAD_CONFIG(spanprof__options_load, &c, env2);
     ck_assert_str_eq(buf, "spanprof: warning: SPANPROF_TRACE='t-%d.json' has a '%' not followed by 'p' or '%'; using none\n");
     ck_assert_ptr_null(c.trace);
     ck_assert_uint_eq(c.trace_buffer, 8u << 20);
@@ -72,10 +74,10 @@ END_TEST
 /* Real spans into a 4-event ring: the last 4 of 6 events are kept, in order. */
 START_TEST(ring_keeps_most_recent)
 {
-    spanprof__g.config.trace = "unused";
-    spanprof__g.config.trace_buffer = 4 * sizeof(struct spanprof__trace_event);
+    spanprof__collect.trace_buffer = 4 * sizeof(struct spanprof__trace_event);
+    spanprof__flags.every_call = 1; /* as start-up sets it for SPANPROF_TRACE */
     fn_a(); /* B a, B b, E b, B b, E b, E a */
-    spanprof__g.config.trace = NULL; /* the ring exists now; no file at the test's exit */
+    spanprof__collect.trace_buffer = 0; /* the ring exists now: no further events */
     struct spanprof__trace_ring *r = unit_self()->trace;
     ck_assert_ptr_nonnull(r);
     ck_assert_uint_eq(r->capacity, 4);
@@ -101,7 +103,8 @@ END_TEST
 
 START_TEST(ring_without_tracing)
 {
-    spanprof__g.config.trace = NULL;
+    spanprof__collect.trace_buffer = 0;
+    spanprof__flags.every_call = 0;
     fn_a();
     ck_assert_ptr_null(unit_self()->trace);
     ck_assert_uint_eq(sa.state, SPANPROF__SITE_FAST);

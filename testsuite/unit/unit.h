@@ -6,7 +6,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "internal.h"
+#include "collect/collect.h"
+#include "config/config.h"
+#include "config/options.h"
+#include "record/record.h"
+#include "report/report.h"
 
 /* A site as the plugin would emit it. */
 #define UNIT_SITE(var, nm)                                                                      \
@@ -53,6 +57,7 @@ Suite *output_suite(void);
 Suite *progress_suite(void);
 Suite *histogram_suite(void);
 Suite *trace_suite(void);
+Suite *pprof_suite(void);
 
 /* Child of PARENT for SITE, or NULL. */
 struct spanprof__node *unit_child(struct spanprof__node *parent, const struct spanprof_site *site);

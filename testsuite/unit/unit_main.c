@@ -84,7 +84,9 @@ struct spanprof__node *unit_node(struct spanprof__thread *t, struct spanprof__no
                                  const struct spanprof_site *site, uint64_t calls, uint64_t total,
                                  uint64_t child)
 {
-    struct spanprof__node *n = spanprof__tree_child(t, parent, site);
+    /* As the cold enter path does: the site's histogram first, then the node. */
+    ck_assert(!spanprof__flags.histogram || spanprof__hist_attach(t, site));
+    struct spanprof__node *n = spanprof__tree_child(t, parent, site, spanprof__flags.node_ext);
     ck_assert_ptr_nonnull(n);
     n->calls += calls;
     n->total += total;
@@ -95,8 +97,8 @@ struct spanprof__node *unit_node(struct spanprof__thread *t, struct spanprof__no
 int main(void)
 {
     /* The test processes write no profile files at exit. */
-    spanprof__g.config.folded = NULL;
-    spanprof__g.config.json = NULL;
+    spanprof__outputs.folded = NULL;
+    spanprof__outputs.json = NULL;
 
     SRunner *sr = srunner_create(calltree_suite());
     srunner_add_suite(sr, folded_suite());
@@ -110,6 +112,7 @@ int main(void)
     srunner_add_suite(sr, progress_suite());
     srunner_add_suite(sr, histogram_suite());
     srunner_add_suite(sr, trace_suite());
+    srunner_add_suite(sr, pprof_suite());
     srunner_run_all(sr, CK_NORMAL);
     int failed = srunner_ntests_failed(sr);
     srunner_free(sr);

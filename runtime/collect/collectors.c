@@ -1,0 +1,58 @@
+/* collectors.c — switches the collectors on at start-up and fans the recording layer's events out
+ * to them: a thread getting its data, a fork child resetting its counts.
+ *
+ * The recording layer knows the collectors only through spanprof__hooks and spanprof__flags,
+ * both written here once, before any site is registered.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "collect/collect.h"
+#include "collect/trace_ring.h"
+
+struct spanprof__collect_settings spanprof__collect;
+
+static void thread_new(struct spanprof__thread *t)
+{
+    spanprof__trace_attach(t);
+}
+
+static int reset_node_data(struct spanprof__node *n, size_t depth, void *ctx)
+{
+    (void)depth, (void)ctx;
+    memset(spanprof__res_of(n), 0, sizeof(struct spanprof__res_node));
+    return 1;
+}
+
+/* The child's profile covers the child only: per-node data back to zero (the parent's blocks are
+ * "allocated elsewhere" in the child), and the trace restarts. */
+static void fork_child(struct spanprof__thread *t)
+{
+    if (spanprof__res_on())
+        spanprof__tree_walk(&t->root, reset_node_data, NULL, NULL);
+    spanprof__trace_fork_child(t);
+}
+
+void spanprof__collectors_start(const struct spanprof__collect_settings *s)
+{
+    struct spanprof__collect_settings *c = &spanprof__collect;
+    *c = *s;
+    if (c->alloc_stacks && !c->alloc) {
+        fprintf(stderr, "spanprof: warning: SPANPROF_ALLOC_STACKS=1 needs SPANPROF_ALLOC=1; "
+                        "no allocation stacks\n");
+        c->alloc_stacks = 0;
+    }
+    if (c->alloc && !spanprof__alloc_attach(c->alloc_stacks, c->alloc_sample))
+        c->alloc = c->alloc_stacks = 0;
+    spanprof__flags.histogram = c->histogram; /* per (thread, site), not per node */
+    if (spanprof__res_on())
+        spanprof__flags.node_ext = sizeof(struct spanprof__res_node);
+    /* CPU/allocation tracking and tracing send every call through the SLOW state. */
+    spanprof__flags.every_call = spanprof__res_on() || c->trace_buffer;
+    spanprof__hooks = (struct spanprof__hooks){
+        .enter = spanprof__slow_enter,
+        .exit = spanprof__slow_exit,
+        .thread_new = thread_new,
+        .fork_child = fork_child,
+    };
+}

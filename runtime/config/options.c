@@ -1,0 +1,186 @@
+/* options.c — the table of SPANPROF_* environment variables, and everything derived from it:
+ * parsing with one warning line per bad value, the check for misspelt variables, and the rows of
+ * the README's variable tables (`make check-options` compares them with README.md).
+ *
+ * Each variable is one row: its name, its kind, its default, the range a value must lie in, the
+ * field it fills and the help line the README shows.  Parsing is a pure function of a getenv-like
+ * callback and an error stream, so it can be tested.  In paths, %p is the pid and %% a percent
+ * sign (report/path.c).
+ */
+#include <errno.h>
+#include <math.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "config/options.h"
+#include "report/report.h"
+
+enum kind {
+    CHOICE, /* one of WORDS; the value is its index (0/1 switches are the words "0" and "1") */
+    PATH,   /* an output path pattern; empty: none (NULL) */
+    BYTES,  /* a positive whole number of bytes */
+    MIB,    /* a size in MiB: a decimal number > 0 and <= MAX; the value is in bytes */
+};
+
+struct option {
+    const char *name;
+    enum kind kind;
+    size_t field;              /* offset of the value in struct spanprof__options */
+    const char *def;           /* the default as written in the environment; NULL: unset (PATH) */
+    const char *const *words;  /* CHOICE: the accepted values, NULL-terminated */
+    double max;                /* MIB: the largest value */
+    const char *help;          /* the README's "meaning" column (Markdown) */
+};
+
+static const char *const switch_words[] = {"0", "1", NULL};
+static const char *const mode_words[] = {"0", "1", "count", NULL};
+
+#define FIELD(f) offsetof(struct spanprof__options, f)
+
+/* Parsing, and so the warnings, follow this order. */
+static const struct option options[] = {
+    {"SPANPROF", CHOICE, FIELD(mode), "1", mode_words, 0,
+     "`0` turns recording off: no output files, no coz points, near-zero cost; `count`: counting "
+     "only (see below)"},
+    {"SPANPROF_THREADS", CHOICE, FIELD(threads), "0", switch_words, 0,
+     "`1`: a root frame per thread, named by its pthread name, else `thread-TID`"},
+    {"SPANPROF_FILE_LINE", CHOICE, FIELD(file_line), "0", switch_words, 0,
+     "`1`: frames read `name (file:line)` (trace events too)"},
+    {"SPANPROF_FOLDED", PATH, FIELD(folded), "spanprof.folded", NULL, 0,
+     "where to write folded stacks; empty: don't write them"},
+    {"SPANPROF_JSON", PATH, FIELD(json), NULL, NULL, 0,
+     "where to write the JSON profile; unset or empty: don't"},
+    {"SPANPROF_TRACE", PATH, FIELD(trace), NULL, NULL, 0,
+     "where to write the Chrome trace; unset or empty: no tracing"},
+    {"SPANPROF_PPROF", PATH, FIELD(pprof), NULL, NULL, 0,
+     "where to write the pprof profile (gzip-compressed protobuf); unset or empty: don't"},
+    {"SPANPROF_TRACE_BUFFER", MIB, FIELD(trace_buffer), "8", NULL, 65536,
+     "trace buffer per thread, in MiB: a number > 0 and ≤ 65536, fractions allowed (`0.5`); 16 "
+     "bytes per event, so 8 MiB holds the last 524,288 events (262,144 span calls)"},
+    {"SPANPROF_HISTOGRAM", CHOICE, FIELD(histogram), "0", switch_words, 0,
+     "`1`: latency percentiles of each span's inclusive wall time"},
+    {"SPANPROF_CPU", CHOICE, FIELD(cpu), "0", switch_words, 0,
+     "`1`: user and system CPU time per span"},
+    {"SPANPROF_ALLOC", CHOICE, FIELD(alloc), "0", switch_words, 0,
+     "`1`: allocations per span; needs `LD_PRELOAD=libspanprof-alloc.so`"},
+    {"SPANPROF_ALLOC_STACKS", CHOICE, FIELD(alloc_stacks), "0", switch_words, 0,
+     "`1` (with `SPANPROF_ALLOC=1`): sampled allocation stacks as a memory flame graph"},
+    {"SPANPROF_ALLOC_SAMPLE", BYTES, FIELD(alloc_sample), "524288", NULL, 0,
+     "mean sampling interval, in bytes"},
+    {"SPANPROF_ALLOC_FOLDED", PATH, FIELD(alloc_folded), "spanprof.alloc.folded", NULL, 0,
+     "where the memory flame graph goes (`%p` as above; empty: not written)"},
+};
+#define NOPTIONS (sizeof options / sizeof options[0])
+
+/* The smallest trace buffer: two 16-byte events. */
+#define TRACE_BUFFER_MIN 32
+
+/* Parses TEXT as option O's value into *VALUE (a field of the kind's type); 0 when TEXT is not
+ * a valid value. */
+static int parse(const struct option *o, const char *text, void *value)
+{
+    switch (o->kind) {
+    case CHOICE:
+        for (int i = 0; o->words[i]; i++)
+            if (strcmp(text, o->words[i]) == 0) {
+                *(int *)value = i;
+                return 1;
+            }
+        return 0;
+    case PATH:
+        if (!spanprof__path_valid(text))
+            return 0;
+        *(const char **)value = *text ? text : NULL;
+        return 1;
+    case BYTES: {
+        char *end;
+        errno = 0;
+        unsigned long long n = strtoull(text, &end, 10);
+        if (*text < '0' || *text > '9' || *end || errno || n == 0)
+            return 0;
+        *(uint64_t *)value = n;
+        return 1;
+    }
+    case MIB: {
+        char *end;
+        double mib = strtod(text, &end);
+        if (!*text || *end || !isfinite(mib) || mib <= 0 || mib > o->max)
+            return 0;
+        uint64_t bytes = (uint64_t)(mib * 1048576.0);
+        *(uint64_t *)value = bytes < TRACE_BUFFER_MIN ? TRACE_BUFFER_MIN : bytes;
+        return 1;
+    }
+    }
+    return 0;
+}
+
+/* What a bad value of O should have been, for its warning: "is not 0, 1 or count", ... */
+static void print_expected(const struct option *o, FILE *err)
+{
+    switch (o->kind) {
+    case CHOICE:
+        fputs("is not ", err);
+        for (int i = 0; o->words[i]; i++)
+            fprintf(err, "%s%s", i == 0 ? "" : o->words[i + 1] ? ", " : " or ", o->words[i]);
+        break;
+    case PATH:
+        fputs("has a '%' not followed by 'p' or '%'", err);
+        break;
+    case BYTES:
+        fputs("is not a positive number of bytes", err);
+        break;
+    case MIB:
+        fprintf(err, "is not a size in MiB (a number > 0 and <= %.0f)", o->max);
+        break;
+    }
+}
+
+void spanprof__options_load(struct spanprof__options *opts, spanprof__getenv_fn get, FILE *err)
+{
+    for (size_t i = 0; i < NOPTIONS; i++) {
+        const struct option *o = &options[i];
+        void *value = (char *)opts + o->field;
+        const char *text = get(o->name);
+        if (text && parse(o, text, value))
+            continue;
+        if (o->kind == PATH)
+            *(const char **)value = o->def; /* NULL: unset, and no pattern to parse */
+        else
+            parse(o, o->def, value);
+        if (!text)
+            continue;
+        fprintf(err, "spanprof: warning: %s='%s' ", o->name, text);
+        print_expected(o, err);
+        if (o->kind == PATH)
+            fprintf(err, o->def ? "; using '%s'\n" : "; using none\n", o->def);
+        else
+            fprintf(err, "; using %s\n", o->def);
+    }
+}
+
+void spanprof__options_warn_unknown(char *const *env, FILE *err)
+{
+    for (; env && *env; env++) {
+        const char *e = *env;
+        if (strncmp(e, "SPANPROF_", 9) != 0)
+            continue;
+        size_t len = strcspn(e, "=");
+        int known = 0;
+        for (size_t i = 0; i < NOPTIONS && !known; i++)
+            known = strlen(options[i].name) == len && strncmp(options[i].name, e, len) == 0;
+        if (!known)
+            fprintf(err, "spanprof: warning: %.*s is not a spanprof variable; ignored\n", (int)len, e);
+    }
+}
+
+void spanprof__options_markdown(FILE *out)
+{
+    for (size_t i = 0; i < NOPTIONS; i++) {
+        const struct option *o = &options[i];
+        if (o->def)
+            fprintf(out, "| `%s` | `%s` | %s |\n", o->name, o->def, o->help);
+        else
+            fprintf(out, "| `%s` | unset | %s |\n", o->name, o->help);
+    }
+}

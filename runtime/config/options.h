@@ -1,0 +1,44 @@
+/* options.h — every SPANPROF_* environment variable, declared once in options.c's table with its
+ * type, default, range and help line (never installed).  Parsing, the one-line warnings, the
+ * "is not a spanprof variable" check and the README's variable table all come from that table.
+ */
+#ifndef SPANPROF_OPTIONS_H
+#define SPANPROF_OPTIONS_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#pragma GCC visibility push(hidden)
+
+/* Values of SPANPROF. */
+enum { SPANPROF_MODE_OFF = 0, SPANPROF_MODE_ON = 1, SPANPROF_MODE_COUNT = 2 };
+
+/* The parsed values, one field per variable. */
+struct spanprof__options {
+    int mode;              /* SPANPROF: SPANPROF_MODE_* */
+    const char *folded;    /* SPANPROF_FOLDED pattern, NULL: not written */
+    const char *json;      /* SPANPROF_JSON pattern, NULL: not written */
+    int threads;           /* SPANPROF_THREADS */
+    int file_line;         /* SPANPROF_FILE_LINE */
+    const char *trace;     /* SPANPROF_TRACE pattern, NULL: no tracing */
+    const char *pprof;     /* SPANPROF_PPROF pattern, NULL: not written */
+    uint64_t trace_buffer; /* SPANPROF_TRACE_BUFFER, bytes per thread */
+    int histogram;         /* SPANPROF_HISTOGRAM */
+    int cpu;               /* SPANPROF_CPU */
+    int alloc;             /* SPANPROF_ALLOC */
+    int alloc_stacks;      /* SPANPROF_ALLOC_STACKS */
+    uint64_t alloc_sample; /* SPANPROF_ALLOC_SAMPLE, bytes */
+    const char *alloc_folded; /* SPANPROF_ALLOC_FOLDED pattern, NULL: not written */
+};
+
+typedef const char *(*spanprof__getenv_fn)(const char *name);
+/* Reads every variable through GET; a bad value gives one warning line on ERR and the default. */
+void spanprof__options_load(struct spanprof__options *o, spanprof__getenv_fn get, FILE *err);
+/* One warning line on ERR for each SPANPROF_* entry of ENV that no option has (a misspelling). */
+void spanprof__options_warn_unknown(char *const *env, FILE *err);
+/* The README's rows, "| `NAME` | default | meaning |", one per variable, in table order. */
+void spanprof__options_markdown(FILE *out);
+
+#pragma GCC visibility pop
+
+#endif /* SPANPROF_OPTIONS_H */

@@ -1,0 +1,82 @@
+/* start.c — start-up and the ABI's writer: reads the environment, switches recording and the
+ * collectors on, finds coz, registers the thread-exit key, fork handlers and the process-exit
+ * write; spanprof_flush() writes the same files on demand.
+ *
+ * Start-up is a start stage (record/process.c): it runs once, from the runtime's constructor, or
+ * earlier from the first span if another constructor runs spans before it.
+ */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "collect/collect.h"
+#include "config/config.h"
+#include "config/options.h"
+#include "record/clock.h"
+#include "report/report.h"
+
+static struct spanprof__options options;
+struct spanprof__outputs spanprof__outputs;
+
+static const char *env_get(const char *name)
+{
+    return getenv(name);
+}
+
+static void write_at_exit(void)
+{
+    spanprof__write_all(&spanprof__outputs);
+}
+
+static void start(void)
+{
+    /* Spans run by anything called here (dlsym → malloc hooks) are ignored. */
+    struct spanprof__guard guard = spanprof__guard_enter();
+    struct spanprof__options *o = &options;
+    spanprof__options_load(o, env_get, stderr);
+    spanprof__options_warn_unknown(environ, stderr);
+    spanprof__flags.counting = o->mode == SPANPROF_MODE_COUNT;
+    spanprof__clock_init();
+    if (spanprof__flags.counting)
+        spanprof__clock_disable();
+    spanprof__mark_start();
+    spanprof__outputs = (struct spanprof__outputs){
+        .folded = o->folded,
+        .json = o->json,
+        .trace = o->trace,
+        .pprof = o->pprof,
+        .threads_root = o->threads,
+        .file_line = o->file_line,
+    };
+    if (o->mode != SPANPROF_MODE_OFF) {
+        /* Present only when the program runs under `coz run` (libcoz preloaded). */
+        spanprof__g.coz_get = (spanprof__coz_get_fn)dlsym(RTLD_DEFAULT, "_coz_get_counter");
+        if (spanprof__g.coz_get)
+            spanprof__warn_debug_info_for_coz(stderr);
+        /* Before any node exists: fixes the per-node data layout. */
+        spanprof__collectors_start(&(struct spanprof__collect_settings){
+            .histogram = o->histogram,
+            .cpu = o->cpu,
+            .alloc = o->alloc,
+            .alloc_stacks = o->alloc_stacks,
+            .alloc_sample = o->alloc_sample,
+            .trace_buffer = o->trace ? o->trace_buffer : 0,
+        });
+        if (spanprof__collect.alloc_stacks)
+            spanprof__outputs.alloc_folded = o->alloc_folded;
+        if (pthread_key_create(&spanprof__g.key, spanprof__thread_exit_hook) == 0) {
+            pthread_atfork(spanprof__fork_prepare, spanprof__fork_parent, spanprof__fork_child);
+            atexit(write_at_exit);
+            __atomic_store_n(&spanprof__flags.recording, 1, __ATOMIC_RELEASE);
+        }
+    }
+    spanprof__guard_leave(guard);
+}
+SPANPROF_START_STAGE(start);
+
+SPANPROF_API int spanprof_flush(void)
+{
+    spanprof__start();
+    return spanprof__write_all(&spanprof__outputs);
+}

@@ -1,0 +1,49 @@
+/* histogram.c — each thread's table of latency histograms by site id: creation and growth (cold
+ * path, before the thread's first node of a site is published) and the reset of a fork child.
+ * The insert is inline in histogram.h; reading histograms is collect/histogram.c's job. */
+#include <string.h>
+
+#include "record/histogram.h"
+
+#define TABLE_MIN ((size_t)64)
+
+/* Only T's own thread calls this (from the cold enter path), so nothing else writes T's table;
+ * the writer reads it concurrently, hence the release stores. */
+int spanprof__hist_attach(struct spanprof__thread *t, const struct spanprof_site *site)
+{
+    struct spanprof__hist_table *tab = t->hists;
+    size_t id = site->id;
+    if (!tab || id >= tab->cap) {
+        size_t cap = tab ? tab->cap : TABLE_MIN;
+        while (cap <= id)
+            cap *= 2;
+        struct spanprof__hist_table *nt = spanprof__map(sizeof *nt + cap * sizeof nt->v[0]);
+        if (!nt)
+            return 0;
+        nt->cap = cap;
+        if (tab)
+            memcpy(nt->v, tab->v, tab->cap * sizeof tab->v[0]);
+        /* The old table stays mapped: a writer may still be reading it.  Capacities double, so
+         * all old tables together are smaller than the current one. */
+        __atomic_store_n(&t->hists, nt, __ATOMIC_RELEASE);
+        tab = nt;
+    }
+    if (tab->v[id])
+        return 1;
+    struct spanprof__hist *h = spanprof__arena_alloc(&t->arena, sizeof *h); /* zeroed (mmap) */
+    if (!h)
+        return 0;
+    h->site = site;
+    __atomic_store_n(&tab->v[id], h, __ATOMIC_RELEASE);
+    return 1;
+}
+
+void spanprof__hist_reset(struct spanprof__thread *t)
+{
+    struct spanprof__hist_table *tab = t->hists;
+    for (size_t i = 0; tab && i < tab->cap; i++)
+        if (tab->v[i]) {
+            tab->v[i]->max = 0;
+            memset(tab->v[i]->count, 0, sizeof tab->v[i]->count);
+        }
+}

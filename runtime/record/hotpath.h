@@ -1,0 +1,92 @@
+/* hotpath.h — recording one call: push a frame at enter, pop and charge it at exit.
+ *
+ * Inline everywhere it is used: in the entry points (span.c) for the plain states, and in the
+ * collectors' per-call path (collect/slowpath.c) for sites in state SLOW.  Nothing here locks,
+ * allocates or makes a system call, and errno is untouched; everything rare is out of line in
+ * stack.c.  Costs are for the 2-core EPYC reference VM (BENCHMARKS.md).
+ */
+#ifndef SPANPROF_HOTPATH_H
+#define SPANPROF_HOTPATH_H
+
+#include "record/clock.h"
+#include "record/histogram.h"
+#include "record/record.h"
+
+#pragma GCC visibility push(hidden)
+
+/* Where the enter call returns to (the entering code): one load from (%rsp).
+ * Must be evaluated in the exported function itself. */
+#define SPANPROF_CALLER_RA() ((uintptr_t)__builtin_return_address(0))
+
+/* The instrumented function's own return address, read from just below its canonical frame
+ * address: one load from a line the call just wrote.  Where the return address is not kept on
+ * the stack at a fixed place it is not used (0), and equal frames are then taken as alive. */
+#if defined(__x86_64__) || defined(__i386__)
+#define SPANPROF_FRAME_RETURN_ADDRESS(cfa) (((const uintptr_t *)(cfa))[-1])
+#else
+#define SPANPROF_FRAME_RETURN_ADDRESS(cfa) ((uintptr_t)0)
+#endif
+
+/* Push a frame for SITE.  ~1 cycle per line unless noted.  TIMED is a constant at every call:
+ * 0 in counting mode (SPANPROF=count), which leaves out the timestamp and the duration sums. */
+static inline __attribute__((always_inline)) void spanprof__record_enter(
+    struct spanprof_site *site, uintptr_t cfa, uintptr_t ra, uintptr_t fra, int timed)
+{
+    struct spanprof__thread *t = spanprof__tls; /* IE TLS: %fs load (+GOT load in the .so) */
+    struct spanprof__frame *f = t->top;
+    /* One predictable branch for everything unusual about the stack:
+     *  - f->cfa < cfa: the top frame's function has returned without its exit (longjmp, noreturn)
+     *  - same frame address and same enter call site: that activation was abandoned and is
+     *    re-entered (a live activation can't re-run its own enter)
+     *  - same frame address but another function return address: a sibling called at the depth
+     *    of a frame a longjmp abandoned (a callee inlined into its caller shares both the
+     *    caller's frame address and its return address: alive)
+     *  - f == limit: the frame array must grow
+     *  - this thread has no data yet: the sentinel's frame has cfa 0, so the first test fires. */
+    if (SPANPROF_UNLIKELY(f->cfa < cfa || (f->cfa == cfa && (f->ra == ra || f->fra != fra)) ||
+                          f == t->limit)) {
+        spanprof__enter_cold(site, cfa, ra, fra);
+        return;
+    }
+    /* Child lookup through the parent's one-entry hint: 2 dependent loads.  A miss (first call on
+     * this path, or alternating children) goes to the cold path, which walks the child list. */
+    struct spanprof__node *n = f->node->hint;
+    if (SPANPROF_UNLIKELY(n->site != site)) {
+        spanprof__enter_cold(site, cfa, ra, fra);
+        return;
+    }
+    f = spanprof__push_frame(t, f, n, cfa, ra, fra); /* 6 stores */
+    /* Timestamp last, so the bookkeeping above is not charged to the span: ~10.5 ns (rdtsc). */
+    f->start = timed ? spanprof__clock_now() : 0;
+}
+
+/* Pop the frame of SITE.  Timestamp first, so our own bookkeeping is not charged to the span. */
+static inline __attribute__((always_inline)) void spanprof__record_exit(struct spanprof_site *site,
+                                                                        uintptr_t cfa, int timed)
+{
+    uint64_t now = timed ? spanprof__clock_now() : 0; /* ~10.5 ns */
+    struct spanprof__thread *t = spanprof__tls;
+    struct spanprof__frame *f = t->top;
+    /* One predictable branch: the top frame must be this activation's (same site, same frame
+     * address).  It fails for exits skipped by longjmp/noreturn further up (including a
+     * recursive activation of the same site that a longjmp abandoned), for threads without data
+     * (the sentinel frame's node has no site) and for an empty stack (the root has no site). */
+    if (SPANPROF_UNLIKELY(f->node->site != site || f->cfa != cfa)) {
+        spanprof__exit_cold(site, cfa, now);
+        return;
+    }
+    if (timed) {
+        uint64_t d = spanprof__charge(f, now); /* 2 adds; f > frames[0] here */
+        /* Latency histogram (SPANPROF_HISTOGRAM, see histogram.h): one predictable branch on a
+         * read-mostly flag when off; when on, the thread's histogram for the site (two loads
+         * from hot lines, one table load), lzcnt + shift + one increment + max. */
+        if (spanprof__flags.histogram)
+            spanprof__hist_add(spanprof__hist_get(t, site), d);
+    }
+    __atomic_signal_fence(__ATOMIC_RELEASE);
+    t->top = f - 1;
+}
+
+#pragma GCC visibility pop
+
+#endif /* SPANPROF_HOTPATH_H */

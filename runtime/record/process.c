@@ -1,0 +1,79 @@
+/* process.c — process-wide recording state: the switches the recording paths test, the hooks
+ * the collectors install, the thread registry's lock, the re-entry guard, and the trigger that
+ * runs start-up once.
+ *
+ * Start-up belongs to the layers above (config/start.c reads the environment and sets up the
+ * collectors and the writers); they hand their start functions to the linker with
+ * SPANPROF_START_STAGE, which gathers them into the section "spanprof_start".  This file only
+ * runs what it finds there, so recording starts whichever comes first: the runtime's own
+ * constructor or a span run by an earlier constructor.  (The static library is one relocatable
+ * object, so linking any part of the runtime links its start stages too: see Makefile.in.)
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+
+#include "record/clock.h"
+#include "record/record.h"
+
+struct spanprof__flags spanprof__flags = {
+    .max_depth = SPANPROF_MAX_DEPTH_DEFAULT,
+};
+struct spanprof__hooks spanprof__hooks;
+struct spanprof__process spanprof__g = {
+    .lock = PTHREAD_MUTEX_INITIALIZER,
+};
+SPANPROF_TLS int spanprof__tls_busy;
+
+/* Bounds of the start-stage section, from the linker (empty when nothing registered a stage).
+ * Hidden: a second copy of the runtime in the process (static in the program, shared in a
+ * library) runs its own stages, never this copy's. */
+#define START_BOUND __attribute__((weak, visibility("hidden")))
+extern const spanprof__start_fn __start_spanprof_start[] START_BOUND;
+extern const spanprof__start_fn __stop_spanprof_start[] START_BOUND;
+
+static pthread_once_t once = PTHREAD_ONCE_INIT;
+
+static void run_start_stages(void)
+{
+    for (const spanprof__start_fn *stage = __start_spanprof_start; stage < __stop_spanprof_start;
+         stage++)
+        (*stage)();
+}
+
+void spanprof__start(void)
+{
+    pthread_once(&once, run_start_stages);
+}
+
+__attribute__((constructor)) static void start_at_load(void)
+{
+    spanprof__start();
+}
+
+void spanprof__lock(void)
+{
+    pthread_mutex_lock(&spanprof__g.lock);
+}
+
+void spanprof__unlock(void)
+{
+    pthread_mutex_unlock(&spanprof__g.lock);
+}
+
+void spanprof__mark_start(void)
+{
+    struct timespec ts;
+    spanprof__g.start_mono_ns = spanprof__mono_ns();
+    clock_gettime(CLOCK_REALTIME, &ts);
+    spanprof__g.start_real_sec = ts.tv_sec;
+    spanprof__g.start_real_nsec = ts.tv_nsec;
+}
+
+#ifdef SPANPROF_DEBUG
+void spanprof__assert_fail(const char *cond, const char *file, int line)
+{
+    fprintf(stderr, "spanprof: internal error: %s:%d: %s\n", file, line, cond);
+    abort();
+}
+#endif

@@ -1,0 +1,304 @@
+/* record.h — the recording layer: the hot path's data model and everything it touches
+ * (never installed).  The layers above it (collect/, report/, config/) use these declarations;
+ * nothing here knows about them: what they add to recording comes in through
+ * struct spanprof__hooks, and start-up through SPANPROF_START_STAGE (process.c).
+ *
+ * Data model: each thread owns a shadow stack (array of frames, frames[0] a root sentinel) and a
+ * call tree (one node per distinct call path).  Only the owning thread writes its stack and tree;
+ * the report layer reads every thread's tree (racy but benign: 64-bit counters, nodes published
+ * with release stores).  Thread data lives in mmap'd memory that is never freed while the
+ * process runs, so it outlives its thread and can be written at process exit.
+ */
+#ifndef SPANPROF_RECORD_H
+#define SPANPROF_RECORD_H
+
+#include <errno.h>
+#include <pthread.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "spanprof.h"
+
+/* Everything declared below is internal: hidden, so -fPIC code reaches it without the GOT. */
+#pragma GCC visibility push(hidden)
+
+/* Only the ABI is exported (the build uses -fvisibility=hidden). */
+#define SPANPROF_API __attribute__((visibility("default")))
+/* Rare paths: out of line, in .text.unlikely, so the hot path stays small. */
+#define SPANPROF_COLD __attribute__((cold, noinline))
+#define SPANPROF_LIKELY(x) __builtin_expect(!!(x), 1)
+#define SPANPROF_UNLIKELY(x) __builtin_expect(!!(x), 0)
+/* initial-exec TLS: one %fs-relative load (plus one GOT load in the .so), no __tls_get_addr. */
+#define SPANPROF_TLS __thread __attribute__((tls_model("initial-exec")))
+
+/* Invariants checked in debug builds (configure with CFLAGS=-DSPANPROF_DEBUG): a failed check
+ * prints the condition and its place and aborts.  Compiled out otherwise, so they may sit on
+ * cold paths freely but cost nothing in release builds. */
+#ifdef SPANPROF_DEBUG
+void spanprof__assert_fail(const char *cond, const char *file, int line);
+#define SPANPROF_ASSERT(cond) \
+    ((cond) ? (void)0 : spanprof__assert_fail(#cond, __FILE__, __LINE__))
+#else
+#define SPANPROF_ASSERT(cond) ((void)0)
+#endif
+
+/* Version of the output formats (the JSON "version" field). */
+#define SPANPROF_FORMAT_VERSION 1
+
+/* Default maximum shadow-stack depth per thread; deeper calls are counted (overflow_calls) but
+ * not recorded.  1 Mi frames = 32 MiB of address space, only touched as the stack grows. */
+#define SPANPROF_MAX_DEPTH_DEFAULT ((size_t)1 << 20)
+
+/* Values of spanprof_site.state.  The entry points handle OFF, FAST and COUNT inline, each with
+ * one compare; everything else (NEW, SLOW) goes out of line. */
+enum {
+    SPANPROF__SITE_NEW = 0,  /* not seen yet: register it (site.c, cold path) */
+    SPANPROF__SITE_FAST = 1, /* registered, recording with timestamps, nothing else to do */
+    SPANPROF__SITE_SLOW = 2, /* registered, and something beyond plain recording: coz counters
+                              * or a collector that wants every call (CPU/allocation tracking,
+                              * tracing), run through spanprof__hooks.enter/exit */
+    SPANPROF__SITE_OFF = 3,  /* ignored: wrong version/kind, or recording off (SPANPROF=0) */
+    SPANPROF__SITE_COUNT = 4, /* registered, counting only (SPANPROF=count), no coz counters */
+};
+
+/* coz's counter layout (coz.h's coz_counter_t). */
+struct spanprof__coz_counter {
+    volatile size_t count;
+    size_t backoff;
+};
+typedef struct spanprof__coz_counter *(*spanprof__coz_get_fn)(int type, const char *name);
+
+/* One node per distinct call path of a thread.  64 bytes: one cache line. */
+struct spanprof__node {
+    const struct spanprof_site *site;     /* NULL for roots and the sentinels */
+    struct spanprof__node *parent;
+    struct spanprof__node *first_child;   /* published with a release store */
+    struct spanprof__node *next_sibling;  /* set before publication, never changed */
+    struct spanprof__node *hint;          /* child looked up last: the hot path's one-entry cache */
+    uint64_t calls;                       /* entries (counted at enter) */
+    uint64_t total;                       /* inclusive ticks of completed/settled activations */
+    uint64_t child;                       /* ticks of those spent in child spans */
+};
+_Static_assert(sizeof(struct spanprof__node) == 64, "a call-tree node is one cache line");
+
+/* One shadow-stack entry. */
+struct spanprof__frame {
+    struct spanprof__node *node;
+    uint64_t start; /* timestamp (ticks) of entry, or of the last settle */
+    uintptr_t cfa;  /* the instrumented function's canonical frame address (from the plugin) */
+    uintptr_t ra;   /* return address of the enter call: identifies the entering code */
+    uintptr_t fra;  /* the instrumented function's own return address (where it returns to) */
+};
+
+/* Bump allocator over mmap'd chunks (never freed). */
+struct spanprof__arena {
+    char *cur, *end;
+};
+
+struct spanprof__hist_table;
+struct spanprof__res_thread;
+struct spanprof__trace_ring;
+
+struct spanprof__thread {
+    /* --- hot: read on every enter/exit --- */
+    struct spanprof__frame *top;   /* current top frame (frames[0] when nothing is open) */
+    struct spanprof__frame *limit; /* last usable slot: top == limit means "grow first" */
+    struct spanprof__hist_table *hists; /* SPANPROF_HISTOGRAM: histograms by site id, read on
+                                         * exit (histogram.h); NULL when off */
+    /* --- cold --- */
+    struct spanprof__frame *frames;
+    size_t capacity;                  /* frames allocated */
+    struct spanprof__frame *parked_top; /* real top while entries are parked (see stack.c) */
+    uint64_t park_depth;              /* entries counted but not recorded */
+    struct spanprof__frame park_frame;  /* top while parked: cfa 0 and a site-less node send every
+                                         * enter/exit to the cold path */
+    struct spanprof__node root;
+    struct spanprof__arena arena;
+    struct spanprof__thread *next;    /* global registry link (under the process lock) */
+    pid_t tid;
+    int exited;                       /* its pthread ended (data kept) */
+    uint64_t open_at_exit;            /* frames open when it ended */
+    uint64_t abandoned;               /* frames popped by repair (longjmp, noreturn) */
+    uint64_t unmatched;               /* exits that matched no open frame */
+    uint64_t overflow;                /* entries not recorded: depth cap or out of memory */
+    char name[64];
+    /* Collectors' per-thread data (collect/), opaque here. */
+    struct spanprof__res_thread *res;   /* CPU/allocation tracking, or NULL */
+    struct spanprof__trace_ring *trace; /* SPANPROF_TRACE ring, or NULL */
+};
+_Static_assert(offsetof(struct spanprof__thread, top) == 0 &&
+                   offsetof(struct spanprof__thread, hists) < 64,
+               "the fields every enter/exit reads share the thread data's first cache line");
+
+/* ---- process.c: process-wide state, switches and start-up ---- */
+
+/* The read-mostly switches the recording paths test.  Written once by start-up, before any site
+ * is registered (so before any call reads them), never changed afterwards; one cache line that
+ * every core keeps shared. */
+struct spanprof__flags {
+    int recording;    /* SPANPROF != 0 and start-up succeeded: sites get registered */
+    int counting;     /* SPANPROF=count: calls per stack, no timestamps */
+    int tsc;          /* timestamps are TSC cycles (clock.c), else CLOCK_MONOTONIC ns */
+    int histogram;    /* SPANPROF_HISTOGRAM: the exit fast path adds to the thread's histogram */
+    int every_call;   /* a collector wants every call (CPU/allocation tracking, tracing): all
+                       * sites take the SLOW state */
+    size_t node_ext;  /* bytes of collector data behind each call-tree node (zeroed) */
+    size_t max_depth; /* shadow-stack depth cap per thread */
+};
+extern struct spanprof__flags spanprof__flags;
+
+/* What the collectors (collect/) add to recording, installed by start-up before any site is
+ * registered.  The cold-path members may be NULL. */
+struct spanprof__hooks {
+    /* A call of a site in state SLOW: record it and run what the collectors do per call. */
+    void (*enter)(struct spanprof_site *site, uintptr_t cfa, uintptr_t ra, uintptr_t fra);
+    void (*exit)(struct spanprof_site *site, uintptr_t cfa);
+    /* A thread got its data (before it is registered). */
+    void (*thread_new)(struct spanprof__thread *t);
+    /* In a fork child, after the forking thread's counts were reset. */
+    void (*fork_child)(struct spanprof__thread *t);
+};
+extern struct spanprof__hooks spanprof__hooks;
+
+struct spanprof__process {
+    pthread_mutex_t lock;              /* registry, site registration, output */
+    int fork_child;                    /* this process is a fork child of a recording process */
+    spanprof__coz_get_fn coz_get;      /* _coz_get_counter, or NULL without coz */
+    struct spanprof__thread *threads;  /* registry: all threads that entered a span */
+    uint32_t next_site_id;
+    uint64_t unmatched_no_thread;      /* exits in threads that never entered a span (atomic) */
+    pthread_key_t key;                 /* destructor captures name/time at thread exit */
+    uint64_t start_mono_ns;            /* for wall_ns */
+    int64_t start_real_sec, start_real_nsec; /* for start_time */
+};
+extern struct spanprof__process spanprof__g;
+
+/* Start-up is done by the layers above, in stages they declare with SPANPROF_START_STAGE(fn):
+ * pointers the linker gathers into one section, run once, in link order, by spanprof__start()
+ * — from the runtime's constructor, or earlier from the first span if another constructor runs
+ * spans before it.  The recording layer needs no name from above to start. */
+typedef void (*spanprof__start_fn)(void);
+#define SPANPROF_START_STAGE(fn)                                                            \
+    static const spanprof__start_fn spanprof__stage_##fn                                    \
+        __attribute__((used, section("spanprof_start"), aligned(sizeof(void *)))) = fn
+void spanprof__start(void);
+void spanprof__lock(void);
+void spanprof__unlock(void);
+/* Takes the process's start timestamps (at start-up and in a fork child). */
+void spanprof__mark_start(void);
+
+/* The rare-path prologue shared by every entry from user code into the runtime's slow side:
+ * errno saved, and the re-entry flag set so that spans run by whatever the runtime calls
+ * (allocator hooks, a signal handler) are ignored.  Pair with spanprof__guard_leave. */
+extern SPANPROF_TLS int spanprof__tls_busy;
+struct spanprof__guard {
+    int saved_errno, busy;
+};
+static inline struct spanprof__guard spanprof__guard_enter(void)
+{
+    struct spanprof__guard g = {errno, spanprof__tls_busy};
+    spanprof__tls_busy = 1;
+    return g;
+}
+static inline void spanprof__guard_leave(struct spanprof__guard g)
+{
+    spanprof__tls_busy = g.busy;
+    errno = g.saved_errno;
+}
+
+/* ---- thread.c ---- */
+extern SPANPROF_TLS struct spanprof__thread *spanprof__tls;
+extern struct spanprof__thread spanprof__sentinel_thread;
+struct spanprof__thread *spanprof__thread_new(void);
+struct spanprof__thread *spanprof__thread_attach(void);
+void spanprof__thread_settle(struct spanprof__thread *t, uint64_t now);
+uint64_t spanprof__thread_open_frames(const struct spanprof__thread *t);
+void spanprof__thread_refresh_name(struct spanprof__thread *t);
+void spanprof__thread_exit_hook(void *arg);
+void spanprof__fork_prepare(void);
+void spanprof__fork_parent(void);
+void spanprof__fork_child(void);
+
+/* Charges a frame's time up to NOW to its node (inclusive) and to its parent's child time.
+ * Clamps a negative duration to 0 (cmov).  Shared by the hot exit, repair and settling. */
+static inline __attribute__((always_inline)) uint64_t spanprof__charge(struct spanprof__frame *f,
+                                                                       uint64_t now)
+{
+    uint64_t d = now - f->start;
+    d = (int64_t)d < 0 ? 0 : d;
+    f->node->total += d;
+    f[-1].node->child += d; /* f > frames[0]: the root frame is never charged */
+    return d;
+}
+
+/* Pushes a frame for N, a child of the top frame F's node, onto T's stack and counts the call
+ * (at entry, so noreturn functions count too).  Shared by the hot path and the cold one; the
+ * caller stores the start timestamp last, so this bookkeeping is not charged to the span.
+ * A signal handler running spans on this thread sees either the old or the new top, never a
+ * half-written frame: compiler barrier only, x86 keeps the store order. */
+static inline __attribute__((always_inline)) struct spanprof__frame *
+spanprof__push_frame(struct spanprof__thread *t, struct spanprof__frame *f, struct spanprof__node *n,
+                     uintptr_t cfa, uintptr_t ra, uintptr_t fra)
+{
+    n->calls++;
+    f[1].node = n;
+    f[1].cfa = cfa;
+    f[1].ra = ra;
+    f[1].fra = fra;
+    __atomic_signal_fence(__ATOMIC_RELEASE);
+    t->top = f + 1;
+    return f + 1;
+}
+
+/* ---- stack.c: cold paths of the shadow stack ---- */
+void spanprof__enter_cold(struct spanprof_site *site, uintptr_t cfa, uintptr_t ra,
+                          uintptr_t fra);
+void spanprof__exit_cold(struct spanprof_site *site, uintptr_t cfa, uint64_t now);
+
+/* ---- arena.c: memory that never goes through malloc ---- */
+void *spanprof__map(size_t size);
+void spanprof__unmap(void *p, size_t size);
+/* SIZE bytes, zeroed, 64-byte aligned (nodes are one cache line each); NULL when out of memory. */
+void *spanprof__arena_alloc(struct spanprof__arena *a, size_t size);
+
+/* ---- calltree.c ---- */
+extern struct spanprof__node spanprof__miss_node;
+void spanprof__node_init(struct spanprof__node *n, const struct spanprof_site *site,
+                         struct spanprof__node *parent);
+/* PARENT's child for SITE, created with EXT zeroed bytes behind it if missing (NULL when out of
+ * memory). */
+struct spanprof__node *spanprof__tree_child(struct spanprof__thread *t,
+                                            struct spanprof__node *parent,
+                                            const struct spanprof_site *site, size_t ext);
+/* Iterative pre/post-order walk of ROOT's descendants (depth 1 = ROOT's children); no recursion,
+ * so 100k-deep trees are fine.  PRE returns non-zero to descend into the node's children. */
+typedef int (*spanprof__pre_fn)(struct spanprof__node *n, size_t depth, void *ctx);
+typedef void (*spanprof__post_fn)(struct spanprof__node *n, size_t depth, void *ctx);
+void spanprof__tree_walk(struct spanprof__node *root, spanprof__pre_fn pre,
+                         spanprof__post_fn post, void *ctx);
+static inline uint64_t spanprof__node_self(const struct spanprof__node *n)
+{
+    uint64_t total = __atomic_load_n(&n->total, __ATOMIC_RELAXED);
+    uint64_t child = __atomic_load_n(&n->child, __ATOMIC_RELAXED);
+    /* child > total happens while a parent is still open in another thread: clamp. */
+    return total > child ? total - child : 0;
+}
+
+/* ---- site.c: first sight of a site, and the progress points' hit counters ---- */
+uint32_t spanprof__site_register(struct spanprof_site *site);
+/* Orders sites by name, then file, then first line (for every sorted output). */
+int spanprof__site_compare(const struct spanprof_site *a, const struct spanprof_site *b);
+/* One progress point: a hit counter of its own, kept for the life of the process (the site's
+ * coz_end slot points to it). */
+struct spanprof__progress_point {
+    uint64_t hits; /* atomic, relaxed */
+    const struct spanprof_site *site;
+    struct spanprof__progress_point *next; /* registry link, under the process lock */
+};
+/* The registered progress points, newest first (read with the process lock held). */
+extern struct spanprof__progress_point *spanprof__progress_points;
+
+#pragma GCC visibility pop
+
+#endif /* SPANPROF_RECORD_H */

@@ -1,0 +1,88 @@
+/* span.c — the entry points every instrumented call runs: __spanprof_enter and __spanprof_exit.
+ *
+ * Their first act is one load of the site's state and one compare; the plain states are handled
+ * inline (the recording itself is in hotpath.h), the rest out of line: first sight of a site
+ * (site.c) and sites whose calls the collectors want to see (state SLOW: spanprof__hooks, set
+ * up by collect/collectors.c).
+ */
+#include "record/hotpath.h"
+
+/* Site neither FAST nor COUNT nor OFF: new, or SLOW.  Not marked cold: with coz running or a
+ * per-call collector on, every call comes here. */
+static __attribute__((noinline)) void enter_slow(struct spanprof_site *site, uintptr_t cfa,
+                                                 uintptr_t ra, uintptr_t fra)
+{
+    uint32_t st = __atomic_load_n(&site->state, __ATOMIC_ACQUIRE);
+    if (st == SPANPROF__SITE_NEW) {
+        if (spanprof__tls_busy) /* entered from inside the runtime (e.g. its own start-up) */
+            return;
+        st = spanprof__site_register(site);
+    }
+    if (st == SPANPROF__SITE_SLOW) {
+        SPANPROF_ASSERT(spanprof__hooks.enter); /* installed before any site can be SLOW */
+        spanprof__hooks.enter(site, cfa, ra, fra);
+    }
+    else if (st == SPANPROF__SITE_FAST)
+        spanprof__record_enter(site, cfa, ra, fra, 1);
+    else if (st == SPANPROF__SITE_COUNT)
+        spanprof__record_enter(site, cfa, ra, fra, 0);
+}
+
+static __attribute__((noinline)) void exit_slow(struct spanprof_site *site, uintptr_t cfa)
+{
+    uint32_t st = __atomic_load_n(&site->state, __ATOMIC_ACQUIRE);
+    if (st == SPANPROF__SITE_NEW && !spanprof__tls_busy) {
+        /* An exit for a site never entered here (e.g. entered while the runtime was busy):
+         * register it so the cold path counts the exit as unmatched. */
+        st = spanprof__site_register(site);
+    }
+    if (st == SPANPROF__SITE_FAST)
+        spanprof__record_exit(site, cfa, 1);
+    else if (st == SPANPROF__SITE_COUNT)
+        spanprof__record_exit(site, cfa, 0);
+    else if (st == SPANPROF__SITE_SLOW)
+        spanprof__hooks.exit(site, cfa);
+}
+
+/* The entry points, by site state:
+ *  - FAST (default recording): record with timestamps, inlined here;
+ *  - COUNT (SPANPROF=count): record without timestamps, inlined here;
+ *  - OFF (SPANPROF=0, or a site the runtime ignores): return at once.  This path is the whole
+ *    cost of a disabled build beyond the call itself: load, compare, return (measured within
+ *    ~0.3 ns of empty -finstrument-functions hooks; see BENCHMARKS.md);
+ *  - anything else (not registered yet; coz or a per-call collector on) goes out of line.
+ * Nothing is read before the state check (not even the frame's return address), so the OFF path
+ * needs no stack frame and no callee-saved registers. */
+SPANPROF_API void __spanprof_enter(struct spanprof_site *site, void *frame)
+{
+    uint32_t st = __atomic_load_n(&site->state, __ATOMIC_RELAXED);
+    if (st == SPANPROF__SITE_OFF)
+        return;
+    if (SPANPROF_LIKELY(st == SPANPROF__SITE_FAST)) {
+        spanprof__record_enter(site, (uintptr_t)frame, SPANPROF_CALLER_RA(),
+                               SPANPROF_FRAME_RETURN_ADDRESS(frame), 1);
+        return;
+    }
+    if (st == SPANPROF__SITE_COUNT) {
+        spanprof__record_enter(site, (uintptr_t)frame, SPANPROF_CALLER_RA(),
+                               SPANPROF_FRAME_RETURN_ADDRESS(frame), 0);
+        return;
+    }
+    enter_slow(site, (uintptr_t)frame, SPANPROF_CALLER_RA(), SPANPROF_FRAME_RETURN_ADDRESS(frame));
+}
+
+SPANPROF_API void __spanprof_exit(struct spanprof_site *site, void *frame)
+{
+    uint32_t st = __atomic_load_n(&site->state, __ATOMIC_RELAXED);
+    if (st == SPANPROF__SITE_OFF)
+        return;
+    if (SPANPROF_LIKELY(st == SPANPROF__SITE_FAST)) {
+        spanprof__record_exit(site, (uintptr_t)frame, 1);
+        return;
+    }
+    if (st == SPANPROF__SITE_COUNT) {
+        spanprof__record_exit(site, (uintptr_t)frame, 0);
+        return;
+    }
+    exit_slow(site, (uintptr_t)frame);
+}

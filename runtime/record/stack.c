@@ -1,0 +1,201 @@
+/* stack.c — the shadow stack's cold paths: first span of a thread, child nodes missing from the
+ * hint, growth of the frame array, repair of stacks left unbalanced, and the depth cap.
+ *
+ * Repair rules.  Each frame records the instrumented function's canonical frame address (cfa:
+ * its caller's stack pointer before the call, passed by the plugin), the enter call site (ra)
+ * and the function's own return address (fra).  Stacks grow down.
+ *  - at enter, a top frame whose cfa is strictly lower than the current cfa belongs to a function
+ *    that has returned without its exit (longjmp out of it, or it was noreturn and something
+ *    longjmp'd): it is popped as abandoned, its time counted up to now.  Equal cfa is alive when
+ *    the function return address is equal too (a callee inlined into its caller shares both),
+ *    unless it is the very same enter call site, which a live activation cannot re-run: that is
+ *    a loop re-entering after a longjmp.  Equal cfa with another function return address is a
+ *    sibling called at the depth of a frame that a longjmp abandoned: dead.
+ *  - at exit, when the top frame is not this activation's: the matching frame is the topmost one
+ *    of this site with this cfa (else the topmost of this site with cfa >= the current one, else
+ *    the topmost of this site); frames above it are popped as abandoned, then it is popped.  An
+ *    exit with no frame of its site is counted as unmatched and ignored.
+ *  - "parking": past the depth cap (or when memory runs out) entries are counted in
+ *    park_depth/overflow but not recorded; top points to park_frame (cfa 0, site-less node) so
+ *    every enter/exit comes here until the parked entries have exited.
+ */
+#include <string.h>
+
+#include "record/clock.h"
+#include "record/histogram.h"
+#include "record/record.h"
+
+static int is_dead(const struct spanprof__frame *f, uintptr_t cfa, uintptr_t ra, uintptr_t fra)
+{
+    return f->cfa < cfa || (f->cfa == cfa && (f->ra == ra || f->fra != fra));
+}
+
+/* Pop the top frame, charging its time up to NOW. */
+static void close_top(struct spanprof__thread *t, uint64_t now)
+{
+    SPANPROF_ASSERT(t->top > t->frames); /* the root frame is never closed */
+    spanprof__charge(t->top, now);
+    t->top--;
+}
+
+static void park(struct spanprof__thread *t)
+{
+    t->parked_top = t->top;
+    t->park_depth = 1;
+    t->overflow++;
+    t->top = &t->park_frame;
+}
+
+static void unpark(struct spanprof__thread *t)
+{
+    t->top = t->parked_top;
+    t->park_depth = 0;
+}
+
+/* Double the frame array (mmap + copy + munmap rather than mremap, so a signal handler on this
+ * thread that still holds the old top only ever sees mapped memory... until the munmap; the
+ * window is a few instructions in a path taken log2(depth) times). */
+static int grow(struct spanprof__thread *t)
+{
+    size_t cap = t->capacity * 2;
+    if (cap > spanprof__flags.max_depth + 1)
+        cap = spanprof__flags.max_depth + 1;
+    if (cap <= t->capacity)
+        return 0;
+    struct spanprof__frame *nf = spanprof__map(cap * sizeof *nf);
+    if (!nf)
+        return 0;
+    struct spanprof__frame *old = t->frames;
+    size_t oldcap = t->capacity;
+    size_t depth = (size_t)(t->top - old);
+    memcpy(nf, old, oldcap * sizeof *nf);
+    t->frames = nf;
+    t->capacity = cap;
+    t->limit = nf + cap - 1;
+    t->top = nf + depth;
+    spanprof__unmap(old, oldcap * sizeof *old);
+    return 1;
+}
+
+/* Push a frame for an existing child N of the top frame's node (as the hot path does). */
+static void push(struct spanprof__thread *t, struct spanprof__node *n, uintptr_t cfa, uintptr_t ra,
+                 uintptr_t fra)
+{
+    t->top->node->hint = n;
+    spanprof__push_frame(t, t->top, n, cfa, ra, fra)->start = spanprof__clock_now();
+}
+
+SPANPROF_COLD void spanprof__enter_cold(struct spanprof_site *site, uintptr_t cfa, uintptr_t ra,
+                                        uintptr_t fra)
+{
+    if (spanprof__tls_busy)
+        return; /* a span run by the runtime itself (signal, allocator hook): ignored */
+    /* The usual reason to be here: the stack is sound and the child exists, but it is not the
+     * parent's hint (a parent calling several spans in turn).  Find it without the re-entry guard
+     * and errno save of the general path below: nothing here allocates or calls out.  (A thread
+     * without data, or a parked one, has a top frame with cfa 0: dead, so not taken here.) */
+    struct spanprof__thread *t = spanprof__tls;
+    if (!is_dead(t->top, cfa, ra, fra) && t->top != t->limit) {
+        struct spanprof__node *n = __atomic_load_n(&t->top->node->first_child, __ATOMIC_RELAXED);
+        for (; n; n = n->next_sibling)
+            if (n->site == site) {
+                push(t, n, cfa, ra, fra);
+                return;
+            }
+    }
+    struct spanprof__guard guard = spanprof__guard_enter();
+    if (t == &spanprof__sentinel_thread) {
+        t = spanprof__thread_attach();
+        if (!t)
+            goto out;
+    }
+    if (t->park_depth) {
+        if (!is_dead(t->parked_top, cfa, ra, fra) || t->parked_top == t->frames) {
+            t->park_depth++;
+            t->overflow++;
+            goto out;
+        }
+        /* A longjmp left the parked entries: they will never exit. */
+        t->abandoned += t->park_depth;
+        unpark(t);
+    }
+    /* frames[0] has cfa UINTPTR_MAX: never dead, so this stops there.  The timestamp is taken
+     * only when a frame is closed: the common reason to be here is a child missing from the
+     * hint (alternating children), and a timestamp costs as much as the rest of this path. */
+    if (is_dead(t->top, cfa, ra, fra)) {
+        uint64_t now = spanprof__clock_now();
+        while (is_dead(t->top, cfa, ra, fra)) {
+            close_top(t, now);
+            t->abandoned++;
+        }
+    }
+    if (t->top == t->limit && !grow(t)) {
+        park(t);
+        goto out;
+    }
+    /* The exit fast path takes the thread's histogram for the site without a test: it must
+     * exist before the site's first node on this thread can be pushed. */
+    struct spanprof__node *n = NULL;
+    if (!spanprof__flags.histogram || spanprof__hist_attach(t, site))
+        n = spanprof__tree_child(t, t->top->node, site, spanprof__flags.node_ext);
+    if (!n) {
+        park(t);
+        goto out;
+    }
+    push(t, n, cfa, ra, fra);
+out:
+    spanprof__guard_leave(guard);
+}
+
+SPANPROF_COLD void spanprof__exit_cold(struct spanprof_site *site, uintptr_t cfa, uint64_t now)
+{
+    if (spanprof__tls_busy)
+        return;
+    struct spanprof__guard guard = spanprof__guard_enter();
+    struct spanprof__thread *t = spanprof__tls;
+    if (t == &spanprof__sentinel_thread) {
+        __atomic_add_fetch(&spanprof__g.unmatched_no_thread, 1, __ATOMIC_RELAXED);
+        goto out;
+    }
+    if (t->park_depth) {
+        /* Parked entries are deeper than parked_top; an exit from a frame above it means a
+         * longjmp skipped them.  (The first parked entry may be inlined into parked_top's
+         * function and share its cfa, hence "strictly above".) */
+        if (cfa <= t->parked_top->cfa || t->parked_top == t->frames) {
+            if (--t->park_depth == 0)
+                unpark(t);
+            goto out;
+        }
+        t->abandoned += t->park_depth;
+        unpark(t);
+    }
+    struct spanprof__frame *target = NULL, *f;
+    for (f = t->top; f > t->frames; f--)
+        if (f->node->site == site && f->cfa == cfa) {
+            target = f;
+            break;
+        }
+    if (!target)
+        for (f = t->top; f > t->frames; f--)
+            if (f->node->site == site && f->cfa >= cfa) {
+                target = f;
+                break;
+            }
+    if (!target)
+        for (f = t->top; f > t->frames; f--)
+            if (f->node->site == site) {
+                target = f;
+                break;
+            }
+    if (!target) {
+        t->unmatched++;
+        goto out;
+    }
+    while (t->top != target) {
+        close_top(t, now);
+        t->abandoned++;
+    }
+    close_top(t, now);
+out:
+    spanprof__guard_leave(guard);
+}

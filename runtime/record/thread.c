@@ -1,0 +1,190 @@
+/* thread.c — per-thread data: TLS pointer and sentinel, creation and registration, capture at
+ * thread exit, settling of open frames, and fork.
+ *
+ * A thread gets data (mmap'd, registered in spanprof__g.threads under the lock) at its first
+ * span.  The data outlives the thread: a pthread key destructor records the thread's name and
+ * charges its open frames up to the moment it ended, and the process-exit write still sees it.
+ *
+ * fork: the child (see spanprof__fork_child) keeps only the forking thread's data, with every
+ * counter reset to zero — the child's profile covers the child only.  The forking thread's open
+ * frames are kept (restarted at the fork) because the child will run their exits.  Other
+ * threads do not exist in the child; their data is dropped.  The child writes its own files:
+ * %p in a path expands to the child's pid, and a path without %p gets ".PID" appended (see
+ * path.c), so the parent's files are never clobbered.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "record/clock.h"
+#include "record/histogram.h"
+#include "record/record.h"
+
+#define INITIAL_FRAMES ((size_t)1024)
+
+/* A thread without data points here.  Its frame has cfa 0 (every enter sees a "dead" frame) and a
+ * site-less node (every exit sees a mismatch), so the hot path sends it to the cold path without
+ * testing for NULL; the cold path recognises the sentinel.  Never written. */
+static struct spanprof__frame sentinel_frame = {.node = &spanprof__miss_node};
+struct spanprof__thread spanprof__sentinel_thread = {
+    .top = &sentinel_frame,
+    .limit = &sentinel_frame,
+    .frames = &sentinel_frame,
+};
+
+SPANPROF_TLS struct spanprof__thread *spanprof__tls = &spanprof__sentinel_thread;
+
+struct spanprof__thread *spanprof__thread_new(void)
+{
+    size_t cap = INITIAL_FRAMES;
+    if (cap > spanprof__flags.max_depth + 1)
+        cap = spanprof__flags.max_depth + 1;
+    struct spanprof__thread *t = spanprof__map(sizeof *t);
+    if (!t)
+        return NULL;
+    t->frames = spanprof__map(cap * sizeof *t->frames);
+    if (!t->frames) {
+        spanprof__unmap(t, sizeof *t);
+        return NULL;
+    }
+    t->capacity = cap;
+    spanprof__node_init(&t->root, NULL, NULL);
+    t->frames[0].node = &t->root;
+    t->frames[0].cfa = UINTPTR_MAX; /* the root frame is never dead */
+    t->top = t->frames;
+    t->limit = t->frames + cap - 1;
+    t->park_frame.node = &spanprof__miss_node;
+    t->park_frame.cfa = 0;
+    t->tid = gettid();
+    return t;
+}
+
+struct spanprof__thread *spanprof__thread_attach(void)
+{
+    spanprof__start();
+    if (!spanprof__flags.recording)
+        return NULL;
+    struct spanprof__thread *t = spanprof__thread_new();
+    if (!t)
+        return NULL;
+    if (spanprof__hooks.thread_new)
+        spanprof__hooks.thread_new(t);
+    spanprof__lock();
+    t->next = spanprof__g.threads;
+    spanprof__g.threads = t;
+    spanprof__unlock();
+    /* Keys below PTHREAD_KEY_2NDLEVEL_SIZE (32) need no allocation here. */
+    pthread_setspecific(spanprof__g.key, t);
+    spanprof__tls = t;
+    return t;
+}
+
+/* Charge every open frame of T (T's own thread only) up to NOW and restart it there: the output
+ * then includes time so far, and the frames' later exits add only the rest. */
+void spanprof__thread_settle(struct spanprof__thread *t, uint64_t now)
+{
+    struct spanprof__frame *f = t->park_depth ? t->parked_top : t->top;
+    for (; f > t->frames; f--) {
+        spanprof__charge(f, now);
+        f->start = now;
+    }
+}
+
+uint64_t spanprof__thread_open_frames(const struct spanprof__thread *t)
+{
+    if (__atomic_load_n(&t->exited, __ATOMIC_ACQUIRE))
+        return t->open_at_exit;
+    /* Racy for a running thread (its frame array may move): clamp to something sane. */
+    const struct spanprof__frame *frames = __atomic_load_n(&t->frames, __ATOMIC_RELAXED);
+    uint64_t park = __atomic_load_n(&t->park_depth, __ATOMIC_RELAXED);
+    const struct spanprof__frame *top =
+        park ? __atomic_load_n(&t->parked_top, __ATOMIC_RELAXED) : __atomic_load_n(&t->top, __ATOMIC_RELAXED);
+    if (top < frames || top >= frames + t->capacity)
+        return park;
+    return (uint64_t)(top - frames) + park;
+}
+
+/* Name of a live thread from /proc (works for any thread of this process, no pthread_t needed,
+ * so a thread that is exiting concurrently is harmless). */
+void spanprof__thread_refresh_name(struct spanprof__thread *t)
+{
+    if (t->exited)
+        return;
+    char path[64], buf[64];
+    snprintf(path, sizeof path, "/proc/self/task/%ld/comm", (long)t->tid);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return;
+    ssize_t n = read(fd, buf, sizeof buf - 1);
+    close(fd);
+    if (n <= 0)
+        return;
+    buf[n] = 0;
+    buf[strcspn(buf, "\n")] = 0;
+    memcpy(t->name, buf, (size_t)n + 1);
+}
+
+/* pthread key destructor: runs in the exiting thread. */
+void spanprof__thread_exit_hook(void *arg)
+{
+    struct spanprof__thread *t = arg;
+    struct spanprof__guard guard = spanprof__guard_enter();
+    char name[64] = "";
+    pthread_getname_np(pthread_self(), name, sizeof name);
+    spanprof__thread_settle(t, spanprof__clock_now());
+    spanprof__lock();
+    memcpy(t->name, name, sizeof name);
+    t->open_at_exit = spanprof__thread_open_frames(t);
+    __atomic_store_n(&t->exited, 1, __ATOMIC_RELEASE);
+    spanprof__unlock();
+    spanprof__guard_leave(guard);
+}
+
+/* Hold the lock across fork so the child never inherits it half-taken. */
+void spanprof__fork_prepare(void)
+{
+    spanprof__lock();
+}
+
+void spanprof__fork_parent(void)
+{
+    spanprof__unlock();
+}
+
+static int reset_node(struct spanprof__node *n, size_t depth, void *ctx)
+{
+    (void)depth, (void)ctx;
+    n->calls = n->total = n->child = 0;
+    return 1;
+}
+
+void spanprof__fork_child(void)
+{
+    int saved_errno = errno;
+    pthread_mutex_init(&spanprof__g.lock, NULL);
+    struct spanprof__thread *t = spanprof__tls;
+    spanprof__g.threads = NULL;
+    spanprof__g.fork_child = 1;
+    spanprof__g.unmatched_no_thread = 0;
+    spanprof__mark_start();
+    if (t != &spanprof__sentinel_thread) {
+        spanprof__tree_walk(&t->root, reset_node, NULL, NULL);
+        spanprof__hist_reset(t);
+        t->abandoned = t->unmatched = t->overflow = 0;
+        uint64_t now = spanprof__clock_now();
+        struct spanprof__frame *f = t->park_depth ? t->parked_top : t->top;
+        for (; f > t->frames; f--)
+            f->start = now;
+        t->tid = gettid();
+        if (spanprof__hooks.fork_child)
+            spanprof__hooks.fork_child(t);
+        t->next = NULL;
+        spanprof__g.threads = t;
+        /* The key's value survives fork for the forking thread: its destructor still runs. */
+    }
+    errno = saved_errno;
+}

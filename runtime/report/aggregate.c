@@ -1,0 +1,161 @@
+/* aggregate.c — turns call trees into the numbers the writers print: per-site totals
+ * (recursion counted once), per-thread calls, anomaly counters, tick → ns conversion.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "report/report.h"
+
+uint64_t spanprof__ticks_to_ns(const struct spanprof__view *v, uint64_t ticks)
+{
+    return (uint64_t)((double)ticks * v->ns_per_tick + 0.5);
+}
+
+const char *spanprof__thread_label(const struct spanprof__thread *t, char *buf, size_t size)
+{
+    if (t->name[0])
+        return t->name;
+    snprintf(buf, size, "thread-%ld", (long)t->tid);
+    return buf;
+}
+
+struct sites {
+    const struct spanprof_site **v;
+    size_t n, cap;
+    int oom;
+};
+
+static int collect_site(struct spanprof__node *n, size_t depth, void *ctx)
+{
+    (void)depth;
+    struct sites *s = ctx;
+    if (s->n == s->cap) {
+        size_t cap = s->cap ? s->cap * 2 : 64;
+        const struct spanprof_site **v = realloc(s->v, cap * sizeof *v);
+        if (!v) {
+            s->oom = 1;
+            return 0;
+        }
+        s->v = v;
+        s->cap = cap;
+    }
+    s->v[s->n++] = n->site;
+    return 1;
+}
+
+static int cmp_ptr(const void *a, const void *b)
+{
+    uintptr_t x = (uintptr_t) * (const void *const *)a, y = (uintptr_t) * (const void *const *)b;
+    return x < y ? -1 : x > y;
+}
+
+static int cmp_stats_ptr(const void *key, const void *elem)
+{
+    uintptr_t x = (uintptr_t)key, y = (uintptr_t)((const struct spanprof__site_stats *)elem)->site;
+    return x < y ? -1 : x > y;
+}
+
+static int cmp_stats_name(const void *a, const void *b)
+{
+    return spanprof__site_compare(((const struct spanprof__site_stats *)a)->site,
+                                  ((const struct spanprof__site_stats *)b)->site);
+}
+
+struct agg {
+    struct spanprof__site_stats *st;
+    size_t n;
+};
+
+static struct spanprof__site_stats *find(struct agg *a, const struct spanprof_site *site)
+{
+    return bsearch(site, a->st, a->n, sizeof *a->st, cmp_stats_ptr);
+}
+
+static int agg_pre(struct spanprof__node *n, size_t depth, void *ctx)
+{
+    (void)depth;
+    struct spanprof__site_stats *s = find(ctx, n->site);
+    if (!s)
+        return 0; /* node created after the collection pass */
+    s->calls += __atomic_load_n(&n->calls, __ATOMIC_RELAXED);
+    s->self += spanprof__node_self(n);
+    /* Only the outermost activation of a site on a stack adds to its inclusive total. */
+    if (s->active == 0)
+        s->total += __atomic_load_n(&n->total, __ATOMIC_RELAXED);
+    if (++s->active > s->max_depth)
+        s->max_depth = s->active;
+    return 1;
+}
+
+static void agg_post(struct spanprof__node *n, size_t depth, void *ctx)
+{
+    (void)depth;
+    struct spanprof__site_stats *s = find(ctx, n->site);
+    if (s)
+        s->active--;
+}
+
+struct spanprof__site_stats *spanprof__aggregate_sites(const struct spanprof__view *v, size_t *n)
+{
+    struct sites s = {0};
+    *n = 0;
+    for (size_t i = 0; i < v->nthreads; i++)
+        spanprof__tree_walk(&v->threads[i]->root, collect_site, NULL, &s);
+    if (s.oom || s.n == 0) {
+        free(s.v);
+        return NULL;
+    }
+    qsort(s.v, s.n, sizeof *s.v, cmp_ptr);
+    size_t u = 0;
+    for (size_t i = 0; i < s.n; i++)
+        if (u == 0 || s.v[u - 1] != s.v[i])
+            s.v[u++] = s.v[i];
+    struct agg a = {calloc(u, sizeof *a.st), u};
+    if (!a.st) {
+        free(s.v);
+        return NULL;
+    }
+    for (size_t i = 0; i < u; i++)
+        a.st[i].site = s.v[i];
+    free(s.v);
+    for (size_t i = 0; i < v->nthreads; i++)
+        spanprof__tree_walk(&v->threads[i]->root, agg_pre, agg_post, &a);
+    /* Keep sites that ran in this process (after fork, inherited nodes may be all zero). */
+    size_t k = 0;
+    for (size_t i = 0; i < u; i++)
+        if (a.st[i].calls || a.st[i].total)
+            a.st[k++] = a.st[i];
+    qsort(a.st, k, sizeof *a.st, cmp_stats_name);
+    *n = k;
+    if (k == 0) {
+        free(a.st);
+        return NULL;
+    }
+    return a.st;
+}
+
+static int sum_calls(struct spanprof__node *n, size_t depth, void *ctx)
+{
+    (void)depth;
+    *(uint64_t *)ctx += __atomic_load_n(&n->calls, __ATOMIC_RELAXED);
+    return 1;
+}
+
+uint64_t spanprof__thread_calls(const struct spanprof__thread *t)
+{
+    uint64_t calls = 0;
+    spanprof__tree_walk((struct spanprof__node *)&t->root, sum_calls, NULL, &calls);
+    return calls;
+}
+
+void spanprof__anomalies(const struct spanprof__view *v, struct spanprof__anomalies *a)
+{
+    memset(a, 0, sizeof *a);
+    for (size_t i = 0; i < v->nthreads; i++) {
+        const struct spanprof__thread *t = v->threads[i];
+        a->abandoned += __atomic_load_n(&t->abandoned, __ATOMIC_RELAXED);
+        a->unmatched += __atomic_load_n(&t->unmatched, __ATOMIC_RELAXED);
+        a->overflow += __atomic_load_n(&t->overflow, __ATOMIC_RELAXED);
+        a->open += spanprof__thread_open_frames(t);
+    }
+}

@@ -1,0 +1,122 @@
+/* json.c — the JSON report (json-c), built from a view so it can be tested without files.
+ *
+ * {
+ *   "version": 1, "pid": N, "program": "/path/exe", "start_time": "2025-01-02T03:04:05.678Z",
+ *   "wall_ns": N, "thread_count": N, "clock": "tsc" | "monotonic",
+ *   "threads": [ { "tid": N, "name": "...", "calls": N } ],
+ *   "spans": [ { "name", "file", "line", "last_line", "calls", "total_ns", "self_ns",
+ *                "max_depth" } ],         sorted by name, file, line
+ *   "anomalies": { "abandoned_frames", "unmatched_exits", "open_frames", "overflow_calls" },
+ *   "progress": [ { "name", "file", "line", "hits" } ]   progress points, sorted by name, file, line
+ * }
+ * total_ns is inclusive, counting only the outermost activation of a site on each stack (so
+ * recursion is not double counted); self_ns excludes time in child spans; max_depth is the
+ * deepest recursion of the site on one stack.
+ */
+#include <stdlib.h>
+
+#include <json-c/json.h>
+
+#include "report/report.h"
+
+static int compare_points(const void *a, const void *b)
+{
+    return spanprof__site_compare((*(struct spanprof__progress_point *const *)a)->site,
+                                  (*(struct spanprof__progress_point *const *)b)->site);
+}
+
+json_object *spanprof__progress_json(void)
+{
+    json_object *array = json_object_new_array();
+    size_t n = 0;
+    for (struct spanprof__progress_point *p = spanprof__progress_points; p; p = p->next)
+        n++;
+    struct spanprof__progress_point **sorted = calloc(n ? n : 1, sizeof *sorted);
+    if (!array || !sorted) {
+        free(sorted);
+        return array;
+    }
+    n = 0;
+    for (struct spanprof__progress_point *p = spanprof__progress_points; p; p = p->next)
+        sorted[n++] = p;
+    qsort(sorted, n, sizeof *sorted, compare_points);
+    for (size_t i = 0; i < n; i++) {
+        const struct spanprof_site *s = sorted[i]->site;
+        json_object *j = json_object_new_object();
+        json_object_object_add(j, "name", spanprof__json_str(s->name));
+        json_object_object_add(j, "file", spanprof__json_str(s->file));
+        json_object_object_add(j, "line", json_object_new_int64(s->first_line));
+        json_object_object_add(j, "hits", spanprof__json_u64(__atomic_load_n(&sorted[i]->hits, __ATOMIC_RELAXED)));
+        json_object_array_add(array, j);
+    }
+    free(sorted);
+    return array;
+}
+
+json_object *spanprof__json_build(const struct spanprof__view *v, const struct spanprof__json_meta *m)
+{
+    json_object *o = json_object_new_object();
+    if (!o)
+        return NULL;
+    json_object_object_add(o, "version", json_object_new_int(SPANPROF_FORMAT_VERSION));
+    json_object_object_add(o, "pid", json_object_new_int64(m->pid));
+    json_object_object_add(o, "program", spanprof__json_str(m->program));
+    json_object_object_add(o, "start_time", spanprof__json_str(m->start_time));
+    json_object_object_add(o, "wall_ns", spanprof__json_u64(m->wall_ns));
+    json_object_object_add(o, "thread_count", spanprof__json_u64(v->nthreads));
+    json_object_object_add(o, "clock", spanprof__json_str(m->clock));
+
+    json_object *threads = json_object_new_array();
+    for (size_t i = 0; i < v->nthreads; i++) {
+        const struct spanprof__thread *t = v->threads[i];
+        json_object *jt = spanprof__json_thread(t);
+        json_object_object_add(jt, "calls", spanprof__json_u64(spanprof__thread_calls(t)));
+        json_object_array_add(threads, jt);
+    }
+    json_object_object_add(o, "threads", threads);
+
+    size_t n;
+    struct spanprof__site_stats *st = spanprof__aggregate_sites(v, &n);
+    json_object *spans = json_object_new_array();
+    struct spanprof__res_sites *res = spanprof__res_collect(v); /* NULL when all off */
+    for (size_t i = 0; i < n; i++) {
+        const struct spanprof_site *s = st[i].site;
+        json_object *js = json_object_new_object();
+        json_object_object_add(js, "name", spanprof__json_str(s->name));
+        json_object_object_add(js, "file", spanprof__json_str(s->file));
+        json_object_object_add(js, "line", json_object_new_int64(s->first_line));
+        json_object_object_add(js, "last_line", json_object_new_int64(s->last_line));
+        json_object_object_add(js, "calls", spanprof__json_u64(st[i].calls));
+        json_object_object_add(js, "total_ns", spanprof__json_u64(spanprof__ticks_to_ns(v, st[i].total)));
+        json_object_object_add(js, "self_ns", spanprof__json_u64(spanprof__ticks_to_ns(v, st[i].self)));
+        json_object_object_add(js, "max_depth", spanprof__json_u64(st[i].max_depth));
+        spanprof__res_json(res, s, js, v); /* p50_ns…, cpu_*_ns, allocs… when enabled */
+        json_object_array_add(spans, js);
+    }
+    free(st);
+    spanprof__res_free(res);
+    json_object_object_add(o, "spans", spans);
+
+    struct spanprof__anomalies a;
+    spanprof__anomalies(v, &a);
+    json_object *ja = json_object_new_object();
+    json_object_object_add(ja, "abandoned_frames", spanprof__json_u64(a.abandoned));
+    json_object_object_add(ja, "unmatched_exits", spanprof__json_u64(a.unmatched + m->extra_unmatched));
+    json_object_object_add(ja, "open_frames", spanprof__json_u64(a.open));
+    json_object_object_add(ja, "overflow_calls", spanprof__json_u64(a.overflow));
+    json_object_object_add(o, "anomalies", ja);
+    json_object_object_add(o, "progress", spanprof__progress_json());
+    return o;
+}
+
+int spanprof__json_write(FILE *f, const struct spanprof__view *v, const struct spanprof__json_meta *m)
+{
+    json_object *o = spanprof__json_build(v, m);
+    if (!o)
+        return -1;
+    const char *s = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED |
+                                                          JSON_C_TO_STRING_NOSLASHESCAPE);
+    int rc = s && fputs(s, f) >= 0 && fputc('\n', f) != EOF ? 0 : -1;
+    json_object_put(o);
+    return rc;
+}

@@ -1,0 +1,121 @@
+/* report.h — the report layer: everything that turns recorded state into files (never
+ * installed).  It reads the recording layer's trees and the collectors' data; what to write and
+ * where comes from the caller (config/start.c) in struct spanprof__outputs.
+ */
+#ifndef SPANPROF_REPORT_H
+#define SPANPROF_REPORT_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "record/record.h"
+
+#pragma GCC visibility push(hidden)
+
+/* Folded stacks deeper than this are cut: the rest of the subtree's self time is reported on a
+ * line ending in the frame "[truncated]" (keeps the file linear in the number of nodes). */
+#define SPANPROF_FOLDED_MAX_DEPTH 1024
+
+/* ---- output.c ---- */
+/* The files to write (path patterns with %p; NULL: not written) and how to print them. */
+struct spanprof__outputs {
+    const char *folded, *json, *trace, *alloc_folded, *pprof;
+    int threads_root; /* SPANPROF_THREADS */
+    int file_line;    /* SPANPROF_FILE_LINE */
+};
+/* Writes every file O names from the state of all threads so far.  0, or -1 after printing
+ * "spanprof: error: cannot write 'PATH': REASON" for each failure. */
+int spanprof__write_all(const struct spanprof__outputs *o);
+
+/* ---- path.c ---- */
+int spanprof__path_valid(const char *pattern);
+int spanprof__path_expand(const char *pattern, long pid, int append_pid, char *out, size_t size);
+
+/* ---- aggregate.c: what the writers print ---- */
+/* A consistent set of threads to write, plus how to print them. */
+struct spanprof__view {
+    struct spanprof__thread *const *threads;
+    size_t nthreads;
+    double ns_per_tick;
+    int threads_root; /* SPANPROF_THREADS */
+    int file_line;    /* SPANPROF_FILE_LINE */
+    int counting;     /* SPANPROF=count: folded values are calls, not ns */
+};
+struct spanprof__site_stats {
+    const struct spanprof_site *site;
+    uint64_t calls;
+    uint64_t total;  /* ticks, outermost activations only (recursion not double counted) */
+    uint64_t self;   /* ticks */
+    uint64_t max_depth; /* deepest recursion of this site on one stack */
+    uint64_t active;    /* walk state */
+};
+struct spanprof__anomalies {
+    uint64_t abandoned, unmatched, open, overflow;
+};
+/* Per-site totals over all threads of V, sorted by name, file, line.  Returns a malloc'd array
+ * (count in *n), or NULL with *n == 0 when empty or out of memory. */
+struct spanprof__site_stats *spanprof__aggregate_sites(const struct spanprof__view *v, size_t *n);
+uint64_t spanprof__thread_calls(const struct spanprof__thread *t);
+void spanprof__anomalies(const struct spanprof__view *v, struct spanprof__anomalies *a);
+uint64_t spanprof__ticks_to_ns(const struct spanprof__view *v, uint64_t ticks);
+const char *spanprof__thread_label(const struct spanprof__thread *t, char *buf, size_t size);
+
+/* ---- pprof.c ---- */
+/* V as a gzip-compressed pprof profile (pprof/ encodes it): one sample per distinct stack. */
+struct spanprof__json_meta;
+int spanprof__pprof_write_view(FILE *f, const struct spanprof__view *v,
+                               const struct spanprof__json_meta *m);
+
+/* ---- folded.c ---- */
+int spanprof__folded_write(FILE *f, const struct spanprof__view *v);
+
+/* ---- json.c ---- */
+struct spanprof__json_meta {
+    long pid;
+    const char *program;
+    const char *start_time; /* ISO 8601 UTC */
+    uint64_t wall_ns;
+    const char *clock;      /* "tsc", "monotonic" or "none" (SPANPROF=count) */
+    uint64_t extra_unmatched; /* exits seen in threads with no data */
+};
+struct json_object;
+struct json_object *spanprof__json_build(const struct spanprof__view *v,
+                                         const struct spanprof__json_meta *m);
+int spanprof__json_write(FILE *f, const struct spanprof__view *v,
+                         const struct spanprof__json_meta *m);
+/* [ { "name", "file", "line", "hits" } ] for every progress point hit so far, sorted by name,
+ * file and line.  Call with the process lock held. */
+struct json_object *spanprof__progress_json(void);
+
+/* ---- jsonvalue.c: the few json-c values every JSON writer shares ---- */
+/* An unsigned counter as a JSON integer (json-c's are signed 64-bit: clamped). */
+struct json_object *spanprof__json_u64(uint64_t v);
+/* A string, "" for NULL. */
+struct json_object *spanprof__json_str(const char *s);
+/* { "tid", "name" } of thread T: the start of each per-thread object. */
+struct json_object *spanprof__json_thread(const struct spanprof__thread *t);
+
+/* ---- resreport.c: the collectors' numbers per site ---- */
+/* Per-site totals over all threads of V (NULL when no collector is on), added to each span's
+ * JSON object by spanprof__res_json. */
+struct spanprof__res_sites;
+struct spanprof__res_sites *spanprof__res_collect(const struct spanprof__view *v);
+void spanprof__res_json(const struct spanprof__res_sites *r, const struct spanprof_site *site,
+                        struct json_object *js, const struct spanprof__view *v);
+void spanprof__res_free(struct spanprof__res_sites *r);
+
+/* ---- allocfolded.c ---- */
+int spanprof__alloc_folded_write(FILE *f, const struct spanprof__view *v);
+
+/* ---- trace_writer.c ---- */
+/* Writes the Chrome trace of V: ticks become µs since ORIGIN_TICK; frames still open are closed
+ * at END_TICK.  spanprof__trace_write picks both from the clock (for output.c). */
+int spanprof__trace_write_at(FILE *f, const struct spanprof__view *v,
+                             const struct spanprof__json_meta *m, uint64_t origin_tick,
+                             uint64_t end_tick);
+int spanprof__trace_write(FILE *f, const struct spanprof__view *v,
+                          const struct spanprof__json_meta *m);
+
+#pragma GCC visibility pop
+
+#endif /* SPANPROF_REPORT_H */

@@ -1,0 +1,309 @@
+/* trace_writer.c — SPANPROF_TRACE's file: the Chrome Trace Event writer, replaying the per-thread
+ * rings of enter/exit events (collect/trace_ring.c).
+ *
+ * File format (Perfetto UI, chrome://tracing and speedscope load it):
+ *   {"traceEvents":[
+ *     {"ph":"M","name":"process_name","pid":P,"tid":0,"args":{"name":"PROGRAM"}},
+ *     {"ph":"M","name":"thread_name","pid":P,"tid":T,"args":{"name":"NAME"}},
+ *     {"ph":"M","name":"thread_sort_index","pid":P,"tid":T,"args":{"sort_index":I}},
+ *     {"ph":"B","pid":P,"tid":T,"ts":12.345,"name":"SPAN"},
+ *     {"ph":"E","pid":P,"tid":T,"ts":13.000,"name":"SPAN"}, ...],
+ *    "displayTimeUnit":"ns",
+ *    "otherData":{ run information, "dropped_events", "threads":[per-thread counts] }}
+ * ts is in µs since process start (since the fork in a fork child), with ns resolution, from the
+ * same clock on every thread; per thread the events are in the order they happened and ts never
+ * decreases.
+ *
+ * Balancing.  The ring keeps raw events; the writer replays them per thread on a stack so that
+ * every thread's events nest properly whatever happened:
+ *  - an exit matching no open event while events were dropped belongs to a span that began
+ *    before the kept window: it gets a begin at the window's first timestamp (counted in
+ *    "begins_before_window"), nested in the order the exits reveal;
+ *  - an exit matching a deeper open span closes the spans above it at that time (longjmp, the
+ *    same repair as the profile's);
+ *  - any other unmatched exit is left out ("unmatched_ends");
+ *  - spans still open at write time end at the write time ("open_at_write").
+ *
+ * Writer.  Events are streamed with stdio (a trace of millions of events must not need a tree
+ * of millions of json-c objects); json-c is used where its tree is small: escaping each span
+ * name once (cached per site id) and thread names, and the otherData object.
+ */
+#define _GNU_SOURCE
+#include <json-c/json.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "collect/trace_ring.h"
+#include "report/report.h"
+
+/* ---- writer ------------------------------------------------------------------------------- */
+
+struct writer {
+    FILE *f;
+    const struct spanprof__view *v;
+    long pid;
+    uint64_t origin;
+    char **names; /* escaped span names (with quotes) by site id */
+    size_t nnames;
+    char *scratch; /* the name of a site without an id (never registered): not cached */
+    int failed;
+};
+
+/* JSON string literal for S, malloc'd. */
+static char *escape(const char *s)
+{
+    json_object *o = json_object_new_string(s ? s : "");
+    if (!o)
+        return NULL;
+    const char *j = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN |
+                                                          JSON_C_TO_STRING_NOSLASHESCAPE);
+    char *r = j ? strdup(j) : NULL;
+    json_object_put(o);
+    return r;
+}
+
+/* The span's name as a JSON string, escaped once per site and write. */
+static const char *site_name(struct writer *w, const struct spanprof_site *s)
+{
+    char *text = NULL, *e;
+    size_t id = s->id;
+    if (id < w->nnames && w->names[id])
+        return w->names[id];
+    if (w->v->file_line && asprintf(&text, "%s (%s:%u)", s->name, s->file, s->first_line) < 0)
+        text = NULL;
+    e = escape(text ? text : s->name);
+    free(text);
+    if (!e) {
+        w->failed = 1;
+        return "\"?\"";
+    }
+    if (id == 0) {
+        free(w->scratch);
+        return w->scratch = e;
+    }
+    if (id >= w->nnames) {
+        size_t n = id + 64;
+        char **nn = realloc(w->names, n * sizeof *nn);
+        if (!nn) {
+            free(e);
+            w->failed = 1;
+            return "\"?\"";
+        }
+        memset(nn + w->nnames, 0, (n - w->nnames) * sizeof *nn);
+        w->names = nn;
+        w->nnames = n;
+    }
+    w->names[id] = e;
+    return e;
+}
+
+/* µs since the origin with ns resolution, never below LAST (per-thread monotonic). */
+static uint64_t ts_ns(const struct writer *w, uint64_t tick, uint64_t last)
+{
+    double ns = tick > w->origin ? (double)(tick - w->origin) * w->v->ns_per_tick : 0.0;
+    uint64_t r = (uint64_t)ns;
+    return r < last ? last : r;
+}
+
+static void event(struct writer *w, char ph, pid_t tid, uint64_t ns, const struct spanprof_site *s)
+{
+    fprintf(w->f, ",\n{\"ph\":\"%c\",\"pid\":%ld,\"tid\":%ld,\"ts\":%llu.%03u,\"name\":%s}", ph,
+            w->pid, (long)tid, (unsigned long long)(ns / 1000), (unsigned)(ns % 1000),
+            site_name(w, s));
+}
+
+struct thread_stats {
+    uint64_t events, dropped, before, open, unmatched;
+};
+
+struct stack {
+    const struct spanprof_site **v;
+    size_t n, cap;
+};
+
+static int stack_push(struct stack *st, const struct spanprof_site *s)
+{
+    if (st->n == st->cap) {
+        size_t cap = st->cap ? st->cap * 2 : 256;
+        const struct spanprof_site **v = realloc(st->v, cap * sizeof *v);
+        if (!v)
+            return -1;
+        st->v = v;
+        st->cap = cap;
+    }
+    st->v[st->n++] = s;
+    return 0;
+}
+
+/* Index + 1 of the topmost open span of S, or 0. */
+static size_t stack_find(const struct stack *st, const struct spanprof_site *s)
+{
+    for (size_t i = st->n; i > 0; i--)
+        if (st->v[i - 1] == s)
+            return i;
+    return 0;
+}
+
+static void write_thread(struct writer *w, const struct spanprof__thread *t, uint64_t end_tick,
+                         struct thread_stats *ts)
+{
+    size_t n;
+    uint64_t dropped;
+    struct spanprof__trace_event *ev = spanprof__trace_snapshot(t->trace, &n, &dropped);
+    memset(ts, 0, sizeof *ts);
+    ts->dropped = dropped;
+    struct stack st = {0};
+    /* Pass 1: which exits close spans that began before the window (innermost first). */
+    if (dropped) {
+        struct stack before = {0};
+        for (size_t i = 0; i < n; i++) {
+            const struct spanprof_site *s = (const void *)(ev[i].tag & ~SPANPROF__TRACE_EXIT);
+            if (!(ev[i].tag & SPANPROF__TRACE_EXIT)) {
+                if (stack_push(&st, s))
+                    w->failed = 1;
+                continue;
+            }
+            size_t at = stack_find(&st, s);
+            if (at) {
+                st.n = at - 1;
+            } else {
+                st.n = 0; /* everything kept is nested inside it */
+                if (stack_push(&before, s))
+                    w->failed = 1;
+            }
+        }
+        /* Pass 2 starts with those open, outermost at the bottom. */
+        st.n = 0;
+        for (size_t i = before.n; i > 0; i--)
+            if (stack_push(&st, before.v[i - 1]) == 0)
+                ts->before++;
+        free(before.v);
+    }
+    uint64_t last = 0;
+    if (st.n) {
+        last = ts_ns(w, ev[0].tick, 0);
+        for (size_t i = 0; i < st.n; i++) {
+            event(w, 'B', t->tid, last, st.v[i]);
+            ts->events++;
+        }
+    }
+    for (size_t i = 0; i < n; i++) {
+        const struct spanprof_site *s = (const void *)(ev[i].tag & ~SPANPROF__TRACE_EXIT);
+        uint64_t ns = ts_ns(w, ev[i].tick, last);
+        if (!(ev[i].tag & SPANPROF__TRACE_EXIT)) {
+            if (stack_push(&st, s)) {
+                w->failed = 1;
+                continue;
+            }
+            event(w, 'B', t->tid, ns, s);
+            ts->events++;
+            last = ns;
+            continue;
+        }
+        size_t at = stack_find(&st, s);
+        if (!at) {
+            ts->unmatched++;
+            continue;
+        }
+        while (st.n >= at) {
+            event(w, 'E', t->tid, ns, st.v[--st.n]);
+            ts->events++;
+        }
+        last = ns;
+    }
+    ts->open = st.n;
+    if (st.n) {
+        uint64_t ns = ts_ns(w, end_tick, last);
+        while (st.n) {
+            event(w, 'E', t->tid, ns, st.v[--st.n]);
+            ts->events++;
+        }
+    }
+    free(st.v);
+    free(ev);
+}
+
+int spanprof__trace_write_at(FILE *f, const struct spanprof__view *v,
+                             const struct spanprof__json_meta *m, uint64_t origin_tick,
+                             uint64_t end_tick)
+{
+    struct writer w = {.f = f, .v = v, .pid = m->pid, .origin = origin_tick};
+    struct thread_stats *stats = calloc(v->nthreads ? v->nthreads : 1, sizeof *stats);
+    char *program = escape(m->program);
+    if (!stats || !program) {
+        free(stats);
+        free(program);
+        return -1;
+    }
+    fprintf(f, "{\"traceEvents\":[\n{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":%ld,\"tid\":0,"
+               "\"args\":{\"name\":%s}}",
+            w.pid, program);
+    free(program);
+    for (size_t i = 0; i < v->nthreads; i++) {
+        const struct spanprof__thread *t = v->threads[i];
+        char buf[32];
+        char *name = escape(spanprof__thread_label(t, buf, sizeof buf));
+        if (!name) {
+            w.failed = 1;
+            continue;
+        }
+        fprintf(f, ",\n{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":%ld,\"tid\":%ld,"
+                   "\"args\":{\"name\":%s}}",
+                w.pid, (long)t->tid, name);
+        fprintf(f, ",\n{\"ph\":\"M\",\"name\":\"thread_sort_index\",\"pid\":%ld,\"tid\":%ld,"
+                   "\"args\":{\"sort_index\":%zu}}",
+                w.pid, (long)t->tid, i);
+        free(name);
+    }
+    for (size_t i = 0; i < v->nthreads; i++)
+        write_thread(&w, v->threads[i], end_tick, &stats[i]);
+
+    /* Run information: a small tree, so json-c. */
+    json_object *o = json_object_new_object();
+    uint64_t dropped = 0, capacity = 0;
+    json_object *threads = json_object_new_array();
+    for (size_t i = 0; i < v->nthreads; i++) {
+        const struct spanprof__thread *t = v->threads[i];
+        json_object *jt = spanprof__json_thread(t);
+        json_object_object_add(jt, "events", spanprof__json_u64(stats[i].events));
+        json_object_object_add(jt, "dropped_events", spanprof__json_u64(stats[i].dropped));
+        json_object_object_add(jt, "begins_before_window", spanprof__json_u64(stats[i].before));
+        json_object_object_add(jt, "open_at_write", spanprof__json_u64(stats[i].open));
+        json_object_object_add(jt, "unmatched_ends", spanprof__json_u64(stats[i].unmatched));
+        json_object_array_add(threads, jt);
+        dropped += stats[i].dropped;
+        if (t->trace)
+            capacity = t->trace->capacity;
+    }
+    json_object_object_add(o, "version", json_object_new_int(SPANPROF_FORMAT_VERSION));
+    json_object_object_add(o, "pid", json_object_new_int64(m->pid));
+    json_object_object_add(o, "program", spanprof__json_str(m->program));
+    json_object_object_add(o, "start_time", spanprof__json_str(m->start_time));
+    json_object_object_add(o, "clock", spanprof__json_str(m->clock));
+    json_object_object_add(o, "buffer_events_per_thread", spanprof__json_u64(capacity));
+    json_object_object_add(o, "dropped_events", spanprof__json_u64(dropped));
+    json_object_object_add(o, "threads", threads);
+    const char *s = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN |
+                                                          JSON_C_TO_STRING_NOSLASHESCAPE);
+    if (!s)
+        w.failed = 1;
+    fprintf(f, "\n],\n\"displayTimeUnit\":\"ns\",\n\"otherData\":%s}\n", s ? s : "{}");
+    json_object_put(o);
+    for (size_t i = 0; i < w.nnames; i++)
+        free(w.names[i]);
+    free(w.names);
+    free(w.scratch);
+    free(stats);
+    return w.failed ? -1 : 0;
+}
+
+int spanprof__trace_write(FILE *f, const struct spanprof__view *v, const struct spanprof__json_meta *m)
+{
+    /* The origin is process start (spanprof__g.start_mono_ns) expressed in ticks, found from a
+     * (tick, ns) pair taken now, so every thread's events share one time base. */
+    uint64_t end = spanprof__clock_now();
+    uint64_t now_ns = spanprof__mono_ns();
+    double since = (double)(now_ns - spanprof__g.start_mono_ns) / v->ns_per_tick;
+    uint64_t origin = since < (double)end ? end - (uint64_t)since : 0;
+    return spanprof__trace_write_at(f, v, m, origin, end);
+}

@@ -1,0 +1,11 @@
+/* optionsdoc.c — prints the README rows of every SPANPROF_* variable, from the runtime's option
+ * table (runtime/config/options.c), for the test that keeps README.md in step with it. */
+#include <stdio.h>
+
+#include "config/options.h"
+
+int main(void)
+{
+    spanprof__options_markdown(stdout);
+    return 0;
+}
