@@ -152,7 +152,8 @@ static void write_coz(const char *dir, long nspans, long nexp, char *tpath, char
         long line = 1 + (long)(rnd() % (unsigned long long)(per_file * FN_LINES * 11 / 10 + 1));
         double s = speedups[rnd() % (sizeof speedups / sizeof *speedups)];
         unsigned long long dur = 400000000 + rnd() % 200000000, samples = rnd() % 500;
-        unsigned long long delta = 5 + rnd() % 2000, arr = 5 + rnd() % 3000, dep = arr - rnd() % 5;
+        /* at least 5 visits of every point, as current coz requires before it writes an experiment */
+        unsigned long long delta = 5 + rnd() % 2000, arr = 10 + rnd() % 3000, dep = arr - rnd() % 5;
         unsigned long long diff = rnd() % 40;
         fprintf(t, "experiment\tselected=/home/u/proj/%s:%ld\tspeedup=%g\tduration=%llu\tselected-samples=%llu\n",
                 file, line, s, dur, samples);
