@@ -45,8 +45,9 @@
 #include "spanplugin.h"
 #include "plugin-version.h"   /* gcc_version: the GCC these headers come from */
 
+/* The release, from configure.ac's AC_INIT (the Makefile passes it). */
 #ifndef SPANPROF_VERSION
-#define SPANPROF_VERSION "0.1.0"
+#error "SPANPROF_VERSION comes from the build (configure.ac's AC_INIT): build with make"
 #endif
 
 /* Required by GCC to load the plugin. */

@@ -15,7 +15,7 @@
  * line; per span is the same idea one level up); with none, all speedup-0 experiments. Like
  * coz's plot we drop changes outside -100%..+200% as noise. coz's plot shows the latency
  * change negated; we show the plain change, so a negative figure means shorter latency. */
-#include "spanprof.h"
+#include "tool.h"
 
 #include <math.h>
 #include <stdio.h>

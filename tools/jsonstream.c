@@ -6,7 +6,7 @@
  * commas, colons) and asks json-c only for one value at a time (js_value: a key, a span entry),
  * feeding json-c's tokener 64 KiB at a time from a buffered read. The first syntax error stops
  * the read, and every message names the line and column where it was found. */
-#include "spanprof.h"
+#include "tool.h"
 
 #include <errno.h>
 #include <stdarg.h>

@@ -6,7 +6,7 @@
  * an accumulator and writes the merged result. Another kind (pprof) is one more entry. The kind
  * of every input is settled before any is read, so mixing kinds fails at once, naming the file. */
 #define _GNU_SOURCE     /* memmem */
-#include "spanprof.h"
+#include "tool.h"
 
 #include <dirent.h>
 #include <errno.h>

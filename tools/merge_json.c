@@ -8,7 +8,7 @@
  * becomes a "processes" array with each process's own (pid, program, start time, wall time,
  * threads, clock); a merged input contributes the processes it lists. Sums are exact: one that
  * would not fit in 64 bits is an error rather than a wrong figure. */
-#include "spanprof.h"
+#include "tool.h"
 
 #include <stdio.h>
 #include <stdlib.h>

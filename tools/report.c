@@ -1,7 +1,7 @@
 /* report.c — `spanprof report`: the JSON profile as a table of spans (calls, inclusive and self
  * time, mean, share of self time), plus run information, anomalies and progress points; several
  * profiles (or a directory of them) are merged first (merge_json.c). */
-#include "spanprof.h"
+#include "tool.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -4,7 +4,7 @@
  *
  * Exit status: 0 done, 1 an input could not be read or made no sense, 2 a bad command line
  * (with the command's usage on stderr). */
-#include "spanprof.h"
+#include "tool.h"
 #include "convert.h"
 
 #include <errno.h>

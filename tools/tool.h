@@ -1,8 +1,8 @@
-/* spanprof.h — internal declarations shared by the files of the spanprof command-line tool.
+/* tool.h — internal declarations shared by the files of the spanprof command-line tool.
  *
  * Not installed and not part of the runtime's ABI (that is include/spanprof.h): this header only
- * ties together tools/spanprof.c (the CLI), json_profile.c, coz_profile.c, causal.c, report.c
- * and util.c. */
+ * ties together tools/spanprof.c (the command line) and the files that do one job each for it
+ * (reading profiles, coz's output, the causal table, reports, merging, pages, utilities). */
 #ifndef SPANPROF_TOOL_H
 #define SPANPROF_TOOL_H
 
@@ -11,8 +11,9 @@
 #include <stdint.h>
 #include <stdio.h>
 
+/* The release, from configure.ac's AC_INIT (the Makefile passes it). */
 #ifndef SPANPROF_VERSION
-#define SPANPROF_VERSION "0.1.0"
+#error "SPANPROF_VERSION comes from the build (configure.ac's AC_INIT): build with make"
 #endif
 
 /* Exit statuses: 1 for a failure while doing the work (unreadable or bad input), 2 for a command
