@@ -247,19 +247,20 @@ static int run_coz(int argc, char **argv)
     return cmd_causal(&c, &p, &o);
 }
 
-static int run_merge(int argc, char **argv)
+/* The options of the commands that take only -o/--output and -h/--help: OUT gets -o's value.
+ * Returns -1 to go on, else the exit status (after --help or a usage error). */
+static int output_options(int argc, char **argv, const char **out)
 {
     static const struct option longopts[] = {
         { "output", required_argument, NULL, 'o' },
         { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 },
     };
-    const char *out = NULL;
     int ch;
     while ((ch = getopt_long(argc, argv, ":ho:", longopts, NULL)) != -1) {
         switch (ch) {
         case 'o':
-            out = optarg;
+            *out = optarg;
             break;
         case 'h':
             return show_help(current);
@@ -267,6 +268,15 @@ static int run_merge(int argc, char **argv)
             return getopt_error(ch, argv);
         }
     }
+    return -1;
+}
+
+static int run_merge(int argc, char **argv)
+{
+    const char *out = NULL;
+    int status = output_options(argc, argv, &out);
+    if (status >= 0)
+        return status;
     if (!out)
         return usage_error("%s", "merge needs -o OUT");
     if (argc - optind < 1)
@@ -276,24 +286,10 @@ static int run_merge(int argc, char **argv)
 
 static int run_view(int argc, char **argv)
 {
-    static const struct option longopts[] = {
-        { "output", required_argument, NULL, 'o' },
-        { "help", no_argument, NULL, 'h' },
-        { NULL, 0, NULL, 0 },
-    };
     const char *out = NULL;
-    int ch;
-    while ((ch = getopt_long(argc, argv, ":ho:", longopts, NULL)) != -1) {
-        switch (ch) {
-        case 'o':
-            out = optarg;
-            break;
-        case 'h':
-            return show_help(current);
-        default:
-            return getopt_error(ch, argv);
-        }
-    }
+    int status = output_options(argc, argv, &out);
+    if (status >= 0)
+        return status;
     if (argc - optind != 1)
         return usage_error("%s", argc - optind < 1 ? "view needs a PROFILE" : "view takes one PROFILE");
     return cmd_view(argv[optind], out);
