@@ -176,6 +176,14 @@ int folded_merge_add_file(struct folded_merge *m, const char *path);
 int folded_merge_write(struct folded_merge *m, FILE *out);
 void folded_merge_free(struct folded_merge *m);
 
+/* pprof profiles (gzip-compressed profile.proto): values summed per stack and thread label,
+ * inputs of one kind (sample types, period) only (merge_pprof.c). */
+struct pprof_merge;
+struct pprof_merge *pprof_merge_new(void);
+int pprof_merge_add_file(struct pprof_merge *m, const char *path);    /* -1 with a message */
+int pprof_merge_write(struct pprof_merge *m, FILE *out);              /* and frees m */
+void pprof_merge_free(struct pprof_merge *m);
+
 /* Writes the merge of PATHS (all of one kind) to OUT ("-": standard output). */
 int cmd_merge(const char *out, char *const *paths, size_t npaths);
 

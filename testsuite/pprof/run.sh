@@ -12,6 +12,9 @@
 #   runtime-alloc    SPANPROF_ALLOC=1 with libspanprof-alloc.so: allocations per stack, exact,
 #                    and per span from `spanprof convert` of the same run's JSON profile
 #   static-runtime   the program linked with libspanprof.a, SPANPROF=count: runtime-count's profile
+#   merge            `spanprof merge` of three runs' pprof files (SPANPROF_THREADS=1): calls
+#                    per stack and thread tripled, wall times the exact sums of the inputs'; a
+#                    count-mode profile, a folded file and gzip'd text refused with a message
 #   runtime-idle     SPANPROF_IDLE=1 SPANPROF_THREADS=1: a "(outside spans)" sample per thread
 #                    (wall time only), every stack's wall time the folded file's, and the main
 #                    thread's stacks adding up to the run's wall time
@@ -216,6 +219,41 @@ if selected runtime-idle; then
             "$work/runtime-idle/calls.folded"
     } >"$work/runtime-idle.actual"
     check_case runtime-idle
+fi
+
+if selected merge; then
+    {
+        run_case merge calls SPANPROF_THREADS=1 SPANPROF_PPROF=calls.%p.pb.gz >/dev/null
+        run_case merge calls SPANPROF_THREADS=1 SPANPROF_PPROF=calls.%p.pb.gz >/dev/null
+        run_case merge calls SPANPROF_THREADS=1 SPANPROF_PPROF=calls.%p.pb.gz
+        d="$work/merge"
+        echo "# spanprof merge -o merged.pb.gz calls.PID.pb.gz (3 files)"
+        (cd "$d" && "$TOOL" merge -o merged.pb.gz calls.*.pb.gz 2>&1; echo "# exit $?")
+        pprof_show merge/merged.pb.gz "-traces -sample_index=calls" -raw
+        # Wall times: the merged file's, stack by stack, are the sums of the inputs'.
+        for f in "$d"/calls.*.pb.gz; do
+            (cd "$d" && "$GO" tool pprof -symbolize=none -raw "$f" 2>&1) | raw_to_folded_threads
+        done | awk '{ v = $NF; sub(/ [0-9]+$/, ""); sum[$0] += v } END { for (k in sum) print k " " sum[k] }' |
+            sort >"$d/summed"
+        (cd "$d" && "$GO" tool pprof -symbolize=none -raw merged.pb.gz 2>&1) | raw_to_folded_threads >"$d/merged"
+        if cmp -s "$d/summed" "$d/merged"; then
+            echo "# wall/nanoseconds per stack and thread: the sums of the inputs'"
+        else
+            echo "# wall/nanoseconds per stack and thread differ from the sums of the inputs':"
+            diff "$d/summed" "$d/merged"
+        fi
+        # Inputs of another kind.
+        mkdir -p "$d/count"
+        (cd "$d/count" && SPANPROF=count SPANPROF_FOLDED=calls.folded SPANPROF_PPROF=count.pb.gz "$work/calls" >/dev/null)
+        printf 'not a profile\n' | gzip >"$d/text.gz"
+        one=$(cd "$d" && ls calls.*.pb.gz | head -n 1)
+        for args in "count/count.pb.gz $one" "$one count/calls.folded" "$one text.gz"; do
+            echo "# spanprof merge -o bad.pb.gz $args" | sed 's/[0-9][0-9]*/PID/g'
+            # shellcheck disable=SC2086 # a list of files
+            (cd "$d" && "$TOOL" merge -o bad.pb.gz $args 2>&1; echo "# exit $?") | sed 's/calls\.[0-9]*\./calls.PID./g'
+        done
+    } >"$work/merge.actual"
+    check_case merge
 fi
 
 # The static runtime carries the encoder too; linked as the README says.
