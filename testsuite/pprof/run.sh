@@ -246,7 +246,8 @@ if selected merge; then
         mkdir -p "$d/count"
         (cd "$d/count" && SPANPROF=count SPANPROF_FOLDED=calls.folded SPANPROF_PPROF=count.pb.gz "$work/calls" >/dev/null)
         printf 'not a profile\n' | gzip >"$d/text.gz"
-        one=$(cd "$d" && ls calls.*.pb.gz | head -n 1)
+        set -- "$d"/calls.*.pb.gz
+        one=${1##*/}
         for args in "count/count.pb.gz $one" "$one count/calls.folded" "$one text.gz"; do
             echo "# spanprof merge -o bad.pb.gz $args" | sed 's/[0-9][0-9]*/PID/g'
             # shellcheck disable=SC2086 # a list of files
