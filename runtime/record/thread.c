@@ -183,7 +183,7 @@ void spanprof__fork_child(void)
         struct spanprof__frame *f = t->park_depth ? t->parked_top : t->top;
         for (; f > t->frames; f--)
             f->start = now;
-        t->start_tick = now;
+        t->start_tick = spanprof__g.start_tick; /* the child's start: it is the main thread */
         t->tid = gettid();
         if (spanprof__hooks.fork_child)
             spanprof__hooks.fork_child(t);

@@ -110,7 +110,6 @@ int spanprof__write_all(const struct spanprof__outputs *o)
         .threads_root = o->threads_root,
         .file_line = o->file_line,
         .idle = o->idle,
-        .now = spanprof__clock_now(),
     };
     char program[PATH_MAX], start[64];
     program_path(program, sizeof program);
@@ -119,6 +118,7 @@ int spanprof__write_all(const struct spanprof__outputs *o)
     gmtime_r(&sec, &tm);
     size_t len = strftime(start, sizeof start, "%Y-%m-%dT%H:%M:%S", &tm);
     snprintf(start + len, sizeof start - len, ".%03ldZ", (long)(spanprof__g.start_real_nsec / 1000000));
+    v.now = spanprof__clock_now(); /* next to wall_ns: the main thread's time adds up to it */
     struct spanprof__json_meta m = {
         .pid = (long)getpid(),
         .program = program,
