@@ -1,14 +1,16 @@
 #!/bin/sh
 # install-deps.sh — installs the Debian 12 packages spanprof needs to build, test and run the
 # demo, skipping those already installed.  Uses sudo when not run as root.
-# nodejs and npm fetch speedscope for `spanprof view`; WITH_BROWSER=1 adds chromium for the
-# browser test (make check-browser).
+# nodejs and npm fetch speedscope for `spanprof view`; golang-go provides `go tool pprof`, which
+# the pprof test (make check-pprof) uses to read spanprof's pprof files; WITH_BROWSER=1 adds
+# chromium for the browser test (make check-browser).
 #
 # GCC_VERSIONS="11 12" installs the compiler and plugin headers of each listed GCC release
 # (default: the release of the system's gcc).
 set -eu
 default_major=$( (gcc -dumpversion 2>/dev/null || echo 12) | sed 's/\..*//')
-packages="gcc g++ make autoconf pkg-config libjson-c-dev libunwind-dev check coz-profiler dpkg-dev"
+packages="gcc g++ make autoconf pkg-config libjson-c-dev libunwind-dev check coz-profiler dpkg-dev
+          libprotobuf-c-dev protobuf-c-compiler zlib1g-dev golang-go"
 # A node.js that is already there (e.g. from another repository, whose nodejs package bundles
 # npm and conflicts with Debian's npm package) is used as it is.
 command -v npm >/dev/null 2>&1 || packages="$packages nodejs npm"

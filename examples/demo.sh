@@ -1,6 +1,6 @@
 #!/bin/sh
 # demo.sh — `make demo`: builds examples/pipeline.c with spanplugin, runs it to write a flame
-# graph input (folded stacks) and a JSON profile, prints the heaviest stacks, and — when coz is
+# graph input (folded stacks), a JSON profile and a pprof profile, prints the heaviest stacks, and — when coz is
 # installed and allowed to sample — runs it under `coz run` (spans become coz latency points,
 # the "item" progress point a throughput point) and prints the causal profile per span:
 # which stage, made faster, would raise the pipeline's throughput, and by how much.
@@ -25,7 +25,8 @@ $CC -O2 -g -gdwarf-4 -gno-variable-location-views -fplugin="$PLUGIN" -I"$INCLUDE
 { set +x; } 2>/dev/null
 
 echo "== running it: $records records"
-SPANPROF_FOLDED="$out/pipeline.folded" SPANPROF_JSON="$out/pipeline.json" "$out/pipeline" "$records"
+SPANPROF_FOLDED="$out/pipeline.folded" SPANPROF_JSON="$out/pipeline.json" \
+    SPANPROF_PPROF="$out/pipeline.pb.gz" "$out/pipeline" "$records"
 
 echo
 echo "== spans (spanprof report $out/pipeline.json)"
@@ -75,6 +76,8 @@ echo "== outputs"
 echo "  $out/pipeline.folded   flame graph input: flamegraph.pl $out/pipeline.folded > pipeline.svg"
 echo "                          or drop it on https://www.speedscope.app"
 echo "  $out/pipeline.json     JSON profile: calls, total and self time per span"
+echo "  $out/pipeline.pb.gz    pprof profile: go tool pprof -http=localhost:8080 $out/pipeline.pb.gz,"
+echo "                          or Grafana Pyroscope / Parca (see README, *pprof*)"
 echo "  $out/pipeline.trace.json  Chrome trace: https://ui.perfetto.dev (Open trace file) or speedscope"
 [ -n "$flame_page" ] && echo "  $flame_page   flame graph page (speedscope, works offline): open it in a browser"
 [ -n "$timeline_page" ] && echo "  $timeline_page     timeline page, one track per thread: open it in a browser"

@@ -19,7 +19,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "spanprof.h"
+#include "tool.h"
 
 #define MAX_FILES 8
 
@@ -166,6 +166,7 @@ int cmd_dump(const char *pid_text, double timeout)
         env_value(env, len, "SPANPROF_JSON"),
         env_value(env, len, "SPANPROF_TRACE"),
         alloc_on && strcmp(alloc_on, "1") == 0 ? (alloc ? alloc : "spanprof.alloc.folded") : NULL,
+        env_value(env, len, "SPANPROF_PPROF"),
     };
     static struct watched w[MAX_FILES];
     size_t nw = 0, outputs = 0;

@@ -4,7 +4,8 @@
  *
  * Exit status: 0 done, 1 an input could not be read or made no sense, 2 a bad command line
  * (with the command's usage on stderr). */
-#include "spanprof.h"
+#include "tool.h"
+#include "convert.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -13,9 +14,11 @@
 #include <string.h>
 
 static const char general_usage[] =
-    "usage: spanprof report [OPTIONS] PROFILE.json\n"
-    "       spanprof coz [OPTIONS] PROFILE.coz PROFILE.json\n"
+    "usage: spanprof report [OPTIONS] PROFILE.json|DIR...\n"
+    "       spanprof coz [OPTIONS] PROFILE.coz|PROFILE.jsonl PROFILE.json\n"
+    "       spanprof merge -o OUT FILE...\n"
     "       spanprof view [-o OUT.html] PROFILE\n"
+    "       spanprof convert [-o OUT] PROFILE\n"
     "       spanprof dump [--timeout SECONDS] PID\n"
     "       spanprof help [COMMAND]\n"
     "       spanprof --version\n";
@@ -26,9 +29,13 @@ static const char general_help[] =
     "__attribute__((span))).\n"
     "\n"
     "Commands:\n"
-    "  report   table of spans from the JSON profile (run with SPANPROF_JSON=PATH)\n"
-    "  coz      coz's causal profile (profile.coz from `coz run --- PROG`) per span\n"
+    "  report   table of spans from the JSON profile (run with SPANPROF_JSON=PATH);\n"
+    "           several profiles, or a directory of them, are merged first\n"
+    "  coz      coz's causal profile (profile.coz or profile.jsonl from\n"
+    "           `coz run --- PROG`) per span\n"
+    "  merge    one profile from many processes' JSON profiles or folded stacks\n"
     "  view     an HTML page showing folded stacks or a trace in speedscope\n"
+    "  convert  a JSON profile or folded stacks as a pprof profile (go tool pprof)\n"
     "  dump     make a running program write its profile (SPANPROF_DUMP_SIGNAL)\n"
     "  help     this text, or a command's: spanprof help COMMAND\n"
     "\n"
@@ -37,7 +44,7 @@ static const char general_help[] =
     "  -V, --version  show the version\n";
 
 static const char report_usage[] =
-    "usage: spanprof report [--sort=self|total|calls|name] [--limit N] PROFILE.json\n";
+    "usage: spanprof report [--sort=self|total|calls|name] [--limit N] PROFILE.json|DIR...\n";
 
 static const char report_help[] =
     "\n"
@@ -46,6 +53,9 @@ static const char report_help[] =
     "of all spans' self time. Spans that share a name are kept apart by file:line.\n"
     "Progress points are listed when the profile has them.\n"
     "\n"
+    "Given several profiles, or a directory (every JSON profile in it), it reports\n"
+    "their merge, as `spanprof merge` would write it: the processes' spans summed.\n"
+    "\n"
     "Options:\n"
     "  --sort=KEY   self (default), total, calls: largest first; name: A to Z\n"
     "  --limit N    show the first N spans only (0: all)\n"
@@ -53,11 +63,13 @@ static const char report_help[] =
 
 static const char coz_usage[] =
     "usage: spanprof coz [--progress NAME] [--latency NAME] [--sort=100|max|name]\n"
-    "                    PROFILE.coz PROFILE.json\n";
+    "                    PROFILE.coz|PROFILE.jsonl PROFILE.json\n";
 
 static const char coz_help[] =
     "\n"
-    "Summarises coz's causal profile per span. Each coz experiment virtually sped up\n"
+    "Summarises coz's causal profile per span. It reads both formats coz writes:\n"
+    "text records (profile.coz) and JSON Lines (profile.jsonl, coz's default since\n"
+    "2026), told apart by their content. Each coz experiment virtually sped up\n"
     "one source line; it is given to the span whose function holds that line (the\n"
     "JSON profile of the same program gives each span's file and lines; files match\n"
     "by full path, else path suffix, else basename; the narrowest span wins). Lines\n"
@@ -79,19 +91,45 @@ static const char coz_help[] =
     "                   at any speedup first; name: A to Z\n"
     "  -h, --help       show this text\n";
 
-static const char view_usage[] = "usage: spanprof view [-o OUT.html] PROFILE\n";
+static const char merge_usage[] = "usage: spanprof merge -o OUT FILE...\n";
+
+static const char merge_help[] =
+    "\n"
+    "Merges the profiles of many processes (a test suite's runs, one file each with\n"
+    "%p in SPANPROF_JSON, SPANPROF_FOLDED or SPANPROF_PPROF) into OUT, all inputs\n"
+    "of one kind:\n"
+    "  JSON profiles  spans matched by name, file and line: calls, times and\n"
+    "                 resource counts summed, maxima kept, percentiles left out;\n"
+    "                 \"processes\" lists each process's run information\n"
+    "  folded stacks  values of the same stack summed\n"
+    "  pprof          (gzip'd profile.proto, SPANPROF_PPROF) values summed per stack\n"
+    "                 (functions matched by name, file and first line) and thread\n"
+    "                 label; durations summed; sample types and period must agree\n"
+    "The kind is read from each file's content; mixing kinds is an error.\n"
+    "\n"
+    "Options:\n"
+    "  -o, --output OUT  the merged file (\"-\": standard output)\n"
+    "  -h, --help        show this text\n";
+
+static const char view_usage[] = "usage: spanprof view [-o OUT.html] [--unit=ns|bytes|calls] PROFILE\n";
 
 static const char view_help[] =
     "\n"
     "Writes one self-contained HTML page that shows PROFILE in speedscope, offline:\n"
-    "folded stacks (SPANPROF_FOLDED) as a flame graph, or a trace (SPANPROF_TRACE)\n"
-    "as a timeline per thread. Prints the page's path; open it in a browser. Add\n"
-    "#view=left-heavy or #view=sandwich to its URL to start in another view.\n"
+    "folded stacks (SPANPROF_FOLDED) as a flame graph (speedscope's left-heavy view,\n"
+    "values in ns shown as ms and µs), or a trace (SPANPROF_TRACE) as a timeline per\n"
+    "thread, opened on the busiest thread (the most time inside spans); the others\n"
+    "are in the thread list at the top. Prints the page's path; open it in a\n"
+    "browser. Add #view=time-ordered, #view=left-heavy or #view=sandwich to its URL\n"
+    "to start in another view.\n"
     "speedscope's files come from `make` (with npm) or `make install`;\n"
     "SPANPROF_SPEEDSCOPE_DIR overrides where they are read from.\n"
     "\n"
     "Options:\n"
     "  -o, --output OUT.html  where to write the page (default: PROFILE.html)\n"
+    "  --unit=ns|bytes|calls  what folded stacks' values are: nanoseconds (the\n"
+    "                         default: SPANPROF_FOLDED), bytes (the memory flame\n"
+    "                         graph, SPANPROF_ALLOC_FOLDED) or calls (SPANPROF=count)\n"
     "  -h, --help             show this text\n";
 
 static const char dump_usage[] = "usage: spanprof dump [--timeout SECONDS] PID\n";
@@ -184,12 +222,9 @@ static int run_report(int argc, char **argv)
             return getopt_error(ch, argv);
         }
     }
-    if (argc - optind != 1)
-        return usage_error("%s", argc - optind < 1 ? "report needs a PROFILE.json" : "report takes one PROFILE.json");
-    struct sp_profile p;
-    if (sp_profile_load(argv[optind], &p))
-        return EXIT_BAD_INPUT;
-    return cmd_report(&p, sort, limit);
+    if (argc - optind < 1)
+        return usage_error("%s", "report needs a PROFILE.json (or several, or a directory)");
+    return report_files(argv + optind, (size_t)(argc - optind), sort, limit);
 }
 
 static int run_coz(int argc, char **argv)
@@ -237,19 +272,68 @@ static int run_coz(int argc, char **argv)
     return cmd_causal(&c, &p, &o);
 }
 
-static int run_view(int argc, char **argv)
+/* The options of the commands that take only -o/--output and -h/--help: OUT gets -o's value.
+ * Returns -1 to go on, else the exit status (after --help or a usage error). */
+static int output_options(int argc, char **argv, const char **out)
 {
     static const struct option longopts[] = {
         { "output", required_argument, NULL, 'o' },
         { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 },
     };
-    const char *out = NULL;
     int ch;
     while ((ch = getopt_long(argc, argv, ":ho:", longopts, NULL)) != -1) {
         switch (ch) {
         case 'o':
+            *out = optarg;
+            break;
+        case 'h':
+            return show_help(current);
+        default:
+            return getopt_error(ch, argv);
+        }
+    }
+    return -1;
+}
+
+static int run_merge(int argc, char **argv)
+{
+    const char *out = NULL;
+    int status = output_options(argc, argv, &out);
+    if (status >= 0)
+        return status;
+    if (!out)
+        return usage_error("%s", "merge needs -o OUT");
+    if (argc - optind < 1)
+        return usage_error("%s", "merge needs at least one FILE");
+    return cmd_merge(out, argv + optind, (size_t)(argc - optind));
+}
+
+static int run_view(int argc, char **argv)
+{
+    static const struct option longopts[] = {
+        { "output", required_argument, NULL, 'o' },
+        { "unit", required_argument, NULL, 'u' },
+        { "help", no_argument, NULL, 'h' },
+        { NULL, 0, NULL, 0 },
+    };
+    const char *out = NULL, *unit = "nanoseconds";
+    int ch;
+    while ((ch = getopt_long(argc, argv, ":ho:u:", longopts, NULL)) != -1) {
+        switch (ch) {
+        case 'o':
             out = optarg;
+            break;
+        case 'u':
+            /* speedscope's names for them */
+            if (!strcmp(optarg, "ns"))
+                unit = "nanoseconds";
+            else if (!strcmp(optarg, "bytes"))
+                unit = "bytes";
+            else if (!strcmp(optarg, "calls"))
+                unit = "none";
+            else
+                return usage_error("--unit must be ns, bytes or calls, not '%s'", optarg);
             break;
         case 'h':
             return show_help(current);
@@ -259,7 +343,7 @@ static int run_view(int argc, char **argv)
     }
     if (argc - optind != 1)
         return usage_error("%s", argc - optind < 1 ? "view needs a PROFILE" : "view takes one PROFILE");
-    return cmd_view(argv[optind], out);
+    return cmd_view(argv[optind], out, unit);
 }
 
 static int run_dump(int argc, char **argv)
@@ -297,7 +381,9 @@ static int run_dump(int argc, char **argv)
 static const struct command commands[] = {
     { "report", report_usage, report_help, run_report },
     { "coz", coz_usage, coz_help, run_coz },
+    { "merge", merge_usage, merge_help, run_merge },
     { "view", view_usage, view_help, run_view },
+    { "convert", convert_usage, convert_help, run_convert },
     { "dump", dump_usage, dump_help, run_dump },
 };
 

@@ -51,12 +51,17 @@ static const struct option options[] = {
      "`1`: a root frame per thread, named by its pthread name, else `thread-TID`"},
     {"SPANPROF_FILE_LINE", CHOICE, FIELD(file_line), "0", switch_words, 0,
      "`1`: frames read `name (file:line)` (trace events too)"},
+    {"SPANPROF_IDLE", CHOICE, FIELD(idle), "0", switch_words, 0,
+     "`1`: each thread's time outside any span as a frame `(outside spans)` (see *Time outside "
+     "spans*)"},
     {"SPANPROF_FOLDED", PATH, FIELD(folded), "spanprof.folded", NULL, 0,
      "where to write folded stacks; empty: don't write them"},
     {"SPANPROF_JSON", PATH, FIELD(json), NULL, NULL, 0,
      "where to write the JSON profile; unset or empty: don't"},
     {"SPANPROF_TRACE", PATH, FIELD(trace), NULL, NULL, 0,
      "where to write the Chrome trace; unset or empty: no tracing"},
+    {"SPANPROF_PPROF", PATH, FIELD(pprof), NULL, NULL, 0,
+     "where to write the pprof profile (gzip-compressed protobuf); unset or empty: don't"},
     {"SPANPROF_TRACE_BUFFER", MIB, FIELD(trace_buffer), "8", NULL, 65536,
      "trace buffer per thread, in MiB: a number > 0 and ≤ 65536, fractions allowed (`0.5`); 16 "
      "bytes per event, so 8 MiB holds the last 524,288 events (262,144 span calls)"},

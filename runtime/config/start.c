@@ -34,13 +34,13 @@ static void (*collectors_thread_new)(struct spanprof__thread *t);
 
 /* A thread's first span.  The first one in the process starts the writer thread when a
  * terminating signal would need it: for the outputs the async-signal-safe writer cannot write
- * (JSON, trace, memory flame graph).  A program that records nothing never gets it. */
+ * (JSON, trace, memory flame graph, pprof).  A program that records nothing never gets it. */
 static void thread_new(struct spanprof__thread *t)
 {
     if (collectors_thread_new)
         collectors_thread_new(t);
     const struct spanprof__outputs *o = &spanprof__outputs;
-    if (spanprof__term_handled && (o->json || o->trace || o->alloc_folded))
+    if (spanprof__term_handled && (o->json || o->trace || o->alloc_folded || o->pprof))
         spanprof__writer_ensure();
 }
 
@@ -66,8 +66,10 @@ static void start(void)
         .folded = o->folded,
         .json = o->json,
         .trace = o->trace,
+        .pprof = o->pprof,
         .threads_root = o->threads,
         .file_line = o->file_line,
+        .idle = o->idle,
     };
     if (o->mode != SPANPROF_MODE_OFF) {
         /* Present only when the program runs under `coz run` (libcoz preloaded). */

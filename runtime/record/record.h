@@ -122,6 +122,10 @@ struct spanprof__thread {
     uint64_t abandoned;               /* frames popped by repair (longjmp, noreturn) */
     uint64_t unmatched;               /* exits that matched no open frame */
     uint64_t overflow;                /* entries not recorded: depth cap or out of memory */
+    uint64_t start_tick;              /* for the time outside spans: the process's start for the
+                                       * main thread, else when it got its data (its first
+                                       * span); the fork, in a fork child */
+    uint64_t end_tick;                /* when its pthread ended (valid once exited is set) */
     char name[64];
     /* Collectors' per-thread data (collect/), opaque here. */
     struct spanprof__res_thread *res;   /* CPU/allocation tracking, or NULL */
@@ -158,6 +162,8 @@ struct spanprof__hooks {
     void (*thread_new)(struct spanprof__thread *t);
     /* In a fork child, after the forking thread's counts were reset. */
     void (*fork_child)(struct spanprof__thread *t);
+    /* A frame of SITE is popped at a setjmp's return, a longjmp having abandoned it. */
+    void (*frame_abandoned)(const struct spanprof_site *site);
 };
 extern struct spanprof__hooks spanprof__hooks;
 
@@ -170,6 +176,7 @@ struct spanprof__process {
     uint64_t unmatched_no_thread;      /* exits in threads that never entered a span (atomic) */
     pthread_key_t key;                 /* destructor captures name/time at thread exit */
     uint64_t start_mono_ns;            /* for wall_ns */
+    uint64_t start_tick;               /* the same moment on the span clock (0 with no clock) */
     int64_t start_real_sec, start_real_nsec; /* for start_time */
 };
 extern struct spanprof__process spanprof__g;
@@ -255,6 +262,8 @@ spanprof__push_frame(struct spanprof__thread *t, struct spanprof__frame *f, stru
 void spanprof__enter_cold(struct spanprof_site *site, uintptr_t cfa, uintptr_t ra,
                           uintptr_t fra);
 void spanprof__exit_cold(struct spanprof_site *site, uintptr_t cfa, uint64_t now);
+/* Pops T's top frame, charging its time up to NOW (the repair paths' pop). */
+void spanprof__close_top(struct spanprof__thread *t, uint64_t now);
 
 /* ---- arena.c: memory that never goes through malloc ---- */
 void *spanprof__map(size_t size);

@@ -19,9 +19,10 @@
 /* ---- output.c ---- */
 /* The files to write (path patterns with %p; NULL: not written) and how to print them. */
 struct spanprof__outputs {
-    const char *folded, *json, *trace, *alloc_folded;
+    const char *folded, *json, *trace, *alloc_folded, *pprof;
     int threads_root; /* SPANPROF_THREADS */
     int file_line;    /* SPANPROF_FILE_LINE */
+    int idle;         /* SPANPROF_IDLE */
     int descendant;   /* exec'd by a profiled process: names as in a fork child (path.c) */
     unsigned image;   /* images of this process that wrote before this one (path.c) */
 };
@@ -51,6 +52,8 @@ struct spanprof__view {
     int threads_root; /* SPANPROF_THREADS */
     int file_line;    /* SPANPROF_FILE_LINE */
     int counting;     /* SPANPROF=count: folded values are calls, not ns */
+    int idle;         /* SPANPROF_IDLE: time outside spans too */
+    uint64_t now;     /* the write's timestamp (ticks) */
 };
 struct spanprof__site_stats {
     const struct spanprof_site *site;
@@ -70,6 +73,22 @@ uint64_t spanprof__thread_calls(const struct spanprof__thread *t);
 void spanprof__anomalies(const struct spanprof__view *v, struct spanprof__anomalies *a);
 uint64_t spanprof__ticks_to_ns(const struct spanprof__view *v, uint64_t ticks);
 const char *spanprof__thread_label(const struct spanprof__thread *t, char *buf, size_t size);
+
+/* ---- pprof.c ---- */
+/* V as a gzip-compressed pprof profile (pprof/ encodes it): one sample per distinct stack. */
+struct spanprof__json_meta;
+int spanprof__pprof_write_view(FILE *f, const struct spanprof__view *v,
+                               const struct spanprof__json_meta *m);
+
+/* ---- idle.c: time outside spans (SPANPROF_IDLE) ---- */
+/* The frame that stands for it: "(outside spans)". */
+extern const char spanprof__idle_frame[];
+/* Thread T's wall time outside any span so far, in ns, into *NS: 1 when V asks for it and it is
+ * known, else 0 (see idle.c for when it is not). */
+int spanprof__thread_idle_ns(const struct spanprof__view *v, const struct spanprof__thread *t,
+                             uint64_t *ns);
+/* The folded lines of that time, written after the span stacks. */
+int spanprof__idle_folded_write(FILE *f, const struct spanprof__view *v);
 
 /* ---- folded.c ---- */
 int spanprof__folded_write(FILE *f, const struct spanprof__view *v);

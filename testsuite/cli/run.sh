@@ -6,11 +6,11 @@
 #   --- stdout / ... / --- stderr / ... / --- exit N
 # so each stream is checked on its own (stdout and stderr interleave unpredictably in a pipe).
 #
-# Usage: SPANPROF_TOOL=/path/to/spanprof sh testsuite/cli/run.sh [--update NAME...]
-#   --update NAME...  rewrite NAME.expected from the tool's current output (check it with git diff)
-set -u
-
-dir=$(cd "$(dirname "$0")" && pwd)
+# Usage: SPANPROF_TOOL=/path/to/spanprof sh testsuite/cli/run.sh
+#   ONLY="a b" runs only those cases; REGEN=1 rewrites their expected files from the tool's current
+#   output (check it with git diff; see ../lib.sh).
+# shellcheck source=testsuite/lib.sh
+. "$(dirname "$0")/../lib.sh"
 tool=${SPANPROF_TOOL:-}
 if [ -z "$tool" ]; then
     echo "run.sh: set SPANPROF_TOOL to the spanprof binary to test" >&2
@@ -21,42 +21,73 @@ if [ ! -x "$tool" ]; then
     echo "run.sh: SPANPROF_TOOL='$tool' is not an executable file" >&2
     exit 2
 fi
+make_work_dir
 
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/spanprof-cli.XXXXXX") || exit 2
-trap 'rm -rf "$tmp"' EXIT INT TERM
-
-# Runs case $1 and writes its combined record to $2.
+# Runs the tool with the arguments $1 and writes its combined record to $2.
 run_case() {
-    args=$(cat "$dir/$1.args")
-    # Word splitting of $args is wanted: the file holds a command line.
+    # Word splitting of $1 is wanted: the file holds a command line.
     # shellcheck disable=SC2086
-    (cd "$dir" && LC_ALL=C "$tool" $args >"$tmp/out" 2>"$tmp/err")
+    (cd "$here" && "$tool" $1 >"$work/out" 2>"$work/err")
     status=$?
-    { echo "--- stdout"; cat "$tmp/out"; echo "--- stderr"; cat "$tmp/err"; echo "--- exit $status"; } >"$2"
+    { echo "--- stdout"; cat "$work/out"; echo "--- stderr"; cat "$work/err"; echo "--- exit $status"; } >"$2"
 }
 
-if [ "${1:-}" = "--update" ]; then
-    shift
-    for name in "$@"; do
-        run_case "$name" "$dir/$name.expected" && echo "updated $name.expected"
+# test_case ARGS-FILE NAME
+test_case() {
+    args=$(cat "$1")
+    run_case "$args" "$work/actual"
+    compare_expected "$2" "spanprof $args" "$work/actual"
+}
+
+for_each_test test_case args
+
+# coz's two formats: the same experiments as text (causal.coz) and as JSON Lines (causal.jsonl)
+# must give byte-identical output. Each is copied to a file named "profile" in its own folder
+# and run from there, so even the header's file name is the same.
+if selected coz-formats-identical; then
+    for format in coz jsonl; do
+        mkdir -p "$work/$format"
+        cp "$here/causal.$format" "$work/$format/profile"
+        cp "$here/causal.json" "$work/$format/spans.json"
+        (cd "$work/$format" && "$tool" coz profile spans.json >out 2>&1; echo "exit $?" >>out)
     done
-    exit 0
+    compare_files "coz-formats-identical [causal.coz and causal.jsonl]" "$work/coz/out" \
+        "$work/jsonl/out" "spanprof coz must read both of coz's formats to the same table"
+fi
+# What `spanprof view` embeds in its page (the profile in base64, after loadFileFromBase64's
+# name), decoded: speedscope's file format made from folded stacks (view-small.folded: one
+# sampled profile, values in ns; with --unit=bytes, in bytes) and from a trace
+# (view-threads.trace.json: a profile per thread, in ns, the busiest — worker — shown first; the
+# idle thread, with no span, left out), pretty-printed by json_pp; a trace with events this does
+# not convert (view-foreign.trace.json, a complete event) embedded byte for byte as it is.
+# Needs speedscope's files (built with npm): skipped without them.
+if selected view-embedded; then
+    embedded() { # embedded PAGE: the decoded profile
+        perl -ne 'print "$1\n" if /loadFileFromBase64\("[^"]*", "([^"]*)"\)/' "$1" | base64 -d
+    }
+    if ! (cd "$here" && "$tool" view -o "$work/small.html" view-small.folded) >"$work/view.log" 2>&1; then
+        if grep -q "needs speedscope" "$work/view.log"; then
+            skip "view-embedded: speedscope is not built (needs npm)"
+        else
+            fail "view-embedded: spanprof view view-small.folded"
+            sed 's/^/  | /' "$work/view.log"
+        fi
+    else
+        (cd "$here" && "$tool" view --unit=bytes -o "$work/bytes.html" view-small.folded &&
+         "$tool" view -o "$work/threads.html" view-threads.trace.json &&
+         "$tool" view -o "$work/foreign.html" view-foreign.trace.json) >>"$work/view.log" 2>&1
+        {
+            echo "# view-small.folded"
+            embedded "$work/small.html" | json_pp -json_opt canonical,pretty
+            echo "# view --unit=bytes view-small.folded: unit"
+            embedded "$work/bytes.html" | json_pp -json_opt canonical,pretty | grep '"unit"'
+            echo "# view-threads.trace.json"
+            embedded "$work/threads.html" | json_pp -json_opt canonical,pretty
+            echo "# view-foreign.trace.json, embedded as it is"
+            embedded "$work/foreign.html" | cmp - "$here/view-foreign.trace.json" && echo same
+        } 2>&1 | sed 's/"spanprof [0-9][^"]*"/"spanprof (release)"/' >"$work/embedded"
+        compare_expected view-embedded "spanprof view: the embedded profiles" "$work/embedded"
+    fi
 fi
 
-pass=0
-fail=0
-for args_file in "$dir"/*.args; do
-    name=$(basename "$args_file" .args)
-    run_case "$name" "$tmp/actual"
-    if [ -f "$dir/$name.expected" ] && cmp -s "$dir/$name.expected" "$tmp/actual"; then
-        echo "PASS: $name"
-        pass=$((pass + 1))
-    else
-        echo "FAIL: $name (spanprof $(cat "$args_file"))"
-        diff -u "$dir/$name.expected" "$tmp/actual" 2>&1 | sed 's/^/    /'
-        echo "    if the new output is right: SPANPROF_TOOL=$tool sh $dir/run.sh --update $name"
-        fail=$((fail + 1))
-    fi
-done
-echo "cli: $pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+summary

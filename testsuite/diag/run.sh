@@ -1,37 +1,23 @@
 #!/bin/sh
 # run.sh — diagnostics tests for the spanprof GCC plugin.
 #
-# Compiles each *.c (with $CC) and *.cc (with $CXX) in this directory with the plugin and
+# Compiles each NAME.c (with $CC) and NAME.cc (with $CXX) in this directory with the plugin and
 # compares the diagnostics GCC prints — only the lines containing ": error:", ": warning:" or
-# ": note:", exactly as printed — with FILE.expected.  Lines in a test file:
+# ": note:", exactly as printed — with NAME.expected.  Lines in a test file:
 #   diag-flags: ...    extra compiler flags (the rest of the line, up to "*/")
 #   diag-mode: both    also compile without the plugin; the same expected output applies
 # Environment: PLUGIN (path to spanplugin.so, required), CC (default gcc), CXX (default g++),
-#   INCLUDE_DIR (spanprof.h's directory, default ../../include from here).
-# Output: "PASS name" / "FAIL name" (+ diff and the command that regenerates the expected file),
-#   then "diag: N passed, M failed".  Exit status 1 if any test failed, 2 on a setup error.
-
+#   INCLUDE_DIR (spanprof.h's directory, default ../../include from here).  ONLY="a b" runs only
+#   those tests; REGEN=1 rewrites the expected files (see ../lib.sh).
+# Output: "PASS NAME [gcc]" / "FAIL NAME [gcc]" (+ the command, the diff and the command that
+#   regenerates the expected file), then "diag: N passed, M failed".  Exit status 1 if any test
+#   failed, 2 on a setup error.
 CC=${CC:-gcc}
 CXX=${CXX:-g++}
-here=$(cd "$(dirname "$0")" && pwd)
-INCLUDE_DIR=${INCLUDE_DIR:-$here/../../include}
-
-if [ -z "$PLUGIN" ] || [ ! -f "$PLUGIN" ]; then
-    echo "run.sh: set PLUGIN to the path of spanplugin.so" >&2
-    exit 2
-fi
-case $PLUGIN in /*) ;; *) PLUGIN=$(pwd)/$PLUGIN ;; esac
-case $INCLUDE_DIR in /*) ;; *) INCLUDE_DIR=$(pwd)/$INCLUDE_DIR ;; esac
-
-# Fixed message language and ASCII quotes, whatever the caller's locale.
-LC_ALL=C
-export LC_ALL
-
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/spanprof-diag.XXXXXX") || exit 2
-trap 'rm -rf "$tmp"' EXIT INT TERM
-
-passed=0
-failed=0
+# shellcheck source=testsuite/lib.sh
+. "$(dirname "$0")/../lib.sh"
+need_plugin
+make_work_dir
 
 # The value of a "diag-KEY:" line in file $2, without a trailing "*/".
 directive () {
@@ -46,41 +32,32 @@ filter () {
         print }'
 }
 
-# run_one NAME COMPILER USE_PLUGIN FLAGS: compile, compare, report.
+# run_one NAME FILE COMPILER LABEL USE_PLUGIN FLAGS: compile FILE, compare with NAME.expected.
 run_one () {
-    name=$1 compiler=$2 with_plugin=$3 flags=$4
+    name=$1 file=$2 compiler=$3 label=$4 with_plugin=$5 flags=$6
+    plugin_flags=
     if [ "$with_plugin" = yes ]; then
         plugin_flags="-fplugin=$PLUGIN"
-        label=$name
     else
-        plugin_flags=
-        label="$name (without plugin)"
+        label="$label, without plugin"
     fi
-    cmd="$compiler $plugin_flags -fdiagnostics-plain-output -I$INCLUDE_DIR $flags -c $name -o /dev/null"
-    # Run inside this directory so locations read "NAME:LINE:COL", without a path.
-    (cd "$here" && $cmd) >"$tmp/out" 2>&1
-    filter <"$tmp/out" >"$tmp/got"
-    if diff -u "$here/$name.expected" "$tmp/got" >"$tmp/diff" 2>&1; then
-        echo "PASS $label"
-        passed=$((passed + 1))
-    else
-        echo "FAIL $label"
-        cat "$tmp/diff"
-        echo "  to regenerate: (cd $here && LC_ALL=C $cmd 2>&1 | grep -E ': (error|warning|note):' | sed 's|$PLUGIN|PLUGIN|g' > $name.expected)"
-        failed=$((failed + 1))
+    cmd="$compiler $plugin_flags -fdiagnostics-plain-output -I$INCLUDE_DIR $flags -c $file -o /dev/null"
+    # Run inside this directory so locations read "FILE:LINE:COL", without a path.
+    # shellcheck disable=SC2086 # a word list
+    (cd "$here" && $cmd) >"$work/out" 2>&1
+    filter <"$work/out" >"$work/got"
+    compare_expected "$name" "$label" "$work/got" "compiled in $here with: $cmd"
+}
+
+# test_file SRC NAME: with the plugin and, for "diag-mode: both", without.
+test_file () {
+    case $1 in *.cc) compiler=$CXX tag=g++ ;; *) compiler=$CC tag=gcc ;; esac
+    flags=$(directive flags "$1")
+    run_one "$2" "${1##*/}" "$compiler" "$tag" yes "$flags"
+    if [ "$(directive mode "$1")" = both ]; then
+        run_one "$2" "${1##*/}" "$compiler" "$tag" no "$flags"
     fi
 }
 
-for src in "$here"/*.c "$here"/*.cc; do
-    [ -f "$src" ] || continue
-    name=$(basename "$src")
-    case $name in *.cc) compiler=$CXX ;; *) compiler=$CC ;; esac
-    flags=$(directive flags "$src")
-    run_one "$name" "$compiler" yes "$flags"
-    if [ "$(directive mode "$src")" = both ]; then
-        run_one "$name" "$compiler" no "$flags"
-    fi
-done
-
-echo "diag: $passed passed, $failed failed"
-[ "$failed" -eq 0 ]
+for_each_test test_file c cc
+summary

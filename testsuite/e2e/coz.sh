@@ -6,24 +6,22 @@
 # and the runtime's one-line warning about debug info coz cannot use must appear exactly for
 # the builds that have it.  Skipped, saying why, when coz is missing or cannot sample here.
 # Environment: CC, PLUGIN, INCLUDE_DIR, LIBDIR, COZ.
-set -u
-work=$(mktemp -d "${TMPDIR:-/tmp}/spanprof-coz.XXXXXX")
-trap 'rm -rf "$work"' EXIT
-here=$(cd "$(dirname "$0")" && pwd)
+# shellcheck source=testsuite/lib.sh
+. "$(dirname "$0")/../lib.sh"
+make_work_dir
 items=2000000 # a few seconds: several coz experiment windows (a 1 s run gave just one)
 
 if [ -z "${COZ:-}" ]; then
-    echo "SKIP coz end-to-end: coz is not installed (Debian package coz-profiler)"
-    echo "coz: 0 passed, 0 failed, 1 skipped"
-    exit 0
+    skip "coz end-to-end: coz is not installed (Debian package coz-profiler)"
+    finish
 fi
-$CC -O2 -g -gdwarf-4 -gno-variable-location-views -fplugin="$PLUGIN" -I"$INCLUDE_DIR" \
-    "$here/coz_workload.c" -o "$work/prog" -L"$LIBDIR" -lspanprof -Wl,-rpath,"$LIBDIR" || exit 1
+# shellcheck disable=SC2086 # CC may be a word list
+build "coz_workload.c" "$work/build.log" $CC -O2 -g -gdwarf-4 -gno-variable-location-views -fplugin="$PLUGIN" \
+    -I"$INCLUDE_DIR" "$here/coz_workload.c" -o "$work/prog" -L"$LIBDIR" -lspanprof -Wl,-rpath,"$LIBDIR" || finish
 if ! (cd "$work" && SPANPROF_FOLDED='' "$COZ" run --- ./prog "$items" >coz.log 2>&1) || [ ! -s "$work/profile.coz" ]; then
-    echo "SKIP coz end-to-end: coz could not profile here (perf events denied?):"
+    skip "coz end-to-end: coz could not profile here (perf events denied?):"
     tail -n 3 "$work/coz.log" | sed 's/^/  | /'
-    echo "coz: 0 passed, 0 failed, 1 skipped"
-    exit 0
+    finish
 fi
 
 # Sum a latency point's counters over all experiments: prints "LINES ARRIVALS DEPARTURES".
@@ -41,15 +39,13 @@ latency_totals() {
 # the two may differ by one (one thread here).  Over all windows they must agree to within
 # the number of windows.  inner runs twice per outer call, so its arrivals are twice outer's
 # to within the same margin.
-passed=0 failed=0
+# check OK LABEL: PASS when OK is 1; a FAIL shows the first latency-point lines.
 check() {
     if [ "$1" -eq 1 ]; then
-        echo "PASS coz $2"
-        passed=$((passed + 1))
+        pass "coz $2"
     else
-        echo "FAIL coz $2"
+        fail "coz $2"
         grep '^latency-point' "$work/profile.coz" | head -n 5 | sed 's/^/  | /'
-        failed=$((failed + 1))
     fi
 }
 # shellcheck disable=SC2046 # three numbers, split on purpose
@@ -96,8 +92,8 @@ for build in "dwarf5:-g -gdwarf-5:DWARF 5" "locviews:-g -gdwarf-4:DWARF 4 with l
     tag=${build%%:*} rest=${build#*:}
     flags=${rest%%:*} problem=${rest#*:}
     # shellcheck disable=SC2086 # flag list
-    $CC -O2 $flags -fplugin="$PLUGIN" -I"$INCLUDE_DIR" "$here/coz_workload.c" -o "$work/prog-$tag" \
-        -L"$LIBDIR" -lspanprof -Wl,-rpath,"$LIBDIR" || exit 1
+    build "coz_workload.c $flags" "$work/build.log" $CC -O2 $flags -fplugin="$PLUGIN" -I"$INCLUDE_DIR" \
+        "$here/coz_workload.c" -o "$work/prog-$tag" -L"$LIBDIR" -lspanprof -Wl,-rpath,"$LIBDIR" || continue
     (cd "$work" && SPANPROF_FOLDED='' "$COZ" run --- "./prog-$tag" 10 >"coz-$tag.log" 2>&1)
     want="spanprof: warning: coz cannot use this program's debug info ($problem); rebuild it with -g -gdwarf-4 -gno-variable-location-views"
     ok=0; [ "$(grep -c 'spanprof: warning' "$work/coz-$tag.log")" -eq 1 ] &&
@@ -105,5 +101,4 @@ for build in "dwarf5:-g -gdwarf-5:DWARF 5" "locviews:-g -gdwarf-4:DWARF 4 with l
     check $ok "one debug-info warning for $flags ($problem)"
     [ $ok -eq 1 ] || grep 'spanprof' "$work/coz-$tag.log" | sed 's/^/  | /'
 done
-echo "coz: $passed passed, $failed failed"
-[ "$failed" -eq 0 ]
+summary

@@ -3,38 +3,28 @@
 # README tells users to (pkg-config --cflags/--libs spanprof), linked against the shared and
 # the static runtime, and check its profile and the installed `spanprof` tool.
 # Environment: MAKE, CC, PROFDUMP.
-set -u
-here=$(cd "$(dirname "$0")" && pwd)
+# shellcheck source=testsuite/lib.sh
+. "$(dirname "$0")/../lib.sh"
 top=$(cd "$here/../.." && pwd)
-prefix=$(mktemp -d "${TMPDIR:-/tmp}/spanprof-install.XXXXXX")
-trap 'rm -rf "$prefix"' EXIT
-passed=0 failed=0
-result() {
-    if [ "$1" -eq 0 ]; then
-        echo "PASS install: $2"
-        passed=$((passed + 1))
-    else
-        echo "FAIL install: $2"
-        failed=$((failed + 1))
-    fi
-}
+make_work_dir
+prefix=$work
 
 $MAKE -s -C "$top" install prefix="$prefix/usr" plugindir="$prefix/gcc-plugins" >"$prefix/install.log" 2>&1
-result $? "make install prefix=… plugindir=…"
+result $? "install: make install prefix=… plugindir=…"
 for file in usr/bin/spanprof usr/include/spanprof.h usr/lib/libspanprof.so.0 usr/lib/libspanprof.so \
             usr/lib/libspanprof.a usr/lib/pkgconfig/spanprof.pc gcc-plugins/spanplugin.so; do
     test -e "$prefix/$file"
-    result $? "installed $file"
+    result $? "install: installed $file"
 done
 
 export PKG_CONFIG_PATH="$prefix/usr/lib/pkgconfig"
 cflags=$(pkg-config --cflags spanprof) && libs=$(pkg-config --libs spanprof)
-result $? "pkg-config --cflags --libs spanprof"
+result $? "install: pkg-config --cflags --libs spanprof"
 case $cflags in *"-fplugin=$prefix/gcc-plugins/spanplugin.so"*) status=0 ;; *) status=1 ;; esac
-result $status "--cflags loads the installed plugin by full path ($cflags)"
+result $status "install: --cflags loads the installed plugin by full path ($cflags)"
 
 test "$(pkg-config --variable=coz_cflags spanprof)" = "-g -gdwarf-4 -gno-variable-location-views"
-result $? "pkg-config --variable=coz_cflags spanprof gives the debug-info flags coz reads"
+result $? "install: pkg-config --variable=coz_cflags spanprof gives the debug-info flags coz reads"
 
 # The profile section of the plugin test's expected output is what this run must give too.
 sample="$top/testsuite/plugin/early_return.c"
@@ -43,21 +33,22 @@ for link in shared static; do
     if [ $link = shared ]; then
         link_flags="$libs -Wl,-rpath,$prefix/usr/lib"
     else
-        link_flags="$prefix/usr/lib/libspanprof.a $(pkg-config --libs json-c) -pthread"
+        # The static runtime needs the libraries the .pc file lists as private requirements.
+        link_flags="$prefix/usr/lib/libspanprof.a $(pkg-config --libs $(pkg-config --print-requires-private spanprof)) -pthread"
     fi
     # shellcheck disable=SC2086 # flag lists
     $CC -O2 -g $cflags "$sample" $link_flags -o "$prefix/app-$link" 2>"$prefix/build.log"
-    result $? "build through pkg-config, $link runtime"
+    result $? "install: build through pkg-config, $link runtime"
     (cd "$prefix" && SPANPROF_JSON=app.json SPANPROF_FOLDED=app.folded "./app-$link" >/dev/null)
-    result $? "run, $link runtime"
+    result $? "install: run, $link runtime"
     "$PROFDUMP" "$prefix/app.json" "$prefix/app.folded" >"$prefix/actual" 2>&1
-    diff -u "$prefix/expected" "$prefix/actual"
-    result $? "profile of the $link build matches testsuite/plugin/early_return.expected"
+    compare_files "install: profile of the $link build matches testsuite/plugin/early_return.expected" \
+        "$prefix/expected" "$prefix/actual" \
+        "if the new output is right: make check-plugin REGEN=1 ONLY=early_return"
 done
 
 "$prefix/usr/bin/spanprof" report "$prefix/app.json" >"$prefix/report" 2>&1 &&
     grep -q '^classify ' "$prefix/report" && grep -q '^maybe_print ' "$prefix/report"
-result $? "installed spanprof report lists the spans"
+result $? "install: installed spanprof report lists the spans"
 
-echo "install: $passed passed, $failed failed"
-[ "$failed" -eq 0 ]
+summary

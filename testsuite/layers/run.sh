@@ -5,15 +5,11 @@
 # probe object in record/ that calls the report layer's writer, which it must name.
 #
 # Environment: CC; SRC_DIR (runtime/) and OBJ_DIR (its objects in the build: NAME.c's object is
-# NAME.o in the same layer folder).  REGEN=1 rewrites the expected files.
-set -u
-here=$(cd "$(dirname "$0")" && pwd)
-# shellcheck disable=SC2034 # read by lib.sh
-suite=layers
+# NAME.o in the same layer folder).  ONLY="runtime" or "probe" runs one check; REGEN=1 rewrites
+# the expected files (see ../lib.sh).
 # shellcheck source=testsuite/lib.sh
-. "$here/../lib.sh"
-work=$(mktemp -d "${TMPDIR:-/tmp}/spanprof-layers-tests.XXXXXX")
-trap 'rm -rf "$work"' EXIT
+. "$(dirname "$0")/../lib.sh"
+make_work_dir
 layers="record collect report config"
 
 # upward_references DIR: one line per use of a higher layer's symbol by an object under DIR.
@@ -37,10 +33,12 @@ upward_references() {
         }' | sort
 }
 
+# check NAME DIR LABEL: the upward references of the objects under DIR against NAME.expected.
 check() {
+    selected "$1" || return 0
     upward_references "$2" >"$work/$1.out"
     [ -s "$work/$1.out" ] || echo "no object uses a symbol of a layer above its own" >"$work/$1.out"
-    compare_expected "$1" "$3" "$work/$1.out" "make check-layers REGEN=1"
+    compare_expected "$1" "$3" "$work/$1.out"
 }
 
 # gather NAME: links the objects of the runtime's sources into $work/NAME/LAYER/ (the build
@@ -60,7 +58,9 @@ check runtime "$work/runtime" "the runtime's objects"
 
 printf 'struct spanprof__outputs;\nint spanprof__write_all(const struct spanprof__outputs *o);\n%s\n' \
     'int probe(void) { return spanprof__write_all(0); }' >"$work/probe.c"
-$CC -c "$work/probe.c" -o "$work/probe/record/probe.o"
-check probe "$work/probe" "a recording object calling a writer"
+# shellcheck disable=SC2086 # CC may be a word list
+build "probe [a recording object calling a writer]" "$work/probe.log" \
+    $CC -c "$work/probe.c" -o "$work/probe/record/probe.o" &&
+    check probe "$work/probe" "a recording object calling a writer"
 
 summary

@@ -8,18 +8,13 @@
 # CHILD (any other).  Values are call counts, so they are exact.
 #
 # Environment: CC, PLUGIN, INCLUDE_DIR, LIBDIR, PROFDUMP, TOOL (the spanprof command),
-# JSONC_LIBS.  Optional: SAMPLES="a b"; REGEN=1 rewrites the expected files.
+# RUNTIME_LIBS.  Optional: ONLY="a b"; REGEN=1 rewrites the expected files (see ../lib.sh).
 # A sample may carry lines:  test-env: VAR=VALUE ...   extra environment
 #                            test-build: static        linked with libspanprof.a
 #                            test-driver: NAME         run by driver_NAME below instead
-set -u
-here=$(cd "$(dirname "$0")" && pwd)
-# shellcheck disable=SC2034 # read by lib.sh
-suite=lifecycle
 # shellcheck source=testsuite/lib.sh
-. "$here/../lib.sh"
-work=$(mktemp -d "${TMPDIR:-/tmp}/spanprof-lifecycle-tests.XXXXXX")
-trap 'rm -rf "$work"' EXIT
+. "$(dirname "$0")/../lib.sh"
+make_work_dir
 # SIGQUIT and crashes: no core files (dash and bash both have ulimit -c).
 # shellcheck disable=SC3045
 ulimit -c 0 2>/dev/null
@@ -28,11 +23,11 @@ directive() {
     sed -n "s|.*$1: \\([^*]*[^* ]\\).*|\\1|p" "$2" | head -n 1
 }
 
-# build SRC EXE [static|rdynamic]
-build() {
+# build_prog SRC EXE [static|rdynamic]
+build_prog() {
     case ${3:-} in
-    static) link="$LIBDIR/libspanprof.a $JSONC_LIBS -pthread -ldl" ;;
-    rdynamic) link="-rdynamic $LIBDIR/libspanprof.a $JSONC_LIBS -pthread -ldl" ;;
+    static) link="$LIBDIR/libspanprof.a $RUNTIME_LIBS -pthread -ldl" ;;
+    rdynamic) link="-rdynamic $LIBDIR/libspanprof.a $RUNTIME_LIBS -pthread -ldl" ;;
     *) link="-L$LIBDIR -lspanprof -Wl,-rpath,$LIBDIR -pthread -ldl" ;;
     esac
     cmd="$CC -g -O2 -fplugin=$PLUGIN -I$INCLUDE_DIR $1 -o $2 $link"
@@ -190,7 +185,7 @@ driver_two_runtimes() {
     for lib in shared static; do
         case $lib in
         shared) link="-L$LIBDIR -lspanprof -Wl,-rpath,$LIBDIR" ;;
-        static) link="$LIBDIR/libspanprof.a $JSONC_LIBS -pthread" ;;
+        static) link="$LIBDIR/libspanprof.a $RUNTIME_LIBS -pthread" ;;
         esac
         # shellcheck disable=SC2086 # link is a word list
         if ! $CC -O2 -fPIC -shared -fplugin="$PLUGIN" -I"$INCLUDE_DIR" "$1/lib.c" \
@@ -203,7 +198,7 @@ driver_two_runtimes() {
         prog=${how%%:*} lib=${how#*:}
         mkdir -p "$1/$prog"
         exe="$1/$prog/prog"
-        build "$src" "$exe" "$([ "$prog" = shared ] || echo "$prog")" || cat "$exe.log"
+        build_prog "$src" "$exe" "$([ "$prog" = shared ] || echo "$prog")" || cat "$exe.log"
         echo "## program: $prog runtime; library: $lib runtime"
         run "$1/$prog" "$1/lib$lib.so"
         describe "$1/$prog"
@@ -218,13 +213,13 @@ for src in "$here"/*.c; do
     exe="$dir/prog"
     test_env=$(directive test-env "$src")
     driver=$(directive test-driver "$src" | tr - _)
-    if ! build "$src" "$exe" "$(directive test-build "$src")"; then
+    if ! build_prog "$src" "$exe" "$(directive test-build "$src")"; then
         fail "$name: does not build"
         sed 's/^/  | /' "$exe.log"
         continue
     fi
     "driver_${driver:-default}" "$dir" >"$dir/actual" 2>&1
-    compare_expected "$name" "gcc -O2" "$dir/actual" "make check-lifecycle REGEN=1 SAMPLES=$name"
+    compare_expected "$name" "gcc -O2" "$dir/actual"
 done
 
 summary

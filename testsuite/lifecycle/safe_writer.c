@@ -3,6 +3,7 @@
  * and line, a recursion deeper than the folded depth limit cut at "[truncated]".
  * test-driver: same-as-exit
  * test-env: SPANPROF_THREADS=1 SPANPROF_FILE_LINE=1 */
+#define _GNU_SOURCE
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>

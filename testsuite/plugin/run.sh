@@ -1,22 +1,19 @@
 #!/bin/sh
 # run.sh — the plugin tests: compiles every sample program in this folder with spanplugin at
-# -O0, -O2, -O3 and -O2 -flto (with -fchecking), C samples with gcc and as C++ with g++, C++
-# samples with g++; runs each with the runtime and compares its exit status, output and a
-# normalised dump of its profile (see ../tools/profdump.c) with NAME.expected.
+# -O0, -O2, -O3, -O2 -flto and -O3 -flto (with -fchecking, and -Wclobbered as an error: the
+# samples are clean without the plugin, so the code it adds around setjmp must not make GCC
+# fear for a variable), C samples with gcc and as C++ with g++, C++ samples with g++; runs each
+# with the runtime and compares its exit status, output and a normalised dump of its profile
+# (see ../tools/profdump.c) with NAME.expected: one file for every compiler and level.
 #
 # Environment: CC, CXX, PLUGIN, INCLUDE_DIR, LIBDIR (holds libspanprof.so), PROFDUMP.
-# Optional: SAMPLES="a b" to run only those; REGEN=1 to rewrite the expected files from the gcc
-# -O0 build instead of comparing.
+# Optional: ONLY="a b" to run only those samples; REGEN=1 to rewrite the expected files from the
+# gcc -O0 build (the other builds are compared with it), see ../lib.sh.
 # A sample may carry lines:  /* test-env: VAR=VALUE ... */   extra environment for the run
 #                            /* test: c-only */               not compiled as C++
-set -u
-here=$(cd "$(dirname "$0")" && pwd)
-# shellcheck disable=SC2034 # read by lib.sh
-suite=plugin
 # shellcheck source=testsuite/lib.sh
-. "$here/../lib.sh"
-work=$(mktemp -d "${TMPDIR:-/tmp}/spanprof-plugin-tests.XXXXXX")
-trap 'rm -rf "$work"' EXIT
+. "$(dirname "$0")/../lib.sh"
+make_work_dir
 
 # Prints the normalised result of one run in directory $1 whose main process had pid $2.
 describe_run() {
@@ -36,50 +33,30 @@ describe_run() {
 
 run_one() {
     src=$1 name=$2 label=$3 compiler=$4 level=$5
-    dir="$work/$name.$(echo "$label" | tr -c 'A-Za-z0-9+\n' '_')"
-    mkdir -p "$dir"
-    exe="$dir/prog"
-    # shellcheck disable=SC2086 # compiler and level are word lists
-    build="$compiler -g -fchecking $level -fplugin=$PLUGIN -I$INCLUDE_DIR $src -x none -o $exe -L$LIBDIR -lspanprof -Wl,-rpath,$LIBDIR -pthread"
-    if ! $build >"$dir/build.log" 2>&1; then
-        fail "$name [$label]: does not build"
-        echo "  $build"
-        sed 's/^/  | /' "$dir/build.log"
-        return
-    fi
-    test_env=$(sed -n 's|.*test-env: \(.*\) \*/.*|\1|p' "$src")
-    # shellcheck disable=SC2086 # test_env is a list of assignments
-    (cd "$dir" && env SPANPROF_JSON="$dir/out.%p.json" SPANPROF_FOLDED="$dir/out.%p.folded" \
-        $test_env "$exe" >stdout 2>stderr & echo $! >"$dir/pid"; wait $!; echo $? >"$dir/status")
+    build_sample "$src" "$name" "$label" "$compiler -g -fchecking -Werror=clobbered $level" || return
+    run_sample SPANPROF_JSON="$dir/out.%p.json" SPANPROF_FOLDED="$dir/out.%p.folded"
     describe_run "$dir" "$(cat "$dir/pid")" >"$dir/actual"
-    compare_expected "$name" "$label" "$dir/actual" "make check-plugin REGEN=1 SAMPLES=$name" \
-        "built with: $build"
+    compare_expected "$name" "$label" "$dir/actual" "built with: $cmd"
 }
 
-for src in "$here"/*.c "$here"/*.cc; do
-    [ -f "$src" ] || continue
-    file=${src##*/}
-    name=${file%.*}
-    selected "$name" || continue
-    case $file in
+# test_sample SRC NAME: every compiler and level for one sample.
+test_sample() {
+    case $1 in
     *.c)
         compilers="gcc=$CC"
-        grep -q 'test: c-only' "$src" || compilers="$compilers g++=$CXX@-x@c++"
+        grep -q 'test: c-only' "$1" || compilers="$compilers g++=$CXX@-x@c++"
         ;;
     *) compilers="g++=$CXX" ;;
     esac
     for entry in $compilers; do
         tag=${entry%%=*}
         compiler=$(echo "${entry#*=}" | tr '@' ' ')
-        for level in O0 O2 O3 O2-flto; do
-            if [ "${REGEN:-0}" = 1 ] && [ "$level$tag" != O0gcc ] && [ "$level$tag" != "O0g++" ]; then
-                continue
-            fi
+        for level in O0 O2 O3 O2-flto O3-flto; do
             flags=$(echo "-$level" | sed 's/-flto/ -flto/')
-            run_one "$src" "$name" "$tag $flags" "$compiler" "$flags"
+            run_one "$1" "$2" "$tag $flags" "$compiler" "$flags"
         done
-        [ "${REGEN:-0}" = 1 ] && break
     done
-done
+}
 
+for_each_test test_sample c cc
 summary

@@ -9,20 +9,19 @@
 # LDFLAGS and LIBS set; optionally MIN_THREADS, the number of threads with spans that at least
 # one test process must report, for programs whose tests run threads).
 #
-# Environment: CC, PLUGIN, INCLUDE_DIR, LIBDIR (holds libspanprof.so), PROFDUMP.
-# Optional: REAL_WORK (work directory, default ./real-work), REAL_PROGRAMS="zlib bzip2" to run
-# only those.
+# Environment: CC, PLUGIN, INCLUDE_DIR, LIBDIR (holds libspanprof.so), PROFDUMP, TOOL (spanprof).
+# Optional: REAL_WORK (work directory, default ./real-work), ONLY="zlib bzip2" to run only those
+# (see ../lib.sh).
 #
 # Sources come from a private apt configuration under REAL_WORK (its own sources list, lists and
 # cache): the system's /etc/apt is read for nothing but the archive keyring and never written.
 # No network, or no such source package, is a failure, never a skip.
-set -u
-here=$(cd "$(dirname "$0")" && pwd)
+# shellcheck source=testsuite/lib.sh
+. "$(dirname "$0")/../lib.sh"
+# Kept after the run, for its logs and the unpacked sources (lib.sh sets LC_ALL=C: ASCII quotes in
+# the GCC notes counted below).
 work=${REAL_WORK:-$PWD/real-work}
 mkdir -p "$work" && work=$(cd "$work" && pwd)
-# ASCII quotes in GCC's notes (counted below) and stable tool output.
-LC_ALL=C
-export LC_ALL
 
 # A folded line deeper than this means enter/exit pairs went out of balance: none of the chosen
 # programs recurses more than a few levels (their deepest legitimate stacks are 10-20 frames),
@@ -30,9 +29,8 @@ export LC_ALL
 MAX_DEPTH=64
 
 fail_setup() {
-    echo "real: FAIL: $*"
-    echo "real: 0 passed, 1 failed"
-    exit 1
+    fail "$*"
+    finish
 }
 
 # ---- private apt configuration ---------------------------------------------------------------
@@ -99,14 +97,13 @@ span_ldflags="-L$LIBDIR -Wl,-rpath,$LIBDIR"
 span_libs="-lspanprof -pthread"
 base_cflags="-O2 -g"
 
-passed=0 failed=0
 table="$work/table"
 printf '%-9s %-18s %6s %5s %9s %9s %8s %8s %6s\n' program version spans hit build build+sp \
     test test+sp procs >"$table"
 
-# Reports a failed step of program $1 with the tail of log $2.
+# Reports a failed step of program $1 (reason $2) with the tail of log $3; the program fails.
 problem() {
-    echo "FAIL $1: $2"
+    echo "  problem with $1: $2"
     [ -n "${3:-}" ] && [ -f "$3" ] && tail -n 30 "$3" | sed 's/^/  | /'
     ok=0
 }
@@ -151,9 +148,33 @@ check_profiles() {
         problem "$name" "no profile reports more than $threads threads (expected at least $MIN_THREADS in one process)"
 }
 
+# One report of all the test processes' profiles (spanprof report DIR merges them), shown with
+# its ten heaviest spans; it must count every process, and merging the folded stacks must keep
+# their total exactly.
+merged_report() {
+    name=$1 out=$2
+    if ! "$TOOL" report --limit 10 "$out" >"$out-merged-report" 2>&1; then
+        problem "$name" "spanprof report of the profiles in $out failed" "$out-merged-report"
+        return
+    fi
+    sed 's/^/  | /' "$out-merged-report"
+    n=$(sed -n '1s/.*(\([0-9][0-9]*\) process.*/\1/p' "$out-merged-report")
+    [ "${n:-0}" -eq "$procs" ] || problem "$name" "the merged report counts ${n:-no} processes, not $procs"
+    if ! "$TOOL" merge -o "$out-merged.folded" "$out"/*.folded >"$out-merge.log" 2>&1; then
+        problem "$name" "spanprof merge of the folded stacks failed" "$out-merge.log"
+        return
+    fi
+    sum_in=$(cat "$out"/*.folded | awk '{ s += $NF } END { printf "%.0f", s }')
+    sum_out=$(awk '{ s += $NF } END { printf "%.0f", s }' "$out-merged.folded")
+    [ "$sum_in" = "$sum_out" ] || problem "$name" "merged folded stacks total $sum_out ns, the inputs $sum_in ns"
+}
+
 # ---- the programs ------------------------------------------------------------------------------
-programs=${REAL_PROGRAMS:-$(cd "$here" && ls ./*.sh | sed -e 's|^\./||' -e 's|\.sh$||' | grep -v '^run$')}
-for name in $programs; do
+for file in "$here"/*.sh; do
+    name=${file##*/}
+    name=${name%.sh}
+    [ "$name" = run ] && continue
+    selected "$name" || continue
     unset PACKAGE MIN_SPANS MIN_HIT MIN_THREADS
     # shellcheck disable=SC1090 # one file per program
     . "$here/$name.sh"
@@ -165,7 +186,7 @@ for name in $programs; do
     # shellcheck disable=SC2086 # option list
     if ! (cd "$dir/src" && apt-get $apt_opts source --download-only "$PACKAGE") >"$dir/fetch.log" 2>&1; then
         problem "$name" "apt-get source $PACKAGE failed" "$dir/fetch.log"
-        failed=$((failed + 1))
+        fail "$name"
         continue
     fi
     dsc=$(ls "$dir"/src/*.dsc)
@@ -175,7 +196,7 @@ for name in $programs; do
             problem "$name" "dpkg-source -x $dsc failed" "$dir/unpack.log"
         fi
     done
-    [ $ok = 1 ] || { failed=$((failed + 1)); continue; }
+    [ $ok = 1 ] || { fail "$name"; continue; }
 
     # Plain build and test: the reference times, and proof the suite passes without us.
     use_flags plain
@@ -205,22 +226,17 @@ for name in $programs; do
         [ "$spans" -ge "$MIN_SPANS" ] ||
             problem "$name" "only $spans functions instrumented (expected at least $MIN_SPANS)"
         check_profiles "$name" "$out"
+        merged_report "$name" "$out"
     fi
     time_of() { cat "$dir/$1.time" 2>/dev/null || echo -; }
     printf '%-9s %-18s %6s %5s %8ss %8ss %7ss %7ss %6s\n' "$name" "$version" "$spans" "$hit" \
         "$(time_of plain-build)" "$(time_of spanprof-build)" "$(time_of plain-test)" \
         "$(time_of spanprof-test)" "$procs" >>"$table"
-    if [ $ok = 1 ]; then
-        echo "PASS $name"
-        passed=$((passed + 1))
-    else
-        failed=$((failed + 1))
-    fi
+    if [ $ok = 1 ]; then pass "$name"; else fail "$name"; fi
 done
 
 echo
 echo "spans: functions instrumented; hit: distinct spans called in the test run; procs: profiled"
 echo "test processes; build/test: seconds without spanprof, +sp: with it (make -j2)"
 cat "$table"
-echo "real: $passed passed, $failed failed"
-[ "$failed" -eq 0 ] && [ "$passed" -gt 0 ]
+summary && [ "$passed" -gt 0 ]

@@ -5,18 +5,14 @@
 # its allocation flame graph (stacks only, values dropped) with NAME.expected.
 #
 # Environment: CC, CXX, PLUGIN, INCLUDE_DIR, LIBDIR, PROFDUMP; HAVE_LIBUNWIND=yes for samples
-# marked "test: needs-libunwind".  Optional: SAMPLES="a b"; REGEN=1 rewrites the expected files.
+# marked "test: needs-libunwind".  Optional: ONLY="a b"; REGEN=1 rewrites the expected files from
+# the -O0 build (see ../lib.sh).
 # A sample may carry lines:  /* test-env: VAR=VALUE ... */   extra environment (may override)
 #                            /* test: no-preload */          run without the interposer
 #                            /* test: needs-libunwind */     skipped without libunwind
-set -u
-here=$(cd "$(dirname "$0")" && pwd)
-# shellcheck disable=SC2034 # read by lib.sh
-suite=resources
 # shellcheck source=testsuite/lib.sh
-. "$here/../lib.sh"
-work=$(mktemp -d "${TMPDIR:-/tmp}/spanprof-resources-tests.XXXXXX")
-trap 'rm -rf "$work"' EXIT
+. "$(dirname "$0")/../lib.sh"
+make_work_dir
 
 describe_run() {
     dir=$1 pid=$2
@@ -49,24 +45,11 @@ describe_run() {
 
 run_one() {
     src=$1 name=$2 label=$3 compiler=$4 level=$5
-    dir="$work/$name.$(echo "$label" | tr -c 'A-Za-z0-9+\n' '_')"
-    mkdir -p "$dir"
-    exe="$dir/prog"
-    # shellcheck disable=SC2086
-    build="$compiler -g $level -fplugin=$PLUGIN -I$INCLUDE_DIR $src -x none -o $exe -L$LIBDIR -lspanprof -Wl,-rpath,$LIBDIR -pthread"
-    if ! $build >"$dir/build.log" 2>&1; then
-        fail "$name [$label]: does not build"
-        echo "  $build"
-        sed 's/^/  | /' "$dir/build.log"
-        return
-    fi
+    build_sample "$src" "$name" "$label" "$compiler -g $level" || return
     preload="$LIBDIR/libspanprof-alloc.so"
     grep -q 'test: no-preload' "$src" && preload=
-    test_env=$(sed -n 's|.*test-env: \(.*\) \*/.*|\1|p' "$src")
-    # shellcheck disable=SC2086
-    (cd "$dir" && env LD_PRELOAD="$preload" SPANPROF_ALLOC=1 SPANPROF_HISTOGRAM=1 SPANPROF_JSON="$dir/out.%p.json" \
-        SPANPROF_FOLDED= SPANPROF_ALLOC_FOLDED="$dir/alloc.%p.folded" $test_env "$exe" \
-        >stdout 2>stderr & echo $! >"$dir/pid"; wait $!; echo $? >"$dir/status")
+    run_sample LD_PRELOAD="$preload" SPANPROF_ALLOC=1 SPANPROF_HISTOGRAM=1 SPANPROF_JSON="$dir/out.%p.json" \
+        SPANPROF_FOLDED= SPANPROF_ALLOC_FOLDED="$dir/alloc.%p.folded"
     describe_run "$dir" "$(cat "$dir/pid")" >"$dir/actual"
     if [ -f "$dir/estimate" ] && grep -q '^expect-bytes ' "$dir/stdout"; then
         # Sampled estimate within 25% of the true total (its spread is about 5% here).
@@ -76,27 +59,23 @@ run_one() {
             echo "# estimate $got is not within 25% of $want" >>"$dir/actual"
         fi
     fi
-    compare_expected "$name" "$label" "$dir/actual" "make check-resources REGEN=1 SAMPLES=$name" \
-        "built with: $build"
+    compare_expected "$name" "$label" "$dir/actual" "built with: $cmd"
 }
 
-for src in "$here"/*.c "$here"/*.cc; do
-    [ -f "$src" ] || continue
-    file=${src##*/}
-    name=${file%.*}
-    selected "$name" || continue
-    if grep -q 'test: needs-libunwind' "$src" && [ "${HAVE_LIBUNWIND:-no}" != yes ]; then
-        skip "$name: built without libunwind (apt-get install libunwind-dev, re-run ./configure)"
-        continue
+# test_sample SRC NAME: both levels for one sample.
+test_sample() {
+    if grep -q 'test: needs-libunwind' "$1" && [ "${HAVE_LIBUNWIND:-no}" != yes ]; then
+        skip "$2: built without libunwind (apt-get install libunwind-dev, re-run ./configure)"
+        return
     fi
-    case $file in
+    case $1 in
     *.c) tag=gcc compiler=$CC ;;
     *) tag=g++ compiler=$CXX ;;
     esac
     for level in -O0 -O2; do
-        run_one "$src" "$name" "$tag $level" "$compiler" "$level"
-        [ "${REGEN:-0}" = 1 ] && break
+        run_one "$1" "$2" "$tag $level" "$compiler" "$level"
     done
-done
+}
 
+for_each_test test_sample c cc
 summary

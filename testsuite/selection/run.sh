@@ -12,42 +12,25 @@
 #                  `$PROFDUMP out.json [out.folded]` and the site symbols `nm` shows with
 #                  CASE.expected (the same file for every optimisation level).
 # Environment: CC, CXX, PLUGIN (required), INCLUDE_DIR, LIBDIR (holds libspanprof.so; without it
-#   the runtime cases are skipped), PROFDUMP.  REGEN=1 rewrites the expected files.
+#   the runtime cases are skipped), PROFDUMP.  ONLY="a b" runs only those cases; REGEN=1 rewrites
+#   the expected files (see ../lib.sh).
 # Output: PASS/FAIL/SKIP per case (FAIL with the diff and how to regenerate), then
 #   "selection: N passed, M failed"; exit status 1 if any case failed, 2 on a setup error.
-set -u
 CC=${CC:-gcc}
 CXX=${CXX:-g++}
-here=$(cd "$(dirname "$0")" && pwd)
-INCLUDE_DIR=${INCLUDE_DIR:-$here/../../include}
 LIBDIR=${LIBDIR:-}
 PROFDUMP=${PROFDUMP:-}
-if [ -z "${PLUGIN:-}" ] || [ ! -f "$PLUGIN" ]; then
-    echo "run.sh: set PLUGIN to the path of spanplugin.so" >&2
-    exit 2
-fi
-case $PLUGIN in /*) ;; *) PLUGIN=$(pwd)/$PLUGIN ;; esac
-case $INCLUDE_DIR in /*) ;; *) INCLUDE_DIR=$(pwd)/$INCLUDE_DIR ;; esac
-LC_ALL=C
-export LC_ALL
-
-# shellcheck disable=SC2034 # read by lib.sh
-suite=selection
 # shellcheck source=testsuite/lib.sh
-. "$here/../lib.sh"
-work=$(mktemp -d "${TMPDIR:-/tmp}/spanprof-selection.XXXXXX") || exit 2
-trap 'rm -rf "$work"' EXIT INT TERM
+. "$(dirname "$0")/../lib.sh"
+need_plugin
+make_work_dir
 A=-fplugin-arg-spanplugin-
-
-# compare CASE LABEL ACTUAL REGEN-HINT
-compare () {
-    compare_expected "$1" "$2" "$3" "$4"
-}
 
 # note_case CASE COMPILER SOURCE OPTIONS...: which functions get a span.
 note_case () {
     name=$1 compiler=$2 src=$3
     shift 3
+    selected "$name" || return 0
     cmd="$compiler -fchecking -fdiagnostics-plain-output -fplugin=$PLUGIN ${A}verbose $* -I$INCLUDE_DIR -c $src -o /dev/null"
     # Run here, so relative paths in options (functions=FILE) and locations stay short.
     # shellcheck disable=SC2086 # cmd is a word list
@@ -58,8 +41,7 @@ note_case () {
         echo "# compiler failed ($status):" >>"$work/actual"
         grep -E ': (error|warning):' "$work/log" >>"$work/actual"
     fi
-    compare "$name" "$compiler $*" "$work/actual" \
-        "(cd $here && LC_ALL=C $cmd 2>&1 | sed -n \"s/.*: note: spanplugin: instrumented '\\\\(.*\\\\)'\\\$/\\\\1/p\" | sort > $name.expected)"
+    compare_expected "$name" "$compiler $*" "$work/actual" "compiled in $here with: $cmd"
 }
 
 # run_case CASE LEVEL SOURCES...: link with the runtime, run, describe; SOURCES may carry
@@ -67,35 +49,27 @@ note_case () {
 run_case () {
     name=$1 level=$2
     shift 2
+    selected "$name" || return 0
     dir="$work/$name.$(echo "$level" | tr -c 'A-Za-z0-9\n' '_')"
     mkdir -p "$dir"
     if [ -z "$LIBDIR" ] || [ ! -f "$LIBDIR/libspanprof.so" ] || [ ! -x "$PROFDUMP" ]; then
         skip "$name [$level]: needs LIBDIR with libspanprof.so and PROFDUMP"
         return
     fi
-    objs='' log="$dir/build.log" ok=1 cmds=''
+    objs=''
     for spec in "$@"; do
         src=${spec%%:*} extra=
         [ "$src" != "$spec" ] && extra=${spec#*:}
         case $src in *.c) compiler=$CC ;; *) compiler=$CXX ;; esac
         obj="$dir/${src%.*}.o"
-        cmd="$compiler -g -fchecking $level $extra -fplugin=$PLUGIN -I$INCLUDE_DIR -c $here/$src -o $obj"
-        cmds="$cmds
-    $cmd"
-        # shellcheck disable=SC2086
-        $cmd >>"$log" 2>&1 || ok=0
+        # shellcheck disable=SC2086 # a word list
+        build "$name [$level]" "$dir/build.log" \
+            $compiler -g -fchecking $level $extra -fplugin=$PLUGIN -I$INCLUDE_DIR -c "$here/$src" -o "$obj" || return
         objs="$objs $obj"
     done
-    cmd="$CXX $level -fplugin=$PLUGIN $objs -o $dir/prog -L$LIBDIR -lspanprof -Wl,-rpath,$LIBDIR"
-    cmds="$cmds
-    $cmd"
-    # shellcheck disable=SC2086
-    [ $ok = 1 ] && { $cmd >>"$log" 2>&1 || ok=0; }
-    if [ $ok = 0 ]; then
-        fail "$name [$level]: does not build:$cmds"
-        sed 's/^/  | /' "$log"
-        return
-    fi
+    # shellcheck disable=SC2086 # word lists
+    build "$name [$level]" "$dir/build.log" \
+        $CXX $level -fplugin=$PLUGIN $objs -o "$dir/prog" -L$LIBDIR -lspanprof -Wl,-rpath,$LIBDIR || return
     (cd "$dir" && SPANPROF_JSON="$dir/out.json" SPANPROF_FOLDED="$dir/out.folded" ./prog >stdout 2>stderr
      echo $? >status)
     {
@@ -106,7 +80,7 @@ run_case () {
         nm "$dir/prog" | sed -n 's/.* \(__spanprof_site\.[^ ]*\)$/\1/p' \
             | sed 's/\.lto_priv\.[0-9]*$//' | sort | uniq -c | sed 's/^ *//'
     } >"$dir/actual"
-    compare "$name" "$level" "$dir/actual" "REGEN=1 sh $here/run.sh  (with the same environment; check the diff first)"
+    compare_expected "$name" "$level" "$dir/actual"
 }
 
 # ---- which functions: C ------------------------------------------------------------------------

@@ -8,13 +8,11 @@
 #   fork        a forked child writes its own trace (path without %p: ".PID" appended)
 #   bad-buffer  SPANPROF_TRACE_BUFFER=lots: one warning, default buffer
 #
-# Environment: CC, PLUGIN, INCLUDE_DIR, LIBDIR, TRACECHECK.  REGEN=1 rewrites the expected files.
-set -u
-here=$(cd "$(dirname "$0")" && pwd)
-work=$(mktemp -d "${TMPDIR:-/tmp}/spanprof-trace-tests.XXXXXX")
-trap 'rm -rf "$work"' EXIT
-passed=0
-failed=0
+# Environment: CC, PLUGIN, INCLUDE_DIR, LIBDIR, TRACECHECK.  ONLY="a b" runs only those cases;
+# REGEN=1 rewrites the expected files from the -O0 build (see ../lib.sh).
+# shellcheck source=testsuite/lib.sh
+. "$(dirname "$0")/../lib.sh"
+make_work_dir
 
 # Prints the summary of case $1 run in directory $2 by program $3 with extra arguments.
 run_case() {
@@ -36,15 +34,11 @@ run_case() {
 for level in -O0 -O2; do
     mkdir -p "$work/$level"
     exe="$work/$level/threads"
-    build="$CC -g -fchecking $level -fplugin=$PLUGIN -I$INCLUDE_DIR $here/threads.c -o $exe -L$LIBDIR -lspanprof -Wl,-rpath,$LIBDIR -pthread"
-    if ! $build >"$work/build.log" 2>&1; then
-        echo "FAIL threads [$level]: does not build"
-        echo "  $build"
-        sed 's/^/  | /' "$work/build.log"
-        failed=$((failed + 1))
-        continue
-    fi
+    cmd="$CC -g -fchecking $level -fplugin=$PLUGIN -I$INCLUDE_DIR $here/threads.c -o $exe -L$LIBDIR -lspanprof -Wl,-rpath,$LIBDIR -pthread"
+    # shellcheck disable=SC2086 # a word list
+    build "threads [$level]" "$work/build.log" $cmd || continue
     for name in full tiny fork bad-buffer; do
+        selected "$name" || continue
         dir="$work/$name$level"
         case $name in
         full) run_case "$name" "$dir" "$exe" ;;
@@ -52,21 +46,7 @@ for level in -O0 -O2; do
         fork) run_case "$name" "$dir" "$exe" fork ;;
         bad-buffer) SPANPROF_TRACE_BUFFER=lots run_case "$name" "$dir" "$exe" ;;
         esac >"$dir.actual" 2>&1
-        expected="$here/$name.expected"
-        if [ "${REGEN:-0}" = 1 ]; then
-            cp "$dir.actual" "$expected"
-            echo "REGEN $name [$level] -> $expected"
-        elif diff -u "$expected" "$dir.actual" >"$dir.diff"; then
-            echo "PASS $name [$level]"
-            passed=$((passed + 1))
-        else
-            echo "FAIL $name [$level]"
-            echo "  built with: $build"
-            sed 's/^/  /' "$dir.diff"
-            echo "  if the new output is right: make check-trace REGEN=1"
-            failed=$((failed + 1))
-        fi
+        compare_expected "$name" "$level" "$dir.actual" "built with: $cmd"
     done
 done
-echo "trace: $passed passed, $failed failed"
-[ "$failed" -eq 0 ]
+summary
