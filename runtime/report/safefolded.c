@@ -10,7 +10,8 @@
  * recursion.
  *
  * The one difference from the normal writer: a node whose pointers its thread is writing at
- * that very moment may be missed.
+ * that very moment may be missed.  The "(outside spans)" lines of SPANPROF_IDLE=1 (idle.c) follow
+ * the stacks as there.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -228,6 +229,75 @@ static const char *thread_label(const struct spanprof__thread *t, char *buf, siz
     return buf;
 }
 
+/* SPANPROF_IDLE's lines, after the stacks, as spanprof__idle_folded_write prints them. */
+struct idle_line {
+    char label[64];
+    uint64_t ns;
+};
+
+static void idle_lines(struct out *o, const struct spanprof__view *v)
+{
+    if (!v->idle || v->counting || !v->nthreads)
+        return;
+    size_t size = v->nthreads * sizeof(struct idle_line);
+    struct idle_line *lines = spanprof__map(size);
+    if (!lines)
+        return;
+    size_t n = 0;
+    uint64_t all = 0;
+    int any = 0;
+    for (size_t i = 0; i < v->nthreads; i++) {
+        uint64_t ns;
+        if (!spanprof__thread_idle_ns(v, v->threads[i], &ns))
+            continue;
+        any = 1;
+        all += ns;
+        const char *label = thread_label(v->threads[i], lines[n].label, sizeof lines[n].label);
+        if (label != lines[n].label) {
+            size_t len = strnlen(label, sizeof lines[n].label - 1);
+            memcpy(lines[n].label, label, len);
+            lines[n].label[len] = 0;
+        }
+        for (char *c = lines[n].label; *c; c++)
+            if (*c == ';' || *c == '\n' || *c == '\r')
+                *c = '_';
+        lines[n++].ns = ns;
+    }
+    char num[24];
+    if (!v->threads_root) {
+        if (any) {
+            out_put(o, spanprof__idle_frame, strlen(spanprof__idle_frame));
+            num[0] = ' ';
+            size_t k = spanprof__format_u64(num + 1, all);
+            num[k + 1] = '\n';
+            out_put(o, num, k + 2);
+        }
+        spanprof__unmap(lines, size);
+        return;
+    }
+    for (size_t i = 1; i < n; i++) /* insertion sort by label: threads are few */
+        for (size_t j = i; j > 0 && strcmp(lines[j - 1].label, lines[j].label) > 0; j--) {
+            struct idle_line t = lines[j];
+            lines[j] = lines[j - 1];
+            lines[j - 1] = t;
+        }
+    for (size_t i = 0; i < n;) {
+        uint64_t ns = 0;
+        size_t j = i;
+        for (; j < n && !strcmp(lines[j].label, lines[i].label); j++)
+            ns += lines[j].ns;
+        out_put(o, lines[i].label, strlen(lines[i].label));
+        out_put(o, ";", 1);
+        out_put(o, spanprof__idle_frame, strlen(spanprof__idle_frame));
+        num[0] = ' ';
+        size_t k = spanprof__format_u64(num + 1, ns);
+        num[k + 1] = '\n';
+        out_put(o, num, k + 2);
+        i = j;
+    }
+    spanprof__unmap(lines, size);
+}
+
 /* Writes V's folded stacks to FD; 0 or an errno value. */
 static int write_lines(int fd, const struct spanprof__view *v)
 {
@@ -261,6 +331,7 @@ static int write_lines(int fd, const struct spanprof__view *v)
         out_put(&o, num, k + 2);
         i = j;
     }
+    idle_lines(&o, v);
     out_flush(&o);
     spanprof__unmap(S.path, SAFE_MAX_PATH);
     if (S.text)
@@ -315,6 +386,8 @@ static int write_safe(const struct spanprof__outputs *o)
         .counting = spanprof__flags.counting,
         .threads_root = o->threads_root,
         .file_line = o->file_line,
+        .idle = o->idle,
+        .now = spanprof__clock_now(),
     };
     char path[4096], tmp[4096 + 32];
     if (spanprof__output_path(o, o->folded, path, sizeof path)) {

@@ -142,6 +142,21 @@ driver_same_as_exit() {
     diff "$1/exit.folded" "$1/term.folded"
 }
 
+# same-stacks-as-exit: as same-as-exit, for times (values dropped).
+driver_same_stacks_as_exit() {
+    mkdir -p "$1/exit" "$1/term"
+    run "$1/exit" exit
+    run "$1/term" term
+    echo "## exit: $(cat "$1/exit/status"), SIGTERM: $(cat "$1/term/status")"
+    for how in exit term; do
+        sed -e 's/ [0-9]*$//' -e "s|$here/||g" "$1/$how/out.folded" | sort >"$1/$how.stacks"
+    done
+    echo "## at exit, stacks not in the deep recursion"
+    grep -v 'deep.*deep' "$1/exit.stacks"
+    echo "## difference"
+    diff "$1/exit.stacks" "$1/term.stacks"
+}
+
 # dump: `spanprof dump PID` after each phase of the program, the files as each dump left them.
 driver_dump() {
     start "$1"
