@@ -16,9 +16,11 @@
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "config/config.h"
@@ -68,7 +70,7 @@ static char *const *with_marker(char *const envp[], char *marker, char **out)
 }
 
 /* The C library's function NAME, looked up once (*CACHE; a vfork child then needs no lookup).
- * NULL in a program linked fully statically, where no wrapper can reach it: ENOSYS. */
+ * NULL in a program linked fully statically (-static): the system calls below stand in. */
 static void *next(void **cache, const char *name)
 {
     void *fn = __atomic_load_n(cache, __ATOMIC_ACQUIRE);
@@ -76,9 +78,53 @@ static void *next(void **cache, const char *name)
         fn = dlsym(RTLD_NEXT, name);
         __atomic_store_n(cache, fn, __ATOMIC_RELEASE);
     }
-    if (!fn)
-        errno = ENOSYS;
     return fn;
+}
+
+static int sys_execve(const char *path, char *const argv[], char *const envp[])
+{
+    return (int)syscall(SYS_execve, path, argv, envp);
+}
+
+/* execvpe's search of PATH, for a static program: each directory in turn; EACCES if some
+ * candidate was not executable and none ran, else the last error. */
+static int sys_execvpe(const char *file, char *const argv[], char *const envp[])
+{
+    if (!*file) {
+        errno = ENOENT;
+        return -1;
+    }
+    if (strchr(file, '/'))
+        return sys_execve(file, argv, envp);
+    const char *path = getenv("PATH");
+    if (!path)
+        path = "/bin:/usr/bin";
+    int denied = 0;
+    size_t flen = strlen(file);
+    for (const char *p = path;; ) {
+        const char *end = strchrnul(p, ':');
+        size_t dlen = (size_t)(end - p);
+        char buf[4096];
+        if (dlen + 1 + flen < sizeof buf) {
+            memcpy(buf, p, dlen);
+            size_t at = dlen;
+            if (dlen)
+                buf[at++] = '/'; /* an empty entry is the current directory */
+            memcpy(buf + at, file, flen + 1);
+            sys_execve(buf, argv, envp);
+            if (errno == EACCES)
+                denied = 1;
+            else if (errno != ENOENT && errno != ENOTDIR && errno != ELOOP &&
+                     errno != ENAMETOOLONG && errno != ESTALE)
+                return -1;
+        }
+        if (!*end)
+            break;
+        p = end + 1;
+    }
+    if (denied)
+        errno = EACCES;
+    return -1;
 }
 
 static void *real_execve, *real_execvpe, *real_fexecve;
@@ -95,7 +141,7 @@ SPANPROF_API int execve(const char *path, char *const argv[], char *const envp[]
 {
     PREPARE_ENV(envp);
     execve_fn fn = (execve_fn)next(&real_execve, "execve");
-    return fn ? fn(path, argv, env_new) : -1;
+    return fn ? fn(path, argv, env_new) : sys_execve(path, argv, env_new);
 }
 
 SPANPROF_API int execv(const char *path, char *const argv[])
@@ -107,7 +153,7 @@ SPANPROF_API int execvpe(const char *file, char *const argv[], char *const envp[
 {
     PREPARE_ENV(envp);
     execve_fn fn = (execve_fn)next(&real_execvpe, "execvpe");
-    return fn ? fn(file, argv, env_new) : -1;
+    return fn ? fn(file, argv, env_new) : sys_execvpe(file, argv, env_new);
 }
 
 SPANPROF_API int execvp(const char *file, char *const argv[])
@@ -119,7 +165,8 @@ SPANPROF_API int fexecve(int fd, char *const argv[], char *const envp[])
 {
     PREPARE_ENV(envp);
     fexecve_fn fn = (fexecve_fn)next(&real_fexecve, "fexecve");
-    return fn ? fn(fd, argv, env_new) : -1;
+    return fn ? fn(fd, argv, env_new)
+              : (int)syscall(SYS_execveat, fd, "", argv, env_new, AT_EMPTY_PATH);
 }
 
 /* The list forms: arguments up to the NULL (and, for execle, the environment after it). */

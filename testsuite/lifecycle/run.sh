@@ -11,6 +11,7 @@
 # RUNTIME_LIBS.  Optional: ONLY="a b"; REGEN=1 rewrites the expected files (see ../lib.sh).
 # A sample may carry lines:  test-env: VAR=VALUE ...   extra environment
 #                            test-build: static        linked with libspanprof.a
+#                            test-build: fully-static  the same, and -static
 #                            test-driver: NAME         run by driver_NAME below instead
 # shellcheck source=testsuite/lib.sh
 . "$(dirname "$0")/../lib.sh"
@@ -23,11 +24,12 @@ directive() {
     sed -n "s|.*$1: \\([^*]*[^* ]\\).*|\\1|p" "$2" | head -n 1
 }
 
-# build_prog SRC EXE [static|rdynamic]
+# build_prog SRC EXE [static|rdynamic|fully-static]
 build_prog() {
     case ${3:-} in
     static) link="$LIBDIR/libspanprof.a $RUNTIME_LIBS -pthread -ldl" ;;
     rdynamic) link="-rdynamic $LIBDIR/libspanprof.a $RUNTIME_LIBS -pthread -ldl" ;;
+    fully-static) link="-static $LIBDIR/libspanprof.a $RUNTIME_LIBS -pthread" ;;
     *) link="-L$LIBDIR -lspanprof -Wl,-rpath,$LIBDIR -pthread -ldl" ;;
     esac
     cmd="$CC -g -O2 -fplugin=$PLUGIN -I$INCLUDE_DIR $1 -o $2 $link"
