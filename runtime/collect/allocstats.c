@@ -16,7 +16,7 @@
 /* The innermost recording span of this thread, or NULL. */
 static struct spanprof__frame *top_span(struct spanprof__thread *t)
 {
-    if (spanprof__tls_busy || t == &spanprof__sentinel_thread || t->park_depth ||
+    if (spanprof__busy(0) || t == &spanprof__sentinel_thread || t->park_depth ||
         t->top == t->frames)
         return NULL;
     return t->top;

@@ -37,7 +37,7 @@ struct spanprof__res_thread *spanprof__res_thread_get(struct spanprof__thread *t
 /* Right after record_enter pushed SITE's frame (if it did). */
 void spanprof__res_enter(const struct spanprof_site *site)
 {
-    if (spanprof__tls_busy)
+    if (spanprof__busy(0))
         return;
     struct spanprof__thread *t = spanprof__tls;
     struct spanprof__frame *f = t->top;
@@ -59,7 +59,7 @@ void spanprof__res_enter(const struct spanprof_site *site)
 /* Right before record_exit pops SITE's frame: only a frame that matches exactly is measured. */
 void spanprof__res_exit(const struct spanprof_site *site, uintptr_t cfa)
 {
-    if (spanprof__tls_busy)
+    if (spanprof__busy(cfa))
         return;
     struct spanprof__thread *t = spanprof__tls;
     struct spanprof__frame *f = t->top;
