@@ -75,12 +75,12 @@ void spanprof__res_exit(const struct spanprof_site *site, uintptr_t cfa)
     if (spanprof__collect.cpu) {
         uint64_t u, s;
         spanprof__cputime(&u, &s);
-        rn->cpu_user_ns += u > rf->cpu_user_ns ? u - rf->cpu_user_ns : 0;
-        rn->cpu_sys_ns += s > rf->cpu_sys_ns ? s - rf->cpu_sys_ns : 0;
+        /* Signal-atomic adds, read by the writers while this thread runs (counter.h). */
+        spanprof__count_add(&rn->cpu_user_ns, u > rf->cpu_user_ns ? u - rf->cpu_user_ns : 0);
+        spanprof__count_add(&rn->cpu_sys_ns, s > rf->cpu_sys_ns ? s - rf->cpu_sys_ns : 0);
     }
     uint64_t peak = (uint64_t)(rf->net_max - rf->net_enter);
-    if (peak > rn->peak_bytes)
-        rn->peak_bytes = peak;
+    spanprof__count_max(&rn->peak_bytes, peak);
     if (rf->net_max > rf[-1].net_max) /* the parent's activation saw this high-water mark too */
         rf[-1].net_max = rf->net_max;
 }

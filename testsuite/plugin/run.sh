@@ -5,8 +5,9 @@
 # normalised dump of its profile (see ../tools/profdump.c) with NAME.expected.
 #
 # Environment: CC, CXX, PLUGIN, INCLUDE_DIR, LIBDIR (holds libspanprof.so), PROFDUMP.
-# Optional: SAMPLES="a b" to run only those; REGEN=1 to rewrite the expected files from the gcc
-# -O0 build instead of comparing.
+# Optional: SAMPLES="a b" to run only those; LEVELS="O0 O2" to build only at those levels;
+# SAMPLE_CFLAGS: more compiler flags (e.g. sanitizers);
+# REGEN=1 to rewrite the expected files from the gcc -O0 build instead of comparing.
 # A sample may carry lines:  /* test-env: VAR=VALUE ... */   extra environment for the run
 #                            /* test: c-only */               not compiled as C++
 set -u
@@ -40,7 +41,7 @@ run_one() {
     mkdir -p "$dir"
     exe="$dir/prog"
     # shellcheck disable=SC2086 # compiler and level are word lists
-    build="$compiler -g -fchecking $level -fplugin=$PLUGIN -I$INCLUDE_DIR $src -x none -o $exe -L$LIBDIR -lspanprof -Wl,-rpath,$LIBDIR -pthread"
+    build="$compiler -g -fchecking $level ${SAMPLE_CFLAGS:-} -fplugin=$PLUGIN -I$INCLUDE_DIR $src -x none -o $exe -L$LIBDIR -lspanprof -Wl,-rpath,$LIBDIR -pthread"
     if ! $build >"$dir/build.log" 2>&1; then
         fail "$name [$label]: does not build"
         echo "  $build"
@@ -71,7 +72,7 @@ for src in "$here"/*.c "$here"/*.cc; do
     for entry in $compilers; do
         tag=${entry%%=*}
         compiler=$(echo "${entry#*=}" | tr '@' ' ')
-        for level in O0 O2 O3 O2-flto; do
+        for level in ${LEVELS:-O0 O2 O3 O2-flto}; do
             if [ "${REGEN:-0}" = 1 ] && [ "$level$tag" != O0gcc ] && [ "$level$tag" != "O0g++" ]; then
                 continue
             fi
