@@ -266,7 +266,9 @@ static inline __attribute__((always_inline)) uint64_t spanprof__charge(struct sp
  * the fields are written a second time after the commit; a handler that runs after it sees the
  * new top and pushes above it, finding the fields already right from the first writes.  (x86
  * keeps the store order; the signal fences keep the compiler's.)  Both writes hit the same line:
- * 4 stores, about a cycle.  The count is one signal-atomic add (counter.h). */
+ * 4 stores, about a cycle.  The count is one signal-atomic add (counter.h).  What this does not
+ * cover: a second signal, after a first one's handler reused the slot, landing in the four
+ * stores between the commit and the second write (nested handlers are fine: they finish first). */
 static inline __attribute__((always_inline)) struct spanprof__frame *
 spanprof__push_frame(struct spanprof__thread *t, struct spanprof__frame *f, struct spanprof__node *n,
                      uintptr_t cfa, uintptr_t ra, uintptr_t fra)
