@@ -9,13 +9,12 @@
 #include "collect/collect.h"
 #include "record/clock.h"
 
-struct spanprof__res_thread *spanprof__res_thread_get(struct spanprof__thread *t)
+/* Reallocates RT's frame array to T's capacity (or creates RT): under the re-entry guard, so a
+ * signal handler's spans that land meanwhile are not measured rather than resizing it again. */
+static struct spanprof__res_thread *res_thread_grow(struct spanprof__thread *t,
+                                                    struct spanprof__res_thread *rt)
 {
-    struct spanprof__res_thread *rt = t->res;
-    if (rt && rt->capacity >= t->capacity)
-        return rt;
-    /* First use, or the shadow stack grew: (re)allocate the parallel array (mmap, never malloc:
-     * the allocator hooks call into this file). */
+    /* mmap, never malloc: the allocator hooks call into this file. */
     if (!rt) {
         rt = spanprof__map(sizeof *rt);
         if (!rt)
@@ -31,6 +30,18 @@ struct spanprof__res_thread *spanprof__res_thread_get(struct spanprof__thread *t
     rt->frames = nf;
     rt->capacity = t->capacity;
     t->res = rt;
+    return rt;
+}
+
+struct spanprof__res_thread *spanprof__res_thread_get(struct spanprof__thread *t)
+{
+    struct spanprof__res_thread *rt = t->res;
+    if (rt && rt->capacity >= t->capacity)
+        return rt;
+    /* First use, or the shadow stack grew. */
+    struct spanprof__guard guard = spanprof__guard_enter();
+    rt = res_thread_grow(t, rt);
+    spanprof__guard_leave(guard);
     return rt;
 }
 
