@@ -16,7 +16,7 @@
 /* The innermost recording span of this thread, or NULL. */
 static struct spanprof__frame *top_span(struct spanprof__thread *t)
 {
-    if (spanprof__tls_busy || t == &spanprof__sentinel_thread || t->park_depth ||
+    if (spanprof__busy(0) || t == &spanprof__sentinel_thread || t->park_depth ||
         t->top == t->frames)
         return NULL;
     return t->top;
@@ -31,8 +31,8 @@ static void *on_alloc(size_t size)
         return NULL;
     size_t d = (size_t)(f - t->frames);
     struct spanprof__res_node *rn = spanprof__res_of(f->node);
-    rn->allocs++;
-    rn->alloc_bytes += size;
+    spanprof__count_add(&rn->allocs, 1); /* read by the writers meanwhile (counter.h) */
+    spanprof__count_add(&rn->alloc_bytes, size);
     __atomic_add_fetch(&rn->live_blocks, 1, __ATOMIC_RELAXED);
     __atomic_add_fetch(&rn->live_bytes, (int64_t)size, __ATOMIC_RELAXED);
     rt->net += (int64_t)size;
@@ -54,8 +54,8 @@ static void on_free(void *owner, size_t size)
     if (!f || !rt)
         return;
     struct spanprof__res_node *rn = spanprof__res_of(f->node);
-    rn->frees++;
-    rn->free_bytes += size;
+    spanprof__count_add(&rn->frees, 1);
+    spanprof__count_add(&rn->free_bytes, size);
     rt->net -= (int64_t)size;
 }
 

@@ -9,13 +9,12 @@
 #include "collect/collect.h"
 #include "record/clock.h"
 
-struct spanprof__res_thread *spanprof__res_thread_get(struct spanprof__thread *t)
+/* Reallocates RT's frame array to T's capacity (or creates RT): under the re-entry guard, so a
+ * signal handler's spans that land meanwhile are not measured rather than resizing it again. */
+static struct spanprof__res_thread *res_thread_grow(struct spanprof__thread *t,
+                                                    struct spanprof__res_thread *rt)
 {
-    struct spanprof__res_thread *rt = t->res;
-    if (rt && rt->capacity >= t->capacity)
-        return rt;
-    /* First use, or the shadow stack grew: (re)allocate the parallel array (mmap, never malloc:
-     * the allocator hooks call into this file). */
+    /* mmap, never malloc: the allocator hooks call into this file. */
     if (!rt) {
         rt = spanprof__map(sizeof *rt);
         if (!rt)
@@ -34,10 +33,22 @@ struct spanprof__res_thread *spanprof__res_thread_get(struct spanprof__thread *t
     return rt;
 }
 
+struct spanprof__res_thread *spanprof__res_thread_get(struct spanprof__thread *t)
+{
+    struct spanprof__res_thread *rt = t->res;
+    if (rt && rt->capacity >= t->capacity)
+        return rt;
+    /* First use, or the shadow stack grew. */
+    struct spanprof__guard guard = spanprof__guard_enter();
+    rt = res_thread_grow(t, rt);
+    spanprof__guard_leave(guard);
+    return rt;
+}
+
 /* Right after record_enter pushed SITE's frame (if it did). */
 void spanprof__res_enter(const struct spanprof_site *site)
 {
-    if (spanprof__tls_busy)
+    if (spanprof__busy(0))
         return;
     struct spanprof__thread *t = spanprof__tls;
     struct spanprof__frame *f = t->top;
@@ -59,7 +70,7 @@ void spanprof__res_enter(const struct spanprof_site *site)
 /* Right before record_exit pops SITE's frame: only a frame that matches exactly is measured. */
 void spanprof__res_exit(const struct spanprof_site *site, uintptr_t cfa)
 {
-    if (spanprof__tls_busy)
+    if (spanprof__busy(cfa))
         return;
     struct spanprof__thread *t = spanprof__tls;
     struct spanprof__frame *f = t->top;
@@ -75,12 +86,12 @@ void spanprof__res_exit(const struct spanprof_site *site, uintptr_t cfa)
     if (spanprof__collect.cpu) {
         uint64_t u, s;
         spanprof__cputime(&u, &s);
-        rn->cpu_user_ns += u > rf->cpu_user_ns ? u - rf->cpu_user_ns : 0;
-        rn->cpu_sys_ns += s > rf->cpu_sys_ns ? s - rf->cpu_sys_ns : 0;
+        /* Signal-atomic adds, read by the writers while this thread runs (counter.h). */
+        spanprof__count_add(&rn->cpu_user_ns, u > rf->cpu_user_ns ? u - rf->cpu_user_ns : 0);
+        spanprof__count_add(&rn->cpu_sys_ns, s > rf->cpu_sys_ns ? s - rf->cpu_sys_ns : 0);
     }
     uint64_t peak = (uint64_t)(rf->net_max - rf->net_enter);
-    if (peak > rn->peak_bytes)
-        rn->peak_bytes = peak;
+    spanprof__count_max(&rn->peak_bytes, peak);
     if (rf->net_max > rf[-1].net_max) /* the parent's activation saw this high-water mark too */
         rf[-1].net_max = rf->net_max;
 }

@@ -12,9 +12,10 @@
 /* One mapping: the header, then the events.  Pages are touched only as the ring fills. */
 struct spanprof__trace_ring *spanprof__trace_ring_new(size_t bytes)
 {
-    size_t cap = bytes / sizeof(struct spanprof__trace_event);
-    if (cap < 2)
-        cap = 2;
+    /* A power of two (rounded down), so the push finds its slot with a mask. */
+    size_t want = bytes / sizeof(struct spanprof__trace_event), cap = 2;
+    while (cap <= want / 2)
+        cap *= 2;
     size_t head = (sizeof(struct spanprof__trace_ring) + 63) & ~(size_t)63;
     char *p = spanprof__map(head + cap * sizeof(struct spanprof__trace_event));
     if (!p)
@@ -41,12 +42,29 @@ void spanprof__trace_attach(struct spanprof__thread *t)
 /* The child's trace covers the child only, like its profile. */
 void spanprof__trace_fork_child(struct spanprof__thread *t)
 {
-    if (t->trace) {
-        t->trace->pos = 0;
-        t->trace->head = 0;
-    }
+    if (t->trace)
+        t->trace->base = t->trace->head;
 }
 
+/* A signal handler pushed events between our reservation of slot H and our check: they sit in
+ * the slots after ours with earlier ticks.  Ours happened before them (it is before them in the
+ * ring, and a handler nests inside what it interrupted), so it takes the next event's tick. */
+void spanprof__trace_fix_tick(struct spanprof__trace_ring *r, uint64_t h)
+{
+    const struct spanprof__trace_event *next = &r->events[(h + 1) & (r->capacity - 1)];
+    uintptr_t lap = (h + 1) & r->capacity ? SPANPROF__TRACE_ODD_LAP : 0;
+    uintptr_t tag = __atomic_load_n(&next->tag, __ATOMIC_ACQUIRE);
+    if (!tag || (tag & SPANPROF__TRACE_ODD_LAP) != lap)
+        return; /* the handler's push did not complete (it jumped out) */
+    uint64_t tick = __atomic_load_n(&next->tick, __ATOMIC_RELAXED);
+    struct spanprof__trace_event *e = &r->events[h & (r->capacity - 1)];
+    if (tick < __atomic_load_n(&e->tick, __ATOMIC_RELAXED))
+        __atomic_store_n(&e->tick, tick, __ATOMIC_RELAXED);
+}
+
+/* Reads every field with atomic loads: the owner may be pushing meanwhile (a dump from another
+ * thread).  Slots not written in the lap their position belongs to (a push in progress, or one
+ * a siglongjmp cut short) are skipped and counted as dropped. */
 struct spanprof__trace_event *spanprof__trace_snapshot(const struct spanprof__trace_ring *r, size_t *n,
                                                        uint64_t *dropped)
 {
@@ -55,28 +73,42 @@ struct spanprof__trace_event *spanprof__trace_snapshot(const struct spanprof__tr
     if (!r)
         return NULL;
     uint64_t head = __atomic_load_n(&r->head, __ATOMIC_ACQUIRE);
-    size_t keep = head < r->capacity ? (size_t)head : r->capacity;
-    *dropped = head - keep;
+    uint64_t base = __atomic_load_n(&r->base, __ATOMIC_RELAXED);
+    uint64_t total = head - base;
+    size_t keep = total < r->capacity ? (size_t)total : r->capacity;
+    *dropped = total - keep;
     if (!keep)
         return NULL;
     struct spanprof__trace_event *ev = malloc(keep * sizeof *ev);
     if (!ev) {
-        *dropped = head;
+        *dropped = total;
         return NULL;
     }
-    size_t first = (size_t)((head - keep) % r->capacity);
-    size_t part = r->capacity - first < keep ? r->capacity - first : keep;
-    memcpy(ev, r->events + first, part * sizeof *ev);
-    memcpy(ev + part, r->events, (keep - part) * sizeof *ev);
-    /* A running owner may have overwritten the oldest slots while we copied: drop as many as it
-     * wrote meanwhile (the owner's own thread and ended threads never race). */
-    uint64_t moved = __atomic_load_n(&r->head, __ATOMIC_ACQUIRE) - head;
-    if (moved) {
-        size_t lost = moved < keep ? (size_t)moved : keep;
-        memmove(ev, ev + lost, (keep - lost) * sizeof *ev);
-        keep -= lost;
-        *dropped += lost;
+    uint64_t first = head - keep;
+    for (size_t i = 0; i < keep; i++) {
+        const struct spanprof__trace_event *e = &r->events[(first + i) & (r->capacity - 1)];
+        ev[i].tag = __atomic_load_n(&e->tag, __ATOMIC_ACQUIRE);
+        ev[i].tick = __atomic_load_n(&e->tick, __ATOMIC_RELAXED);
     }
-    *n = keep;
+    /* A running owner may have overwritten the oldest slots while we copied: drop as many as it
+     * reserved meanwhile (the owner's own thread and ended threads never race). */
+    uint64_t moved = __atomic_load_n(&r->head, __ATOMIC_ACQUIRE) - head;
+    size_t lost = moved < keep ? (size_t)moved : keep;
+    size_t out = 0;
+    for (size_t i = lost; i < keep; i++) {
+        uintptr_t lap = (first + i) & r->capacity ? SPANPROF__TRACE_ODD_LAP : 0;
+        if (!ev[i].tag || (ev[i].tag & SPANPROF__TRACE_ODD_LAP) != lap) {
+            lost++;
+            continue;
+        }
+        ev[out].tag = ev[i].tag & ~SPANPROF__TRACE_ODD_LAP;
+        ev[out++].tick = ev[i].tick;
+    }
+    *dropped += lost;
+    *n = out;
+    if (!out) {
+        free(ev);
+        return NULL;
+    }
     return ev;
 }

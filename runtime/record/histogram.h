@@ -65,13 +65,14 @@ static inline __attribute__((always_inline)) struct spanprof__hist *spanprof__hi
     return t->hists->v[site->id];
 }
 
-/* Exit fast path: lzcnt, shift, add, one increment in a line usually cached, a compare-and-move
- * for the maximum.  Only the owning thread writes it. */
+/* Exit fast path: lzcnt, shift, add, one increment in a line usually cached, a compare for the
+ * maximum (a compare-and-swap only when it grows).  Only the owning thread writes it, and signal
+ * handlers on it: both updates are atomic with respect to them (counter.h). */
 static inline __attribute__((always_inline)) void spanprof__hist_add(struct spanprof__hist *h,
                                                                      uint64_t d)
 {
-    h->count[spanprof__hist_index(d)]++;
-    h->max = d > h->max ? d : h->max;
+    spanprof__count_add(&h->count[spanprof__hist_index(d)], 1);
+    spanprof__count_max(&h->max, d);
 }
 
 /* Cold: makes sure T has a histogram for SITE (called before T's first node for SITE is

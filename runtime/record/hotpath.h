@@ -83,8 +83,11 @@ static inline __attribute__((always_inline)) void spanprof__record_exit(struct s
         if (spanprof__flags.histogram)
             spanprof__hist_add(spanprof__hist_get(t, site), d);
     }
-    __atomic_signal_fence(__ATOMIC_RELEASE);
-    t->top = f - 1;
+    /* The pop is the commit: a signal handler that runs before it nests under this frame (its
+     * time then counts as this span's child time); one that runs after it nests under the
+     * parent. */
+    __atomic_signal_fence(__ATOMIC_SEQ_CST);
+    SPANPROF_PUBLISH(t->top, f - 1);
 }
 
 #pragma GCC visibility pop

@@ -23,7 +23,7 @@ struct spanprof__hooks spanprof__hooks;
 struct spanprof__process spanprof__g = {
     .lock = PTHREAD_MUTEX_INITIALIZER,
 };
-SPANPROF_TLS int spanprof__tls_busy;
+SPANPROF_TLS uintptr_t spanprof__tls_busy;
 
 /* Bounds of the start-stage section, from the linker (empty when nothing registered a stage).
  * Hidden: a second copy of the runtime in the process (static in the program, shared in a

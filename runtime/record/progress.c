@@ -13,7 +13,7 @@ static __attribute__((noinline)) void progress_slow(struct spanprof_site *site)
 {
     uint32_t st = __atomic_load_n(&site->state, __ATOMIC_ACQUIRE);
     if (st == SPANPROF__SITE_NEW) {
-        if (spanprof__tls_busy) /* hit from inside the runtime itself */
+        if (spanprof__busy(0)) /* hit from inside the runtime itself */
             return;
         st = spanprof__site_register(site);
     }

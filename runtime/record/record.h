@@ -4,9 +4,11 @@
  * struct spanprof__hooks, and start-up through SPANPROF_START_STAGE (process.c).
  *
  * Data model: each thread owns a shadow stack (array of frames, frames[0] a root sentinel) and a
- * call tree (one node per distinct call path).  Only the owning thread writes its stack and tree;
- * the report layer reads every thread's tree (racy but benign: 64-bit counters, nodes published
- * with release stores).  Thread data lives in mmap'd memory that is never freed while the
+ * call tree (one node per distinct call path).  Only the owning thread (and signal handlers on
+ * it) writes its stack and tree; the report layer reads every thread's tree while it runs: the
+ * owner's stores to what others read go through counter.h (one instruction, atomic with respect
+ * to signals, a plain store or add on x86), readers load them with relaxed atomic loads, and
+ * nodes are published with release stores.  Thread data lives in mmap'd memory that is never freed while the
  * process runs, so it outlives its thread and can be written at process exit.
  */
 #ifndef SPANPROF_RECORD_H
@@ -18,6 +20,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "record/counter.h"
 #include "spanprof.h"
 
 /* Everything declared below is internal: hidden, so -fPIC code reaches it without the GOT. */
@@ -197,22 +200,44 @@ void spanprof__mark_start(void);
 
 /* The rare-path prologue shared by every entry from user code into the runtime's slow side:
  * errno saved, and the re-entry flag set so that spans run by whatever the runtime calls
- * (allocator hooks, a signal handler) are ignored.  Pair with spanprof__guard_leave. */
-extern SPANPROF_TLS int spanprof__tls_busy;
+ * (allocator hooks, a signal handler) are ignored.  Pair with spanprof__guard_leave.
+ * The flag holds the frame address of the function that set it, so that a flag left set by a
+ * jump out of the runtime (a signal handler that siglongjmps while the runtime was busy) is
+ * recognised as stale by spanprof__busy and cleared (sigstack.c). */
+extern SPANPROF_TLS uintptr_t spanprof__tls_busy;
 struct spanprof__guard {
-    int saved_errno, busy;
+    int saved_errno;
+    uintptr_t busy;
 };
-static inline struct spanprof__guard spanprof__guard_enter(void)
+static inline __attribute__((always_inline)) struct spanprof__guard spanprof__guard_enter(void)
 {
     struct spanprof__guard g = {errno, spanprof__tls_busy};
-    spanprof__tls_busy = 1;
+    spanprof__tls_busy = (uintptr_t)__builtin_frame_address(0);
+    __atomic_signal_fence(__ATOMIC_SEQ_CST);
     return g;
 }
-static inline void spanprof__guard_leave(struct spanprof__guard g)
+static inline __attribute__((always_inline)) void spanprof__guard_leave(struct spanprof__guard g)
 {
+    __atomic_signal_fence(__ATOMIC_SEQ_CST);
     spanprof__tls_busy = g.busy;
     errno = g.saved_errno;
 }
+
+/* ---- sigstack.c: signal handlers and their stacks, seen from the cold paths ---- */
+/* Whether the runtime is busy on this thread, asked by a span enter or exit whose instrumented
+ * function has frame address CFA (its spans are then ignored).  Clears a stale flag: one set in
+ * a runtime frame deeper than CFA on the same stack, which the stack has since left.  Callers
+ * without a frame address pass 0 (never stale). */
+int spanprof__busy_confirm(uintptr_t cfa);
+static inline __attribute__((always_inline)) int spanprof__busy(uintptr_t cfa)
+{
+    return spanprof__tls_busy && spanprof__busy_confirm(cfa);
+}
+/* 1 when exactly one of the frame addresses A and B lies on this thread's alternate signal stack
+ * (sigaltstack): frames of a handler running there and the frames it interrupted. */
+int spanprof__across_stacks(uintptr_t a, uintptr_t b);
+/* 1 when CFA is on this thread's alternate signal stack. */
+int spanprof__on_alt_stack(uintptr_t cfa);
 
 /* ---- thread.c ---- */
 extern SPANPROF_TLS struct spanprof__thread *spanprof__tls;
@@ -234,28 +259,41 @@ static inline __attribute__((always_inline)) uint64_t spanprof__charge(struct sp
 {
     uint64_t d = now - f->start;
     d = (int64_t)d < 0 ? 0 : d;
-    f->node->total += d;
-    f[-1].node->child += d; /* f > frames[0]: the root frame is never charged */
+    spanprof__count_add(&f->node->total, d);
+    spanprof__count_add(&f[-1].node->child, d); /* f > frames[0]: the root is never charged */
     return d;
 }
 
 /* Pushes a frame for N, a child of the top frame F's node, onto T's stack and counts the call
  * (at entry, so noreturn functions count too).  Shared by the hot path and the cold one; the
  * caller stores the start timestamp last, so this bookkeeping is not charged to the span.
- * A signal handler running spans on this thread sees either the old or the new top, never a
- * half-written frame: compiler barrier only, x86 keeps the store order. */
+ *
+ * Signal handlers running spans on this thread: the store of top is the commit.  A handler that
+ * runs before it sees the old top, pushes its own frame into the same slot and pops it again, so
+ * the fields are written a second time after the commit; a handler that runs after it sees the
+ * new top and pushes above it, finding the fields already right from the first writes.  (x86
+ * keeps the store order; the signal fences keep the compiler's.)  Both writes hit the same line:
+ * 4 stores, about a cycle.  The count is one signal-atomic add (counter.h).  What this does not
+ * cover: a second signal, after a first one's handler reused the slot, landing in the four
+ * stores between the commit and the second write (nested handlers are fine: they finish first). */
 static inline __attribute__((always_inline)) struct spanprof__frame *
 spanprof__push_frame(struct spanprof__thread *t, struct spanprof__frame *f, struct spanprof__node *n,
                      uintptr_t cfa, uintptr_t ra, uintptr_t fra)
 {
-    n->calls++;
-    f[1].node = n;
-    f[1].cfa = cfa;
-    f[1].ra = ra;
-    f[1].fra = fra;
-    __atomic_signal_fence(__ATOMIC_RELEASE);
-    t->top = f + 1;
-    return f + 1;
+    struct spanprof__frame *g = f + 1;
+    spanprof__count_add(&n->calls, 1);
+    g->node = n;
+    g->cfa = cfa;
+    g->ra = ra;
+    g->fra = fra;
+    __atomic_signal_fence(__ATOMIC_SEQ_CST);
+    SPANPROF_PUBLISH(t->top, g);
+    __atomic_signal_fence(__ATOMIC_SEQ_CST);
+    g->node = n;
+    g->cfa = cfa;
+    g->ra = ra;
+    g->fra = fra;
+    return g;
 }
 
 /* ---- stack.c: cold paths of the shadow stack ---- */
@@ -264,6 +302,9 @@ void spanprof__enter_cold(struct spanprof_site *site, uintptr_t cfa, uintptr_t r
 void spanprof__exit_cold(struct spanprof_site *site, uintptr_t cfa, uint64_t now);
 /* Pops T's top frame, charging its time up to NOW (the repair paths' pop). */
 void spanprof__close_top(struct spanprof__thread *t, uint64_t now);
+/* Ends T's parking: top back at the last recorded frame (the parked entries are the caller's to
+ * count). */
+void spanprof__unpark(struct spanprof__thread *t);
 
 /* ---- arena.c: memory that never goes through malloc ---- */
 void *spanprof__map(size_t size);

@@ -35,22 +35,22 @@ static inline size_t stack_depth(const struct spanprof__thread *t)
     return (size_t)(t->top - t->frames);
 }
 
-/* Pops T's entries above DEPTH as abandoned. */
+/* Pops T's entries above DEPTH as abandoned.  Without the re-entry flag, like stack.c's repair:
+ * each step leaves the stack consistent, so a signal handler's spans nest here too. */
 static SPANPROF_COLD void unwind_to(struct spanprof__thread *t, size_t depth)
 {
-    struct spanprof__guard guard = spanprof__guard_enter(); /* errno: e.g. vfork's, read next */
+    int saved_errno = errno; /* e.g. vfork's, read right after the call returns */
     if (t->park_depth) {
         size_t recorded = (size_t)(t->parked_top - t->frames);
         if (depth > recorded) {
             /* Only parked entries are left: keep the deeper ones that are still alive. */
             uint64_t keep = depth - recorded;
-            t->abandoned += t->park_depth - keep;
-            t->park_depth = keep;
+            spanprof__count_add(&t->abandoned, t->park_depth - keep);
+            SPANPROF_PUBLISH(t->park_depth, keep);
             goto out;
         }
-        t->abandoned += t->park_depth;
-        t->top = t->parked_top;
-        t->park_depth = 0;
+        spanprof__count_add(&t->abandoned, t->park_depth);
+        spanprof__unpark(t);
     }
     uint64_t now = spanprof__clock_now();
     struct spanprof__frame *keep_top = t->frames + depth;
@@ -58,15 +58,15 @@ static SPANPROF_COLD void unwind_to(struct spanprof__thread *t, size_t depth)
         if (spanprof__hooks.frame_abandoned)
             spanprof__hooks.frame_abandoned(t->top->node->site); /* e.g. its trace end event */
         spanprof__close_top(t, now);
-        t->abandoned++;
+        spanprof__count_add(&t->abandoned, 1);
     }
 out:
-    spanprof__guard_leave(guard);
+    errno = saved_errno;
 }
 
 SPANPROF_API size_t __spanprof_setjmp_depth(void)
 {
-    if (spanprof__tls_busy)
+    if (spanprof__busy((uintptr_t)__builtin_frame_address(0)))
         return NO_DEPTH;
     return stack_depth(spanprof__tls);
 }
@@ -75,7 +75,8 @@ SPANPROF_API size_t __spanprof_setjmp_depth(void)
 SPANPROF_API void __spanprof_setjmp_return(size_t depth)
 {
     struct spanprof__thread *t = spanprof__tls;
-    if (SPANPROF_LIKELY(depth >= stack_depth(t)) || spanprof__tls_busy)
+    if (SPANPROF_LIKELY(depth >= stack_depth(t)) ||
+        spanprof__busy((uintptr_t)__builtin_frame_address(0)))
         return;
     unwind_to(t, depth);
 }

@@ -14,7 +14,7 @@ static __attribute__((noinline)) void enter_slow(struct spanprof_site *site, uin
 {
     uint32_t st = __atomic_load_n(&site->state, __ATOMIC_ACQUIRE);
     if (st == SPANPROF__SITE_NEW) {
-        if (spanprof__tls_busy) /* entered from inside the runtime (e.g. its own start-up) */
+        if (spanprof__busy(cfa)) /* entered from inside the runtime (e.g. its own start-up) */
             return;
         st = spanprof__site_register(site);
     }
@@ -31,7 +31,7 @@ static __attribute__((noinline)) void enter_slow(struct spanprof_site *site, uin
 static __attribute__((noinline)) void exit_slow(struct spanprof_site *site, uintptr_t cfa)
 {
     uint32_t st = __atomic_load_n(&site->state, __ATOMIC_ACQUIRE);
-    if (st == SPANPROF__SITE_NEW && !spanprof__tls_busy) {
+    if (st == SPANPROF__SITE_NEW && !spanprof__busy(cfa)) {
         /* An exit for a site never entered here (e.g. entered while the runtime was busy):
          * register it so the cold path counts the exit as unmatched. */
         st = spanprof__site_register(site);

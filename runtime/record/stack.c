@@ -15,6 +15,13 @@
  *    of this site with this cfa (else the topmost of this site with cfa >= the current one, else
  *    the topmost of this site); frames above it are popped as abandoned, then it is popped.  An
  *    exit with no frame of its site is counted as unmatched and ignored.
+ *  - signal handlers: a handler's spans nest under the span it interrupted.  On the thread's own
+ *    stack that needs nothing special (its frames are deeper).  On an alternate signal stack
+ *    (SA_ONSTACK) placed above the thread's stack, the handler's first frame looks like a return
+ *    past the interrupted frames; before popping a frame for having a lower cfa, the cold path
+ *    asks whether the two addresses lie on different stacks (sigstack.c): a frame on the thread's
+ *    stack under a handler frame on the alternate stack is alive, a frame on the alternate stack
+ *    under a frame on the thread's stack was left by a jump out of the handler: dead.
  *  - "parking": past the depth cap (or when memory runs out) entries are counted in
  *    park_depth/overflow but not recorded; top points to park_frame (cfa 0, site-less node) so
  *    every enter/exit comes here until the parked entries have exited.
@@ -30,26 +37,41 @@ static int is_dead(const struct spanprof__frame *f, uintptr_t cfa, uintptr_t ra,
     return f->cfa < cfa || (f->cfa == cfa && (f->ra == ra || f->fra != fra));
 }
 
-/* Pop the top frame, charging its time up to NOW (also setjmp.c's repair). */
+/* is_dead, except for a top frame that only looks dead because a signal handler runs on its
+ * alternate stack above it (asked of the kernel only when the cfa comparison says dead). */
+static int is_dead_here(const struct spanprof__frame *f, uintptr_t cfa, uintptr_t ra, uintptr_t fra)
+{
+    if (!is_dead(f, cfa, ra, fra))
+        return 0;
+    return !(f->cfa < cfa && f->cfa != 0 && spanprof__on_alt_stack(cfa) &&
+             !spanprof__on_alt_stack(f->cfa));
+}
+
+/* Pop the top frame, charging its time up to NOW (also setjmp.c's repair).  Each step leaves the
+ * stack consistent for a signal handler that runs in between. */
 void spanprof__close_top(struct spanprof__thread *t, uint64_t now)
 {
     SPANPROF_ASSERT(t->top > t->frames); /* the root frame is never closed */
     spanprof__charge(t->top, now);
-    t->top--;
+    __atomic_signal_fence(__ATOMIC_SEQ_CST);
+    SPANPROF_PUBLISH(t->top, t->top - 1);
 }
 
 static void park(struct spanprof__thread *t)
 {
     t->parked_top = t->top;
-    t->park_depth = 1;
-    t->overflow++;
-    t->top = &t->park_frame;
+    SPANPROF_PUBLISH(t->park_depth, 1);
+    spanprof__count_add(&t->overflow, 1);
+    __atomic_signal_fence(__ATOMIC_SEQ_CST);
+    SPANPROF_PUBLISH(t->top, &t->park_frame);
 }
 
-static void unpark(struct spanprof__thread *t)
+/* Back to the recorded frames (also setjmp.c's repair). */
+void spanprof__unpark(struct spanprof__thread *t)
 {
-    t->top = t->parked_top;
-    t->park_depth = 0;
+    SPANPROF_PUBLISH(t->top, t->parked_top);
+    __atomic_signal_fence(__ATOMIC_SEQ_CST);
+    SPANPROF_PUBLISH(t->park_depth, 0);
 }
 
 /* Double the frame array (mmap + copy + munmap rather than mremap, so a signal handler on this
@@ -68,11 +90,16 @@ static int grow(struct spanprof__thread *t)
     struct spanprof__frame *old = t->frames;
     size_t oldcap = t->capacity;
     size_t depth = (size_t)(t->top - old);
+    /* Order for a signal handler running spans meanwhile: while top == limit (the old array is
+     * full) its spans come to the cold path and are ignored (busy); once top moves to the new
+     * array, the old limit can no longer equal it and the handler pushes into the new array. */
     memcpy(nf, old, oldcap * sizeof *nf);
-    t->frames = nf;
-    t->capacity = cap;
+    SPANPROF_PUBLISH(t->frames, nf);
+    SPANPROF_PUBLISH(t->capacity, cap);
+    __atomic_signal_fence(__ATOMIC_SEQ_CST);
+    SPANPROF_PUBLISH(t->top, nf + depth);
+    __atomic_signal_fence(__ATOMIC_SEQ_CST);
     t->limit = nf + cap - 1;
-    t->top = nf + depth;
     spanprof__unmap(old, oldcap * sizeof *old);
     return 1;
 }
@@ -85,23 +112,55 @@ static void push(struct spanprof__thread *t, struct spanprof__node *n, uintptr_t
     spanprof__push_frame(t, t->top, n, cfa, ra, fra)->start = spanprof__clock_now();
 }
 
+/* Pops the frames a longjmp or noreturn function left above this call.  frames[0] has cfa
+ * UINTPTR_MAX: never dead, so this stops there.  The timestamp is taken only when a frame is
+ * closed: the common reason to be in the cold path is a child missing from the hint (alternating
+ * children), and a timestamp costs as much as the rest of it. */
+static void repair(struct spanprof__thread *t, uintptr_t cfa, uintptr_t ra, uintptr_t fra)
+{
+    if (is_dead_here(t->top, cfa, ra, fra)) {
+        uint64_t now = spanprof__clock_now();
+        while (is_dead_here(t->top, cfa, ra, fra)) {
+            spanprof__close_top(t, now);
+            spanprof__count_add(&t->abandoned, 1);
+        }
+    }
+}
+
+/* Pushes an existing child of the top frame's node for SITE; 0 when there is none or the
+ * frame array is full. */
+static int push_existing(struct spanprof__thread *t, struct spanprof_site *site, uintptr_t cfa,
+                         uintptr_t ra, uintptr_t fra)
+{
+    if (t->top == t->limit)
+        return 0;
+    struct spanprof__node *n = __atomic_load_n(&t->top->node->first_child, __ATOMIC_RELAXED);
+    for (; n; n = n->next_sibling)
+        if (n->site == site) {
+            push(t, n, cfa, ra, fra);
+            return 1;
+        }
+    return 0;
+}
+
+/* Only what cannot be interrupted by a span of a signal handler runs with the re-entry guard
+ * set (spans are then ignored): getting thread data, parking, growing the frame array, creating
+ * a node.  The common cold paths (a child missing from the hint, repair after a longjmp) leave
+ * the stack consistent at every step, so a handler's spans nest there as anywhere else. */
 SPANPROF_COLD void spanprof__enter_cold(struct spanprof_site *site, uintptr_t cfa, uintptr_t ra,
                                         uintptr_t fra)
 {
-    if (spanprof__tls_busy)
+    if (spanprof__busy(cfa))
         return; /* a span run by the runtime itself (signal, allocator hook): ignored */
     /* The usual reason to be here: the stack is sound and the child exists, but it is not the
-     * parent's hint (a parent calling several spans in turn).  Find it without the re-entry guard
-     * and errno save of the general path below: nothing here allocates or calls out.  (A thread
-     * without data, or a parked one, has a top frame with cfa 0: dead, so not taken here.) */
+     * parent's hint (a parent calling several spans in turn); or a longjmp left frames to pop.
+     * Nothing here allocates or calls out (but sigaltstack, which saves errno itself).  (A thread
+     * without data, or a parked one, has a top frame with cfa 0: not taken here.) */
     struct spanprof__thread *t = spanprof__tls;
-    if (!is_dead(t->top, cfa, ra, fra) && t->top != t->limit) {
-        struct spanprof__node *n = __atomic_load_n(&t->top->node->first_child, __ATOMIC_RELAXED);
-        for (; n; n = n->next_sibling)
-            if (n->site == site) {
-                push(t, n, cfa, ra, fra);
-                return;
-            }
+    if (t->top->cfa != 0) {
+        repair(t, cfa, ra, fra);
+        if (push_existing(t, site, cfa, ra, fra))
+            return;
     }
     struct spanprof__guard guard = spanprof__guard_enter();
     if (t == &spanprof__sentinel_thread) {
@@ -111,24 +170,15 @@ SPANPROF_COLD void spanprof__enter_cold(struct spanprof_site *site, uintptr_t cf
     }
     if (t->park_depth) {
         if (!is_dead(t->parked_top, cfa, ra, fra) || t->parked_top == t->frames) {
-            t->park_depth++;
-            t->overflow++;
+            SPANPROF_PUBLISH(t->park_depth, t->park_depth + 1);
+            spanprof__count_add(&t->overflow, 1);
             goto out;
         }
         /* A longjmp left the parked entries: they will never exit. */
-        t->abandoned += t->park_depth;
-        unpark(t);
+        spanprof__count_add(&t->abandoned, t->park_depth);
+        spanprof__unpark(t);
     }
-    /* frames[0] has cfa UINTPTR_MAX: never dead, so this stops there.  The timestamp is taken
-     * only when a frame is closed: the common reason to be here is a child missing from the
-     * hint (alternating children), and a timestamp costs as much as the rest of this path. */
-    if (is_dead(t->top, cfa, ra, fra)) {
-        uint64_t now = spanprof__clock_now();
-        while (is_dead(t->top, cfa, ra, fra)) {
-            spanprof__close_top(t, now);
-            t->abandoned++;
-        }
-    }
+    repair(t, cfa, ra, fra);
     if (t->top == t->limit && !grow(t)) {
         park(t);
         goto out;
@@ -147,27 +197,35 @@ out:
     spanprof__guard_leave(guard);
 }
 
+/* Guarded only for parked entries; the search and the pops below are safe to interrupt. */
 SPANPROF_COLD void spanprof__exit_cold(struct spanprof_site *site, uintptr_t cfa, uint64_t now)
 {
-    if (spanprof__tls_busy)
+    if (spanprof__busy(cfa))
         return;
-    struct spanprof__guard guard = spanprof__guard_enter();
     struct spanprof__thread *t = spanprof__tls;
     if (t == &spanprof__sentinel_thread) {
         __atomic_add_fetch(&spanprof__g.unmatched_no_thread, 1, __ATOMIC_RELAXED);
-        goto out;
+        return;
     }
     if (t->park_depth) {
+        struct spanprof__guard guard = spanprof__guard_enter();
+        int done = 0;
         /* Parked entries are deeper than parked_top; an exit from a frame above it means a
          * longjmp skipped them.  (The first parked entry may be inlined into parked_top's
          * function and share its cfa, hence "strictly above".) */
         if (cfa <= t->parked_top->cfa || t->parked_top == t->frames) {
-            if (--t->park_depth == 0)
-                unpark(t);
-            goto out;
+            if (t->park_depth == 1)
+                spanprof__unpark(t);
+            else
+                SPANPROF_PUBLISH(t->park_depth, t->park_depth - 1);
+            done = 1;
+        } else {
+            spanprof__count_add(&t->abandoned, t->park_depth);
+            spanprof__unpark(t);
         }
-        t->abandoned += t->park_depth;
-        unpark(t);
+        spanprof__guard_leave(guard);
+        if (done)
+            return;
     }
     struct spanprof__frame *target = NULL, *f;
     for (f = t->top; f > t->frames; f--)
@@ -188,14 +246,12 @@ SPANPROF_COLD void spanprof__exit_cold(struct spanprof_site *site, uintptr_t cfa
                 break;
             }
     if (!target) {
-        t->unmatched++;
-        goto out;
+        spanprof__count_add(&t->unmatched, 1);
+        return;
     }
     while (t->top != target) {
         spanprof__close_top(t, now);
-        t->abandoned++;
+        spanprof__count_add(&t->abandoned, 1);
     }
     spanprof__close_top(t, now);
-out:
-    spanprof__guard_leave(guard);
 }

@@ -99,12 +99,14 @@ uint64_t spanprof__thread_open_frames(const struct spanprof__thread *t)
 {
     if (__atomic_load_n(&t->exited, __ATOMIC_ACQUIRE))
         return t->open_at_exit;
-    /* Racy for a running thread (its frame array may move): clamp to something sane. */
+    /* A running thread's frame array may move meanwhile (each field is read atomically, not all
+     * of them together): clamp to something sane. */
     const struct spanprof__frame *frames = __atomic_load_n(&t->frames, __ATOMIC_RELAXED);
+    size_t capacity = __atomic_load_n(&t->capacity, __ATOMIC_RELAXED);
     uint64_t park = __atomic_load_n(&t->park_depth, __ATOMIC_RELAXED);
     const struct spanprof__frame *top =
         park ? __atomic_load_n(&t->parked_top, __ATOMIC_RELAXED) : __atomic_load_n(&t->top, __ATOMIC_RELAXED);
-    if (top < frames || top >= frames + t->capacity)
+    if (top < frames || top >= frames + capacity)
         return park;
     return (uint64_t)(top - frames) + park;
 }

@@ -8,7 +8,8 @@
 #
 # Environment: CC, CXX, PLUGIN, INCLUDE_DIR, LIBDIR (holds libspanprof.so), PROFDUMP.
 # Optional: ONLY="a b" to run only those samples; REGEN=1 to rewrite the expected files from the
-# gcc -O0 build (the other builds are compared with it), see ../lib.sh.
+# gcc -O0 build (the other builds are compared with it), see ../lib.sh; LEVELS="O0 O2" to build
+# only at those levels; SAMPLE_CFLAGS: more compiler flags (e.g. sanitizers).
 # A sample may carry lines:  /* test-env: VAR=VALUE ... */   extra environment for the run
 #                            /* test: c-only */               not compiled as C++
 # shellcheck source=testsuite/lib.sh
@@ -33,7 +34,8 @@ describe_run() {
 
 run_one() {
     src=$1 name=$2 label=$3 compiler=$4 level=$5
-    build_sample "$src" "$name" "$label" "$compiler -g -fchecking -Werror=clobbered $level" || return
+    build_sample "$src" "$name" "$label" \
+        "$compiler -g -fchecking -Werror=clobbered $level ${SAMPLE_CFLAGS:-}" || return
     run_sample SPANPROF_JSON="$dir/out.%p.json" SPANPROF_FOLDED="$dir/out.%p.folded"
     describe_run "$dir" "$(cat "$dir/pid")" >"$dir/actual"
     compare_expected "$name" "$label" "$dir/actual" "built with: $cmd"
@@ -51,7 +53,7 @@ test_sample() {
     for entry in $compilers; do
         tag=${entry%%=*}
         compiler=$(echo "${entry#*=}" | tr '@' ' ')
-        for level in O0 O2 O3 O2-flto O3-flto; do
+        for level in ${LEVELS:-O0 O2 O3 O2-flto O3-flto}; do
             flags=$(echo "-$level" | sed 's/-flto/ -flto/')
             run_one "$1" "$2" "$tag $flags" "$compiler" "$flags"
         done
