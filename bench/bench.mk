@@ -35,11 +35,11 @@ $(BB)/floor-so: $(BENCH_DEPS) $(BB)/libfloorhooks.so
 	  -L$(BB) -lfloorhooks -Wl,-rpath,'$$ORIGIN' -o $@
 
 $(BB)/sp-static: $(BENCH_DEPS) $(B)/spanplugin.so $(B)/libspanprof.a
-	$(CC) $(BENCH_CFLAGS) $(SPAN_FLAGS) bench/work.c $(BB)/driver.o $(B)/libspanprof.a \
+	$(CC) $(BENCH_CFLAGS) $(SPAN_FLAGS) bench/work.c $(BB)/driver.o -u __spanprof_enter $(B)/libspanprof.a \
 	  $(RUNTIME_LIBS) -o $@
 
 $(BB)/sp-shared: $(BENCH_DEPS) $(B)/spanplugin.so $(B)/libspanprof.so
-	$(CC) $(BENCH_CFLAGS) $(SPAN_FLAGS) bench/work.c $(BB)/driver.o -L$(B) -lspanprof \
+	$(CC) $(BENCH_CFLAGS) $(SPAN_FLAGS) bench/work.c $(BB)/driver.o -L$(B) -Wl,--no-as-needed -lspanprof \
 	  -Wl,-rpath,'$$ORIGIN/..' -o $@
 
 # The allocation interposer, next to the builds: rows preload it as @BIN@/libspanprof-alloc.so.

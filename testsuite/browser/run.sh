@@ -34,7 +34,7 @@ if ! browse about:blank >"$work/blank.html" 2>"$work/chromium.log" || ! grep -q 
 fi
 
 exe="$work/threads"
-cmd="$CC -O2 -g -fplugin=$PLUGIN -I$INCLUDE_DIR $here/../trace/threads.c -o $exe -L$LIBDIR -lspanprof -Wl,-rpath,$LIBDIR -pthread"
+cmd="$CC -O2 -g -fplugin=$PLUGIN -I$INCLUDE_DIR $here/../trace/threads.c -o $exe -L$LIBDIR -Wl,--no-as-needed -lspanprof -Wl,-rpath,$LIBDIR -pthread"
 # shellcheck disable=SC2086 # a word list
 build "sample threads.c" "$work/build.log" $cmd || finish
 (cd "$work" && SPANPROF_FOLDED=threads.folded SPANPROF_TRACE=threads.trace.json ./threads)
