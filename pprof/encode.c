@@ -516,6 +516,14 @@ int spanprof__pprof_add(struct spanprof__pprof_builder *b, const struct spanprof
     return 0;
 }
 
+void spanprof__pprof_set_run(struct spanprof__pprof_builder *b, int64_t duration_ns, int64_t time_ns,
+                             const char *program)
+{
+    b->duration_ns = duration_ns;
+    b->time_ns = time_ns;
+    b->mapping.filename = intern(&b->e, program);
+}
+
 int spanprof__pprof_finish(struct spanprof__pprof_builder *b, FILE *f)
 {
     struct enc *e = &b->e;

@@ -67,6 +67,10 @@ struct spanprof__pprof_builder;
 struct spanprof__pprof_builder *spanprof__pprof_begin(const struct spanprof__pprof_model *m);
 int spanprof__pprof_add(struct spanprof__pprof_builder *b, const struct spanprof__pprof_sample *s);
 int spanprof__pprof_finish(struct spanprof__pprof_builder *b, FILE *f);
+/* Replaces the duration, start and program begin took from its model, for callers that learn
+ * them while adding samples (a merge: the sum of its inputs' durations). */
+void spanprof__pprof_set_run(struct spanprof__pprof_builder *b, int64_t duration_ns, int64_t time_ns,
+                             const char *program);
 
 #pragma GCC visibility pop
 

@@ -44,6 +44,8 @@ void js_close(struct jstream *s)
 
 void js_error(struct jstream *s, const char *fmt, ...)
 {
+    if (s->quiet)
+        return;
     fprintf(stderr, "spanprof: %s:%zu:%zu: ", s->path, s->line, s->col);
     va_list ap;
     va_start(ap, fmt);

@@ -2,8 +2,8 @@
  * (a test suite's hundreds of runs), and the list of inputs `spanprof report` merges.
  *
  * Each kind of profile is one entry of `formats` below: how to recognise a file of that kind
- * from its first bytes, and its merger (merge_json.c, merge_folded.c), which reads a file into
- * an accumulator and writes the merged result. Another kind (pprof) is one more entry. The kind
+ * from its first bytes, and its merger (merge_json.c, merge_folded.c, merge_pprof.c), which
+ * reads a file into an accumulator and writes the merged result. The kind
  * of every input is settled before any is read, so mixing kinds fails at once, naming the file. */
 #define _GNU_SOURCE     /* memmem */
 #include "tool.h"
@@ -104,9 +104,36 @@ static void folded_discard(void *acc)
     folded_merge_free(acc);
 }
 
+/* pprof profiles: gzip's magic number (every pprof writer compresses). */
+static int looks_pprof(const char *head, size_t n)
+{
+    return n >= 2 && (unsigned char)head[0] == 0x1f && (unsigned char)head[1] == 0x8b;
+}
+
+static void *pprof_start(void)
+{
+    return pprof_merge_new();
+}
+
+static int pprof_add(void *acc, const char *path)
+{
+    return pprof_merge_add_file(acc, path);
+}
+
+static int pprof_finish(void *acc, FILE *out)
+{
+    return pprof_merge_write(acc, out);
+}
+
+static void pprof_discard(void *acc)
+{
+    pprof_merge_free(acc);
+}
+
 static const struct merge_format formats[] = {
     { "JSON profiles", looks_json, json_start, json_add, json_finish, json_discard },
     { "folded stacks", looks_folded, folded_start, folded_add, folded_finish, folded_discard },
+    { "pprof profiles", looks_pprof, pprof_start, pprof_add, pprof_finish, pprof_discard },
 };
 enum { NFORMATS = sizeof formats / sizeof *formats };
 
@@ -212,6 +239,19 @@ static int is_profile(const char *path)
     return looks_json(head, n) && !memmem(head, n, "\"traceEvents\"", 13);
 }
 
+/* A pprof profile (or anything gzip'd): report has no per-span inclusive times to show from
+ * one (its samples are stacks with self values), so it sends the user to pprof's own reports. */
+static int is_pprof(const char *path)
+{
+    char head[2];
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return 0;
+    size_t n = fread(head, 1, sizeof head, f);
+    fclose(f);
+    return looks_pprof(head, n);
+}
+
 int report_inputs(char *const *args, size_t nargs, char ***paths, size_t *npaths, int *any_dir)
 {
     char **v = NULL;
@@ -220,6 +260,13 @@ int report_inputs(char *const *args, size_t nargs, char ***paths, size_t *npaths
     for (size_t i = 0; i < nargs; i++) {
         struct stat st;
         if (stat(args[i], &st) || !S_ISDIR(st.st_mode)) {
+            if (is_pprof(args[i])) {
+                fprintf(stderr, "spanprof: '%s' is gzip-compressed: report reads JSON profiles "
+                                "(SPANPROF_JSON) as written; for a pprof profile, `go tool pprof "
+                                "-top %s` reports it and `spanprof merge` merges several\n",
+                        args[i], args[i]);
+                goto fail;
+            }
             if (n == cap)
                 v = xrealloc(v, (cap = cap ? 2 * cap : 16) * sizeof *v);
             v[n++] = xstrdup(args[i]);    /* a file: read as given, errors included */

@@ -94,30 +94,40 @@ static const char merge_usage[] = "usage: spanprof merge -o OUT FILE...\n";
 static const char merge_help[] =
     "\n"
     "Merges the profiles of many processes (a test suite's runs, one file each with\n"
-    "%p in SPANPROF_JSON or SPANPROF_FOLDED) into OUT, all inputs of one kind:\n"
+    "%p in SPANPROF_JSON, SPANPROF_FOLDED or SPANPROF_PPROF) into OUT, all inputs\n"
+    "of one kind:\n"
     "  JSON profiles  spans matched by name, file and line: calls, times and\n"
     "                 resource counts summed, maxima kept, percentiles left out;\n"
     "                 \"processes\" lists each process's run information\n"
     "  folded stacks  values of the same stack summed\n"
+    "  pprof          (gzip'd profile.proto, SPANPROF_PPROF) values summed per stack\n"
+    "                 (functions matched by name, file and first line) and thread\n"
+    "                 label; durations summed; sample types and period must agree\n"
     "The kind is read from each file's content; mixing kinds is an error.\n"
     "\n"
     "Options:\n"
     "  -o, --output OUT  the merged file (\"-\": standard output)\n"
     "  -h, --help        show this text\n";
 
-static const char view_usage[] = "usage: spanprof view [-o OUT.html] PROFILE\n";
+static const char view_usage[] = "usage: spanprof view [-o OUT.html] [--unit=ns|bytes|calls] PROFILE\n";
 
 static const char view_help[] =
     "\n"
     "Writes one self-contained HTML page that shows PROFILE in speedscope, offline:\n"
-    "folded stacks (SPANPROF_FOLDED) as a flame graph, or a trace (SPANPROF_TRACE)\n"
-    "as a timeline per thread. Prints the page's path; open it in a browser. Add\n"
-    "#view=left-heavy or #view=sandwich to its URL to start in another view.\n"
+    "folded stacks (SPANPROF_FOLDED) as a flame graph (speedscope's left-heavy view,\n"
+    "values in ns shown as ms and µs), or a trace (SPANPROF_TRACE) as a timeline per\n"
+    "thread, opened on the busiest thread (the most time inside spans); the others\n"
+    "are in the thread list at the top. Prints the page's path; open it in a\n"
+    "browser. Add #view=time-ordered, #view=left-heavy or #view=sandwich to its URL\n"
+    "to start in another view.\n"
     "speedscope's files come from `make` (with npm) or `make install`;\n"
     "SPANPROF_SPEEDSCOPE_DIR overrides where they are read from.\n"
     "\n"
     "Options:\n"
     "  -o, --output OUT.html  where to write the page (default: PROFILE.html)\n"
+    "  --unit=ns|bytes|calls  what folded stacks' values are: nanoseconds (the\n"
+    "                         default: SPANPROF_FOLDED), bytes (the memory flame\n"
+    "                         graph, SPANPROF_ALLOC_FOLDED) or calls (SPANPROF=count)\n"
     "  -h, --help             show this text\n";
 
 struct command {
@@ -286,13 +296,39 @@ static int run_merge(int argc, char **argv)
 
 static int run_view(int argc, char **argv)
 {
-    const char *out = NULL;
-    int status = output_options(argc, argv, &out);
-    if (status >= 0)
-        return status;
+    static const struct option longopts[] = {
+        { "output", required_argument, NULL, 'o' },
+        { "unit", required_argument, NULL, 'u' },
+        { "help", no_argument, NULL, 'h' },
+        { NULL, 0, NULL, 0 },
+    };
+    const char *out = NULL, *unit = "nanoseconds";
+    int ch;
+    while ((ch = getopt_long(argc, argv, ":ho:u:", longopts, NULL)) != -1) {
+        switch (ch) {
+        case 'o':
+            out = optarg;
+            break;
+        case 'u':
+            /* speedscope's names for them */
+            if (!strcmp(optarg, "ns"))
+                unit = "nanoseconds";
+            else if (!strcmp(optarg, "bytes"))
+                unit = "bytes";
+            else if (!strcmp(optarg, "calls"))
+                unit = "none";
+            else
+                return usage_error("--unit must be ns, bytes or calls, not '%s'", optarg);
+            break;
+        case 'h':
+            return show_help(current);
+        default:
+            return getopt_error(ch, argv);
+        }
+    }
     if (argc - optind != 1)
         return usage_error("%s", argc - optind < 1 ? "view needs a PROFILE" : "view takes one PROFILE");
-    return cmd_view(argv[optind], out);
+    return cmd_view(argv[optind], out, unit);
 }
 
 static const struct command commands[] = {

@@ -93,6 +93,7 @@ struct jstream {
     unsigned long long offset;   /* file offset of buf[pos] */
     size_t line, col;            /* of buf[pos], from 1 */
     int eof, read_error;
+    int quiet;                   /* js_error prints nothing (the caller has a fallback) */
 };
 int js_open(struct jstream *s, const char *path);           /* -1 with a message */
 void js_close(struct jstream *s);
@@ -175,6 +176,14 @@ int folded_merge_add_file(struct folded_merge *m, const char *path);
 int folded_merge_write(struct folded_merge *m, FILE *out);
 void folded_merge_free(struct folded_merge *m);
 
+/* pprof profiles (gzip-compressed profile.proto): values summed per stack and thread label,
+ * inputs of one kind (sample types, period) only (merge_pprof.c). */
+struct pprof_merge;
+struct pprof_merge *pprof_merge_new(void);
+int pprof_merge_add_file(struct pprof_merge *m, const char *path);    /* -1 with a message */
+int pprof_merge_write(struct pprof_merge *m, FILE *out);              /* and frees m */
+void pprof_merge_free(struct pprof_merge *m);
+
 /* Writes the merge of PATHS (all of one kind) to OUT ("-": standard output). */
 int cmd_merge(const char *out, char *const *paths, size_t npaths);
 
@@ -224,6 +233,13 @@ void table_free(struct table *t);
 
 /* Writes OUT (default PROFILE.html): a self-contained speedscope page showing PROFILE (folded
  * stacks or a Chrome trace); prints OUT's path.  Returns 0 or EXIT_BAD_INPUT. */
-int cmd_view(const char *profile, const char *out);
+int cmd_view(const char *profile, const char *out, const char *unit);
+
+/* speedscope's own file format (speedscope.c), written to OUT: folded stacks TEXT (N bytes) as
+ * one profile whose values are in UNIT (a speedscope unit: "nanoseconds", "bytes", "none"),
+ * or the Chrome trace at PATH as one profile per thread, the busiest shown first.  NAME names
+ * the profile.  -1 when the trace is not one this converts (it is then viewed as it is). */
+int speedscope_from_folded(const char *text, size_t n, const char *name, const char *unit, FILE *out);
+int speedscope_from_trace(const char *path, const char *name, FILE *out);
 
 #endif

@@ -13,6 +13,11 @@
  * runs, keeps any parameters the user gave (e.g. #view=sandwich), and hands the embedded profile
  * over as soon as the function exists.  (speedscope also tries to load a script named by the
  * parameter; that request fails harmlessly.)
+ *
+ * What gets in is speedscope's own file format (speedscope.c), not the input as it is: it gives
+ * the flame graph a unit (ns shown as ms and µs) and opens a trace on its busiest thread.  The
+ * page also picks the view it opens in, unless the URL names one: left-heavy (the flame graph)
+ * for folded stacks, time order (the timeline) for a trace.
  */
 #define _GNU_SOURCE
 #include "tool.h"
@@ -251,7 +256,31 @@ static void html_text(FILE *out, const char *s)
             fputc(*s, out);
 }
 
-int cmd_view(const char *profile, const char *out_path)
+/* PROF in speedscope's file format, malloc'd into *OUT; falls back to PROF itself (a trace this
+ * does not convert goes to speedscope's own importer). */
+static void to_speedscope(const char *profile, const char *kind, const char *title, const char *unit,
+                          const struct buf *prof, struct buf *out)
+{
+    char *p = NULL;
+    size_t n = 0;
+    FILE *f = open_memstream(&p, &n);
+    int rc = -1;
+    if (f) {
+        rc = !strcmp(kind, "folded") ? speedscope_from_folded(prof->p, prof->n, title, unit, f)
+                                     : speedscope_from_trace(profile, title, f);
+        if (fclose(f))
+            rc = -1;
+    }
+    if (rc) {
+        free(p);
+        *out = *prof;
+        return;
+    }
+    out->p = p;
+    out->n = n;
+}
+
+int cmd_view(const char *profile, const char *out_path, const char *unit)
 {
     struct buf prof, index, js = {0}, css = {0}, lic = {0}, font_lic = {0}, release = {0};
     if (slurp(profile, &prof)) {
@@ -307,28 +336,32 @@ int cmd_view(const char *profile, const char *out_path)
     const char *title = basename(base);
     /* speedscope picks the importer from the content; the name only shows in its title bar. */
     char *name_js = js_string(title);
+    struct buf page_prof;
+    to_speedscope(profile, kind, title, unit ? unit : "nanoseconds", &prof, &page_prof);
     fputs("<!DOCTYPE html>\n<html>\n<head>\n<meta charset=\"UTF-8\">\n", out);
     fprintf(out, "<meta name=\"generator\" content=\"spanprof view %s; %s\">\n<title>",
             SPANPROF_VERSION, release.p ? release.p : "speedscope");
     html_text(out, title);
     fputs(" - spanprof</title>\n<style>\n", out);
     write_css(out, &css, dir);
-    fputs("\n</style>\n<script>\n"
+    fprintf(out, "\n</style>\n<script>\n"
           "// speedscope offers loadFileFromBase64 only with a localProfilePath hash parameter.\n"
           "(function () {\n"
           "  var kept = location.hash.replace(/^#/, '').split('&').filter(function (p) {\n"
           "    return p && p.indexOf('localProfilePath=') !== 0;\n"
           "  });\n"
-          "  history.replaceState(null, '', '#' + ['localProfilePath=spanprof-inline'].concat(kept).join('&'));\n"
+          "  var set = ['localProfilePath=spanprof-inline'];\n"
+          "  if (!kept.some(function (p) { return p.indexOf('view=') === 0; })) set.push('view=%s');\n"
+          "  history.replaceState(null, '', '#' + set.concat(kept).join('&'));\n"
           "})();\n"
           "</script>\n</head>\n<body>\n<script>\n",
-          out);
+          !strcmp(kind, "folded") ? "left-heavy" : "time-ordered");
     fwrite(js.p, 1, js.n, out);
     fprintf(out, "\n</script>\n<script>\n(function load() {\n"
                  "  if (!window.speedscope) return setTimeout(load, 10);\n"
                  "  window.speedscope.loadFileFromBase64(%s, \"",
             name_js ? name_js : "\"profile\"");
-    base64(out, (const unsigned char *)prof.p, prof.n);
+    base64(out, (const unsigned char *)page_prof.p, page_prof.n);
     fputs("\");\n})();\n</script>\n", out);
     /* MIT and OFL notices of what the page bundles, as an inert data block. */
     fputs("<script type=\"text/plain\" id=\"third-party-licenses\">\n"
@@ -345,6 +378,8 @@ int cmd_view(const char *profile, const char *out_path)
     }
     printf("%s\n", out_path);
     free(name_js);
+    if (page_prof.p != prof.p)
+        free(page_prof.p);
     free(base);
     free(prof.p), free(index.p), free(js.p), free(css.p), free(lic.p), free(font_lic.p), free(release.p);
     return 0;

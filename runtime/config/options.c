@@ -47,6 +47,9 @@ static const struct option options[] = {
      "`1`: a root frame per thread, named by its pthread name, else `thread-TID`"},
     {"SPANPROF_FILE_LINE", CHOICE, FIELD(file_line), "0", switch_words, 0,
      "`1`: frames read `name (file:line)` (trace events too)"},
+    {"SPANPROF_IDLE", CHOICE, FIELD(idle), "0", switch_words, 0,
+     "`1`: each thread's time outside any span as a frame `(outside spans)` (see *Time outside "
+     "spans*)"},
     {"SPANPROF_FOLDED", PATH, FIELD(folded), "spanprof.folded", NULL, 0,
      "where to write folded stacks; empty: don't write them"},
     {"SPANPROF_JSON", PATH, FIELD(json), NULL, NULL, 0,

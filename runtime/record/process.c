@@ -65,6 +65,7 @@ void spanprof__mark_start(void)
 {
     struct timespec ts;
     spanprof__g.start_mono_ns = spanprof__mono_ns();
+    spanprof__g.start_tick = spanprof__clock_now();
     clock_gettime(CLOCK_REALTIME, &ts);
     spanprof__g.start_real_sec = ts.tv_sec;
     spanprof__g.start_real_nsec = ts.tv_nsec;

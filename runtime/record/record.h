@@ -126,6 +126,10 @@ struct spanprof__thread {
     uint64_t abandoned;               /* frames popped by repair (longjmp, noreturn) */
     uint64_t unmatched;               /* exits that matched no open frame */
     uint64_t overflow;                /* entries not recorded: depth cap or out of memory */
+    uint64_t start_tick;              /* for the time outside spans: the process's start for the
+                                       * main thread, else when it got its data (its first
+                                       * span); the fork, in a fork child */
+    uint64_t end_tick;                /* when its pthread ended (valid once exited is set) */
     char name[64];
     /* Collectors' per-thread data (collect/), opaque here. */
     struct spanprof__res_thread *res;   /* CPU/allocation tracking, or NULL */
@@ -176,6 +180,7 @@ struct spanprof__process {
     uint64_t unmatched_no_thread;      /* exits in threads that never entered a span (atomic) */
     pthread_key_t key;                 /* destructor captures name/time at thread exit */
     uint64_t start_mono_ns;            /* for wall_ns */
+    uint64_t start_tick;               /* the same moment on the span clock (0 with no clock) */
     int64_t start_real_sec, start_real_nsec; /* for start_time */
 };
 extern struct spanprof__process spanprof__g;

@@ -71,6 +71,7 @@ struct spanprof__thread *spanprof__thread_attach(void)
     struct spanprof__thread *t = spanprof__thread_new();
     if (!t)
         return NULL;
+    t->start_tick = t->tid == getpid() ? spanprof__g.start_tick : spanprof__clock_now();
     if (spanprof__hooks.thread_new)
         spanprof__hooks.thread_new(t);
     spanprof__lock();
@@ -135,8 +136,10 @@ void spanprof__thread_exit_hook(void *arg)
     struct spanprof__guard guard = spanprof__guard_enter();
     char name[64] = "";
     pthread_getname_np(pthread_self(), name, sizeof name);
-    spanprof__thread_settle(t, spanprof__clock_now());
+    uint64_t now = spanprof__clock_now();
+    spanprof__thread_settle(t, now);
     spanprof__lock();
+    t->end_tick = now;
     memcpy(t->name, name, sizeof name);
     t->open_at_exit = spanprof__thread_open_frames(t);
     __atomic_store_n(&t->exited, 1, __ATOMIC_RELEASE);
@@ -173,12 +176,14 @@ void spanprof__fork_child(void)
     spanprof__mark_start();
     if (t != &spanprof__sentinel_thread) {
         spanprof__tree_walk(&t->root, reset_node, NULL, NULL);
+        t->root.child = 0; /* the root's own counter: time in outermost spans */
         spanprof__hist_reset(t);
         t->abandoned = t->unmatched = t->overflow = 0;
         uint64_t now = spanprof__clock_now();
         struct spanprof__frame *f = t->park_depth ? t->parked_top : t->top;
         for (; f > t->frames; f--)
             f->start = now;
+        t->start_tick = spanprof__g.start_tick; /* the child's start: it is the main thread */
         t->tid = gettid();
         if (spanprof__hooks.fork_child)
             spanprof__hooks.fork_child(t);

@@ -71,6 +71,9 @@ json_object *spanprof__json_build(const struct spanprof__view *v, const struct s
         const struct spanprof__thread *t = v->threads[i];
         json_object *jt = spanprof__json_thread(t);
         json_object_object_add(jt, "calls", spanprof__json_u64(spanprof__thread_calls(t)));
+        uint64_t idle;
+        if (spanprof__thread_idle_ns(v, t, &idle))
+            json_object_object_add(jt, "outside_spans_ns", spanprof__json_u64(idle));
         json_object_array_add(threads, jt);
     }
     json_object_object_add(o, "threads", threads);

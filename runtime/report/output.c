@@ -24,7 +24,9 @@ typedef int (*write_fn)(FILE *f, const struct spanprof__view *v, const struct sp
 static int write_folded(FILE *f, const struct spanprof__view *v, const struct spanprof__json_meta *m)
 {
     (void)m;
-    return spanprof__folded_write(f, v);
+    if (spanprof__folded_write(f, v))
+        return -1;
+    return spanprof__idle_folded_write(f, v);
 }
 
 static int write_alloc_folded(FILE *f, const struct spanprof__view *v,
@@ -107,6 +109,7 @@ int spanprof__write_all(const struct spanprof__outputs *o)
         .counting = spanprof__flags.counting,
         .threads_root = o->threads_root,
         .file_line = o->file_line,
+        .idle = o->idle,
     };
     char program[PATH_MAX], start[64];
     program_path(program, sizeof program);
@@ -115,6 +118,7 @@ int spanprof__write_all(const struct spanprof__outputs *o)
     gmtime_r(&sec, &tm);
     size_t len = strftime(start, sizeof start, "%Y-%m-%dT%H:%M:%S", &tm);
     snprintf(start + len, sizeof start - len, ".%03ldZ", (long)(spanprof__g.start_real_nsec / 1000000));
+    v.now = spanprof__clock_now(); /* next to wall_ns: the main thread's time adds up to it */
     struct spanprof__json_meta m = {
         .pid = (long)getpid(),
         .program = program,

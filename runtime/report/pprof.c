@@ -13,6 +13,7 @@
  * and carry a "thread" label with the thread's name.  Like the folded stacks, stacks deeper than
  * SPANPROF_FOLDED_MAX_DEPTH end in a "[truncated]" frame that holds everything below.  Every
  * value is exact (period 1); the duration is the run's wall time so far, the start its start.
+ * With SPANPROF_IDLE=1, each thread's time outside spans is one more sample (idle.c).
  */
 #include <stdlib.h>
 
@@ -100,6 +101,18 @@ static void add_sample(struct walk *w, size_t depth, const struct sums *s)
         w->failed = 1;
 }
 
+/* SPANPROF_IDLE: the thread's time outside spans as a stack of its own, one frame, with wall
+ * time only (no calls: it is no span). */
+static void add_idle(struct walk *w, uint64_t ns)
+{
+    int64_t values[NVALUES_MAX] = {0};
+    values[1] = clamp(ns); /* wall: after calls */
+    w->path[0] = (struct spanprof__pprof_frame){spanprof__idle_frame, NULL, 0};
+    struct spanprof__pprof_sample smp = {w->path, 1, values, w->thread};
+    if (spanprof__pprof_add(w->b, &smp))
+        w->failed = 1;
+}
+
 static int pre(struct spanprof__node *n, size_t depth, void *ctx)
 {
     struct walk *w = ctx;
@@ -158,6 +171,9 @@ int spanprof__pprof_write_view(FILE *f, const struct spanprof__view *v,
         char label[32];
         w.thread = v->threads_root ? spanprof__thread_label(v->threads[i], label, sizeof label) : NULL;
         spanprof__tree_walk((struct spanprof__node *)&v->threads[i]->root, pre, NULL, &w);
+        uint64_t idle;
+        if (w.timed && !w.failed && spanprof__thread_idle_ns(v, v->threads[i], &idle))
+            add_idle(&w, idle);
     }
     int rc = spanprof__pprof_finish(w.b, f); /* reports a failed add too */
     free(w.path);

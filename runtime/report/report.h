@@ -22,6 +22,7 @@ struct spanprof__outputs {
     const char *folded, *json, *trace, *alloc_folded, *pprof;
     int threads_root; /* SPANPROF_THREADS */
     int file_line;    /* SPANPROF_FILE_LINE */
+    int idle;         /* SPANPROF_IDLE */
 };
 /* Writes every file O names from the state of all threads so far.  0, or -1 after printing
  * "spanprof: error: cannot write 'PATH': REASON" for each failure. */
@@ -40,6 +41,8 @@ struct spanprof__view {
     int threads_root; /* SPANPROF_THREADS */
     int file_line;    /* SPANPROF_FILE_LINE */
     int counting;     /* SPANPROF=count: folded values are calls, not ns */
+    int idle;         /* SPANPROF_IDLE: time outside spans too */
+    uint64_t now;     /* the write's timestamp (ticks) */
 };
 struct spanprof__site_stats {
     const struct spanprof_site *site;
@@ -65,6 +68,16 @@ const char *spanprof__thread_label(const struct spanprof__thread *t, char *buf, 
 struct spanprof__json_meta;
 int spanprof__pprof_write_view(FILE *f, const struct spanprof__view *v,
                                const struct spanprof__json_meta *m);
+
+/* ---- idle.c: time outside spans (SPANPROF_IDLE) ---- */
+/* The frame that stands for it: "(outside spans)". */
+extern const char spanprof__idle_frame[];
+/* Thread T's wall time outside any span so far, in ns, into *NS: 1 when V asks for it and it is
+ * known, else 0 (see idle.c for when it is not). */
+int spanprof__thread_idle_ns(const struct spanprof__view *v, const struct spanprof__thread *t,
+                             uint64_t *ns);
+/* The folded lines of that time, written after the span stacks. */
+int spanprof__idle_folded_write(FILE *f, const struct spanprof__view *v);
 
 /* ---- folded.c ---- */
 int spanprof__folded_write(FILE *f, const struct spanprof__view *v);

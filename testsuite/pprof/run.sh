@@ -12,6 +12,12 @@
 #   runtime-alloc    SPANPROF_ALLOC=1 with libspanprof-alloc.so: allocations per stack, exact,
 #                    and per span from `spanprof convert` of the same run's JSON profile
 #   static-runtime   the program linked with libspanprof.a, SPANPROF=count: runtime-count's profile
+#   merge            `spanprof merge` of three runs' pprof files (SPANPROF_THREADS=1): calls
+#                    per stack and thread tripled, wall times the exact sums of the inputs'; a
+#                    count-mode profile, a folded file and gzip'd text refused with a message
+#   runtime-idle     SPANPROF_IDLE=1 SPANPROF_THREADS=1: a "(outside spans)" sample per thread
+#                    (wall time only), every stack's wall time the folded file's, and the main
+#                    thread's stacks adding up to the run's wall time
 #
 # Environment: CC, PLUGIN, INCLUDE_DIR, LIBDIR, TOOL (the spanprof command), GO (the go command;
 # empty: skipped).  Optional: ONLY="case …"; REGEN=1 rewrites the expected files (testsuite/lib.sh).
@@ -62,6 +68,28 @@ raw_to_folded() {
              for (i = 1; i <= n; i++) {
                  k = split(ids[i], f, " "); stack = ""
                  for (j = k; j >= 1; j--) stack = stack (j < k ? ";" : "") name[f[j]]
+                 print stack " " ns[i]
+             }
+         }' | sort
+}
+
+# raw_to_folded_threads: the same for a profile with thread labels, each stack under its thread
+# (frame names may hold spaces: "(outside spans)").
+raw_to_folded_threads() {
+    awk '/^Samples:/ { part = "s"; next }
+         /^Locations/ { part = "l"; next }
+         /^Mappings/ { part = "" }
+         part == "s" && /^ *[0-9]+ +[0-9]+:/ {
+             n++; ns[n] = $2; sub(/:$/, "", ns[n]); sub(/^[^:]*: */, ""); ids[n] = $0; next }
+         part == "s" && /thread:\[/ { t = $0; sub(/^.*thread:\[/, "", t); sub(/\].*$/, "", t); th[n] = t }
+         part == "l" && /^ *[0-9]+: / {
+             id = $1; sub(/:$/, "", id); nm = $0
+             sub(/^ *[0-9]+: [^ ]* M=[0-9]+ /, "", nm); sub(/ [^ ]*:[0-9]+ s=[0-9]+$/, "", nm)
+             name[id] = nm }
+         END {
+             for (i = 1; i <= n; i++) {
+                 k = split(ids[i], f, " "); stack = th[i]
+                 for (j = k; j >= 1; j--) stack = stack ";" name[f[j]]
                  print stack " " ns[i]
              }
          }' | sort
@@ -166,6 +194,67 @@ if selected runtime-alloc; then
             "-top -sample_index=alloc_space"
     } >"$work/runtime-alloc.actual"
     check_case runtime-alloc
+fi
+
+if selected runtime-idle; then
+    {
+        run_case runtime-idle calls SPANPROF_IDLE=1 SPANPROF_THREADS=1 SPANPROF_PPROF=calls.pb.gz \
+            SPANPROF_FOLDED=calls.folded SPANPROF_JSON=calls.json
+        pprof_show runtime-idle/calls.pb.gz -raw
+        (cd "$work/runtime-idle" && "$GO" tool pprof -symbolize=none -raw calls.pb.gz 2>&1) |
+            raw_to_folded_threads >"$work/runtime-idle/from-pprof"
+        if sort "$work/runtime-idle/calls.folded" | cmp -s - "$work/runtime-idle/from-pprof"; then
+            echo "# wall/nanoseconds per stack: the folded file's"
+        else
+            echo "# wall/nanoseconds per stack differ from the folded file's:"
+            sort "$work/runtime-idle/calls.folded" | diff - "$work/runtime-idle/from-pprof"
+        fi
+        # The main thread's time runs from the process's start: its stacks, the time outside
+        # spans included, add up to the run's wall time (two clocks, read a moment apart: 10%).
+        wall=$(sed -n 's/^ *"wall_ns": \([0-9]*\),*$/\1/p' "$work/runtime-idle/calls.json" | head -n 1)
+        awk -v wall="$wall" '/^main;/ { sum += $NF }
+            END { d = sum - wall; if (d < 0) d = -d
+                  if (wall > 0 && d <= wall / 10) print "# main thread: stacks add up to the wall time"
+                  else print "# main thread: stacks add up to " sum " ns, the wall time is " wall " ns" }' \
+            "$work/runtime-idle/calls.folded"
+    } >"$work/runtime-idle.actual"
+    check_case runtime-idle
+fi
+
+if selected merge; then
+    {
+        run_case merge calls SPANPROF_THREADS=1 SPANPROF_PPROF=calls.%p.pb.gz >/dev/null
+        run_case merge calls SPANPROF_THREADS=1 SPANPROF_PPROF=calls.%p.pb.gz >/dev/null
+        run_case merge calls SPANPROF_THREADS=1 SPANPROF_PPROF=calls.%p.pb.gz
+        d="$work/merge"
+        echo "# spanprof merge -o merged.pb.gz calls.PID.pb.gz (3 files)"
+        (cd "$d" && "$TOOL" merge -o merged.pb.gz calls.*.pb.gz 2>&1; echo "# exit $?")
+        pprof_show merge/merged.pb.gz "-traces -sample_index=calls" -raw
+        # Wall times: the merged file's, stack by stack, are the sums of the inputs'.
+        for f in "$d"/calls.*.pb.gz; do
+            (cd "$d" && "$GO" tool pprof -symbolize=none -raw "$f" 2>&1) | raw_to_folded_threads
+        done | awk '{ v = $NF; sub(/ [0-9]+$/, ""); sum[$0] += v } END { for (k in sum) print k " " sum[k] }' |
+            sort >"$d/summed"
+        (cd "$d" && "$GO" tool pprof -symbolize=none -raw merged.pb.gz 2>&1) | raw_to_folded_threads >"$d/merged"
+        if cmp -s "$d/summed" "$d/merged"; then
+            echo "# wall/nanoseconds per stack and thread: the sums of the inputs'"
+        else
+            echo "# wall/nanoseconds per stack and thread differ from the sums of the inputs':"
+            diff "$d/summed" "$d/merged"
+        fi
+        # Inputs of another kind.
+        mkdir -p "$d/count"
+        (cd "$d/count" && SPANPROF=count SPANPROF_FOLDED=calls.folded SPANPROF_PPROF=count.pb.gz "$work/calls" >/dev/null)
+        printf 'not a profile\n' | gzip >"$d/text.gz"
+        set -- "$d"/calls.*.pb.gz
+        one=${1##*/}
+        for args in "count/count.pb.gz $one" "$one count/calls.folded" "$one text.gz"; do
+            echo "# spanprof merge -o bad.pb.gz $args" | sed 's/[0-9][0-9]*/PID/g'
+            # shellcheck disable=SC2086 # a list of files
+            (cd "$d" && "$TOOL" merge -o bad.pb.gz $args 2>&1; echo "# exit $?") | sed 's/calls\.[0-9]*\./calls.PID./g'
+        done
+    } >"$work/merge.actual"
+    check_case merge
 fi
 
 # The static runtime carries the encoder too; linked as the README says.

@@ -1,0 +1,391 @@
+/* speedscope.c — turns folded stacks and spanprof's Chrome traces into speedscope's own file
+ * format (https://www.speedscope.app/file-format-schema.json), the form `spanprof view` embeds.
+ *
+ * Why not hand speedscope the folded text or the trace as they are: its folded-stacks importer
+ * has no unit (a flame graph of nanoseconds shows "100,000,000" with no unit), and its Chrome
+ * trace importer always opens on the first thread, which in a typical program is the main thread
+ * that only waits for its workers.  Its own format carries both: a "unit" per profile (so values
+ * read as ms, µs or bytes) and "activeProfileIndex", the profile shown first.
+ *
+ * Folded stacks become one "sampled" profile: a sample per line, weighted by its value.  A trace
+ * becomes one "evented" profile per thread (open/close events in nanoseconds, all threads on the
+ * same time axis, in the trace's thread order), and the profile shown first is the busiest thread:
+ * the one with the most time inside its outermost spans.  A trace this file does not understand
+ * (events other than begin, end and metadata, or begins and ends that do not pair up on a
+ * thread) is left as it is, for speedscope's own importer: the page still works, it only opens
+ * on the first thread. */
+#include "tool.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* The frames of a profile: names, each given an index in order of first sight. */
+struct frames {
+    struct strmap map;
+    char **names;
+    size_t n, cap;
+};
+
+static size_t frame_index(struct frames *fr, const char *name, size_t len)
+{
+    int added;
+    size_t i = strmap_index(&fr->map, name, len, &added);
+    if (added) {
+        if (fr->n == fr->cap)
+            fr->names = xrealloc(fr->names, (fr->cap = fr->cap ? 2 * fr->cap : 64) * sizeof *fr->names);
+        char *s = xmalloc(len + 1);
+        memcpy(s, name, len);
+        s[len] = 0;
+        fr->names[fr->n++] = s;
+    }
+    return i;
+}
+
+static void frames_free(struct frames *fr)
+{
+    for (size_t i = 0; i < fr->n; i++)
+        free(fr->names[i]);
+    free(fr->names);
+    strmap_free(&fr->map);
+}
+
+/* S as a JSON string literal. */
+static void json_str(FILE *out, const char *s)
+{
+    fputc('"', out);
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+        if (*p == '"' || *p == '\\')
+            fprintf(out, "\\%c", *p);
+        else if (*p < 0x20)
+            fprintf(out, "\\u%04x", *p);
+        else
+            fputc(*p, out);
+    }
+    fputc('"', out);
+}
+
+static void write_head(FILE *out, const char *name, size_t active, const struct frames *fr)
+{
+    fputs("{\"$schema\":\"https://www.speedscope.app/file-format-schema.json\",\"exporter\":", out);
+    json_str(out, "spanprof " SPANPROF_VERSION);
+    fputs(",\"name\":", out);
+    json_str(out, name);
+    fprintf(out, ",\"activeProfileIndex\":%zu,\"shared\":{\"frames\":[", active);
+    for (size_t i = 0; i < fr->n; i++) {
+        fputs(i ? ",{\"name\":" : "{\"name\":", out);
+        json_str(out, fr->names[i]);
+        fputc('}', out);
+    }
+    fputs("]},\"profiles\":[", out);
+}
+
+int speedscope_from_folded(const char *text, size_t n, const char *name, const char *unit, FILE *out)
+{
+    struct frames fr = {0};
+    strmap_init(&fr.map);
+    size_t *idx = NULL, nidx = 0, cap = 0;   /* every sample's frame indexes, one after another */
+    size_t *depth = NULL, nsamples = 0, scap = 0;
+    unsigned long long *weight = NULL, sum = 0;
+    const char *p = text, *end = text + n;
+    while (p < end) {
+        const char *nl = memchr(p, '\n', (size_t)(end - p));
+        const char *e = nl ? nl : end, *next = nl ? nl + 1 : end;
+        while (e > p && (e[-1] == '\r' || e[-1] == ' '))
+            e--;
+        const char *d = e;
+        while (d > p && d[-1] >= '0' && d[-1] <= '9')
+            d--;
+        if (d == e || d == p || d[-1] != ' ') {  /* not "stack value": a blank or foreign line */
+            p = next;
+            continue;
+        }
+        unsigned long long v = strtoull(d, NULL, 10);
+        const char *s = p, *se = d - 1;
+        while (se > s && se[-1] == ' ')
+            se--;
+        size_t dep = 0;
+        while (s < se) {
+            const char *semi = memchr(s, ';', (size_t)(se - s));
+            const char *fe = semi ? semi : se;
+            if (nidx == cap)
+                idx = xrealloc(idx, (cap = cap ? 2 * cap : 1024) * sizeof *idx);
+            idx[nidx++] = frame_index(&fr, s, (size_t)(fe - s));
+            dep++;
+            s = semi ? semi + 1 : se;
+        }
+        if (nsamples == scap) {
+            scap = scap ? 2 * scap : 256;
+            depth = xrealloc(depth, scap * sizeof *depth);
+            weight = xrealloc(weight, scap * sizeof *weight);
+        }
+        depth[nsamples] = dep;
+        weight[nsamples++] = v;
+        sum += v;
+        p = next;
+    }
+    write_head(out, name, 0, &fr);
+    fputs("{\"type\":\"sampled\",\"name\":", out);
+    json_str(out, name);
+    fprintf(out, ",\"unit\":\"%s\",\"startValue\":0,\"endValue\":%llu,\"samples\":[", unit, sum);
+    for (size_t i = 0, k = 0; i < nsamples; i++) {
+        fputs(i ? ",[" : "[", out);
+        for (size_t j = 0; j < depth[i]; j++, k++)
+            fprintf(out, j ? ",%zu" : "%zu", idx[k]);
+        fputc(']', out);
+    }
+    fputs("],\"weights\":[", out);
+    for (size_t i = 0; i < nsamples; i++)
+        fprintf(out, i ? ",%llu" : "%llu", weight[i]);
+    fputs("]}]}\n", out);
+    free(idx), free(depth), free(weight);
+    frames_free(&fr);
+    return ferror(out) ? -1 : 0;
+}
+
+/* ---- traces ---- */
+
+struct event {
+    size_t frame;
+    long long at;   /* ns */
+    int open;
+};
+
+struct thread {
+    long long pid, tid;
+    char *name;
+    long long sort_index;  /* from thread_sort_index metadata; LLONG_MAX when none */
+    size_t first_seen;
+    struct event *ev;
+    size_t nev, cap;
+    size_t *stack;         /* open frames while reading */
+    size_t depth, stack_cap;
+    long long root_at;     /* when the outermost open span began */
+    long long busy;        /* ns inside outermost spans */
+};
+
+struct trace {
+    struct thread *t;
+    size_t n, cap;
+    char *process;
+};
+
+static struct thread *thread_of(struct trace *tr, long long pid, long long tid)
+{
+    for (size_t i = tr->n; i-- > 0;)   /* the last one is the likeliest */
+        if (tr->t[i].pid == pid && tr->t[i].tid == tid)
+            return &tr->t[i];
+    if (tr->n == tr->cap)
+        tr->t = xrealloc(tr->t, (tr->cap = tr->cap ? 2 * tr->cap : 8) * sizeof *tr->t);
+    struct thread *t = &tr->t[tr->n];
+    memset(t, 0, sizeof *t);
+    t->pid = pid, t->tid = tid, t->sort_index = 0x7fffffffffffffffLL, t->first_seen = tr->n++;
+    return t;
+}
+
+static void trace_free(struct trace *tr)
+{
+    for (size_t i = 0; i < tr->n; i++)
+        free(tr->t[i].name), free(tr->t[i].ev), free(tr->t[i].stack);
+    free(tr->t);
+    free(tr->process);
+}
+
+static int by_sort_index(const void *a, const void *b)
+{
+    const struct thread *x = a, *y = b;
+    if (x->sort_index != y->sort_index)
+        return x->sort_index < y->sort_index ? -1 : 1;
+    return x->first_seen < y->first_seen ? -1 : x->first_seen > y->first_seen;
+}
+
+static const char *str_field(json_object *o, const char *key)
+{
+    json_object *v;
+    return json_object_object_get_ex(o, key, &v) && json_object_is_type(v, json_type_string)
+               ? json_object_get_string(v)
+               : NULL;
+}
+
+static int num_field(json_object *o, const char *key, double *out)
+{
+    json_object *v;
+    if (!json_object_object_get_ex(o, key, &v) ||
+        !(json_object_is_type(v, json_type_int) || json_object_is_type(v, json_type_double)))
+        return -1;
+    *out = json_object_get_double(v);
+    return 0;
+}
+
+/* One trace event into TR; -1 when it is of a kind left to speedscope's importer. */
+static int add_event(struct trace *tr, struct frames *fr, json_object *e)
+{
+    const char *ph = str_field(e, "ph"), *name = str_field(e, "name");
+    double pid = 0, tid = 0, ts;
+    if (!ph || !name || num_field(e, "pid", &pid) || num_field(e, "tid", &tid))
+        return -1;
+    if (!strcmp(ph, "M")) {
+        json_object *args, *v;
+        if (!json_object_object_get_ex(e, "args", &args))
+            return 0;
+        if (!strcmp(name, "process_name")) {
+            const char *pn = str_field(args, "name");
+            if (pn && !tr->process)
+                tr->process = xstrdup(pn);
+        } else if (!strcmp(name, "thread_name")) {
+            const char *tn = str_field(args, "name");
+            struct thread *t = thread_of(tr, (long long)pid, (long long)tid);
+            if (tn) {
+                free(t->name);
+                t->name = xstrdup(tn);
+            }
+        } else if (!strcmp(name, "thread_sort_index") && json_object_object_get_ex(args, "sort_index", &v)) {
+            thread_of(tr, (long long)pid, (long long)tid)->sort_index = json_object_get_int64(v);
+        }
+        return 0;
+    }
+    if ((strcmp(ph, "B") && strcmp(ph, "E")) || num_field(e, "ts", &ts))
+        return -1;
+    struct thread *t = thread_of(tr, (long long)pid, (long long)tid);
+    long long at = llround(ts * 1000.0);  /* µs with ns decimals */
+    if (t->nev && at < t->ev[t->nev - 1].at)
+        return -1;                          /* out of order: not ours */
+    struct event ev = {0, at, ph[0] == 'B'};
+    if (ev.open) {
+        ev.frame = frame_index(fr, name, strlen(name));
+        if (t->depth == t->stack_cap)
+            t->stack = xrealloc(t->stack, (t->stack_cap = t->stack_cap ? 2 * t->stack_cap : 64) * sizeof *t->stack);
+        if (t->depth == 0)
+            t->root_at = at;
+        t->stack[t->depth++] = ev.frame;
+    } else {
+        if (t->depth == 0)
+            return -1;                      /* an end without a begin */
+        ev.frame = t->stack[--t->depth];
+        if (t->depth == 0)
+            t->busy += at - t->root_at;
+    }
+    if (t->nev == t->cap)
+        t->ev = xrealloc(t->ev, (t->cap = t->cap ? 2 * t->cap : 1024) * sizeof *t->ev);
+    t->ev[t->nev++] = ev;
+    return 0;
+}
+
+/* Reads PATH's "traceEvents" a value at a time (traces run to hundreds of megabytes). */
+static int read_trace(const char *path, struct trace *tr, struct frames *fr)
+{
+    struct jstream s;
+    if (js_open(&s, path))
+        return -1;
+    s.quiet = 1;   /* a syntax error is for speedscope's importer to report, on the page */
+    int rc = -1;
+    if (js_take(&s, '{', "'{'"))
+        goto out;
+    for (;;) {
+        json_object *key = js_value(&s);
+        if (!key)
+            goto out;
+        int events = json_object_is_type(key, json_type_string) && !strcmp(json_object_get_string(key), "traceEvents");
+        json_object_put(key);
+        if (js_take(&s, ':', "':'"))
+            goto out;
+        if (events) {
+            if (js_take(&s, '[', "'['"))
+                goto out;
+            if (js_peek(&s) == ']')
+                js_take(&s, ']', "']'");
+            else
+                for (;;) {
+                    json_object *e = js_value(&s);
+                    if (!e)
+                        goto out;
+                    int bad = !json_object_is_type(e, json_type_object) || add_event(tr, fr, e);
+                    json_object_put(e);
+                    if (bad)
+                        goto out;
+                    if (js_peek(&s) == ']') {
+                        js_take(&s, ']', "']'");
+                        break;
+                    }
+                    if (js_take(&s, ',', "','"))
+                        goto out;
+                }
+        } else {
+            json_object *v = js_value(&s);   /* otherData, displayTimeUnit, ...: not needed */
+            if (!v)
+                goto out;
+            json_object_put(v);
+        }
+        if (js_peek(&s) == '}')
+            break;
+        if (js_take(&s, ',', "','"))
+            goto out;
+    }
+    rc = 0;
+out:
+    js_close(&s);
+    return rc;
+}
+
+int speedscope_from_trace(const char *path, const char *name, FILE *out)
+{
+    struct trace tr = {0};
+    struct frames fr = {0};
+    strmap_init(&fr.map);
+    int rc = -1;
+    if (read_trace(path, &tr, &fr))
+        goto out;
+    size_t nthreads = 0;
+    long long lo = 0, hi = 0;
+    int any = 0;
+    for (size_t i = 0; i < tr.n; i++) {
+        struct thread *t = &tr.t[i];
+        if (t->depth)
+            goto out;                 /* begins without ends: not a balanced trace */
+        if (!t->nev)
+            continue;
+        nthreads++;
+        if (!any || t->ev[0].at < lo)
+            lo = t->ev[0].at;
+        if (!any || t->ev[t->nev - 1].at > hi)
+            hi = t->ev[t->nev - 1].at;
+        any = 1;
+    }
+    if (!nthreads)
+        goto out;
+    qsort(tr.t, tr.n, sizeof *tr.t, by_sort_index);
+    size_t active = 0, k = 0;
+    long long most = -1;
+    int pids = 0;
+    for (size_t i = 0; i < tr.n; i++)
+        if (tr.t[i].nev) {
+            pids |= tr.t[i].pid != tr.t[0].pid;
+            if (tr.t[i].busy > most)
+                most = tr.t[i].busy, active = k;
+            k++;
+        }
+    write_head(out, name, active, &fr);
+    k = 0;
+    for (size_t i = 0; i < tr.n; i++) {
+        struct thread *t = &tr.t[i];
+        if (!t->nev)
+            continue;
+        char *pname = pids ? xasprintf("%s (tid %lld, pid %lld)", t->name ? t->name : "thread", t->tid, t->pid)
+                           : xasprintf("%s (tid %lld)", t->name ? t->name : "thread", t->tid);
+        fputs(k++ ? ",{\"type\":\"evented\",\"name\":" : "{\"type\":\"evented\",\"name\":", out);
+        json_str(out, pname);
+        free(pname);
+        fprintf(out, ",\"unit\":\"nanoseconds\",\"startValue\":%lld,\"endValue\":%lld,\"events\":[", lo, hi);
+        for (size_t j = 0; j < t->nev; j++)
+            fprintf(out, "%s{\"type\":\"%c\",\"frame\":%zu,\"at\":%lld}", j ? "," : "",
+                    t->ev[j].open ? 'O' : 'C', t->ev[j].frame, t->ev[j].at);
+        fputs("]}", out);
+    }
+    fputs("]}\n", out);
+    rc = ferror(out) ? -1 : 0;
+out:
+    trace_free(&tr);
+    frames_free(&fr);
+    return rc;
+}
