@@ -11,7 +11,7 @@ BENCH_QUICK ?= 0
 # -O2, no -g: the workload as a release build would be.  The same flags for every variant.
 BENCH_CFLAGS = -std=gnu11 -O2 -pthread -Wall -Wextra -Ibench
 SPAN_FLAGS = -fplugin=$(CURDIR)/$(B)/spanplugin.so -fplugin-arg-spanplugin-all -Iinclude
-BENCH_BINS = $(BB)/plain $(BB)/floor $(BB)/floor-so $(BB)/sp-static $(BB)/sp-shared $(BB)/pg \
+BENCH_BINS = $(BB)/plain $(BB)/floor $(BB)/floor-so $(BB)/sp-static $(BB)/sp-shared $(BB)/sp-none $(BB)/pg \
              $(BB)/libspanprof-alloc.so \
              $(BB)/run
 BENCH_DEPS = bench/work.c bench/bench.h $(BB)/driver.o bench/bench.mk
@@ -35,12 +35,17 @@ $(BB)/floor-so: $(BENCH_DEPS) $(BB)/libfloorhooks.so
 	  -L$(BB) -lfloorhooks -Wl,-rpath,'$$ORIGIN' -o $@
 
 $(BB)/sp-static: $(BENCH_DEPS) $(B)/spanplugin.so $(B)/libspanprof.a
-	$(CC) $(BENCH_CFLAGS) $(SPAN_FLAGS) bench/work.c $(BB)/driver.o $(B)/libspanprof.a \
+	$(CC) $(BENCH_CFLAGS) $(SPAN_FLAGS) bench/work.c $(BB)/driver.o -u __spanprof_enter $(B)/libspanprof.a \
 	  $(RUNTIME_LIBS) -o $@
 
 $(BB)/sp-shared: $(BENCH_DEPS) $(B)/spanplugin.so $(B)/libspanprof.so
-	$(CC) $(BENCH_CFLAGS) $(SPAN_FLAGS) bench/work.c $(BB)/driver.o -L$(B) -lspanprof \
+	$(CC) $(BENCH_CFLAGS) $(SPAN_FLAGS) bench/work.c $(BB)/driver.o -L$(B) -Wl,--no-as-needed -lspanprof \
 	  -Wl,-rpath,'$$ORIGIN/..' -o $@
+
+# Instrumented but linked without the runtime (a build-time tool built with the project's
+# CFLAGS): the plugin's calls are weak references, every site stays NEW and no call is made.
+$(BB)/sp-none: $(BENCH_DEPS) $(B)/spanplugin.so
+	$(CC) $(BENCH_CFLAGS) $(SPAN_FLAGS) bench/work.c $(BB)/driver.o -o $@
 
 # The allocation interposer, next to the builds: rows preload it as @BIN@/libspanprof-alloc.so.
 $(BB)/libspanprof-alloc.so: $(B)/libspanprof-alloc.so

@@ -1,7 +1,7 @@
 /* resources.c — benchmark for the resource profile: prints ns per empty span call and ns per
  * malloc/free pair (in and out of a span).  Run it under the configurations to compare, e.g.
  *   SPANPROF_HISTOGRAM=0|1, SPANPROF_CPU=1, LD_PRELOAD=libspanprof-alloc.so [SPANPROF_ALLOC=1]
- * Build: gcc -O2 -fplugin=spanplugin.so bench/resources.c -lspanprof -o bench-resources
+ * Build: gcc -O2 -fplugin=spanplugin.so bench/resources.c -Wl,--no-as-needed -lspanprof -o bench-resources
  */
 #include <spanprof.h>
 #include <stdio.h>

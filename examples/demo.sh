@@ -21,7 +21,7 @@ trace_records=${DEMO_TRACE_RECORDS:-500}
 echo "== building examples/pipeline.c with spanplugin"
 set -x
 $CC -O2 -g -gdwarf-4 -gno-variable-location-views -fplugin="$PLUGIN" -I"$INCLUDE_DIR" \
-    examples/pipeline.c -o "$out/pipeline" -L"$LIBDIR" -lspanprof -Wl,-rpath,"$LIBDIR" -pthread
+    examples/pipeline.c -o "$out/pipeline" -L"$LIBDIR" -Wl,--no-as-needed -lspanprof -Wl,-rpath,"$LIBDIR" -pthread
 { set +x; } 2>/dev/null
 
 echo "== running it: $records records"

@@ -41,13 +41,32 @@ struct spanprof_site {
     uint32_t first_line; /* line of the function's opening */
     uint32_t last_line;  /* line of the function's closing brace */
     /* --- runtime-owned, zero in the object file --- */
-    uint32_t state;      /* 0 = not yet seen by the runtime; other values are private */
+    uint32_t state;      /* SPANPROF_STATE_NEW (0) = not yet seen by the runtime;
+                          * SPANPROF_STATE_OFF = never call the runtime for this site again;
+                          * other values are private (see below) */
     uint32_t id;         /* runtime's index for this site */
     void *coz_begin;     /* cached coz latency counter (begin), or 0;
                           * progress point: cached coz throughput counter, or 0 */
     void *coz_end;       /* cached coz latency counter (end), or 0;
                           * progress point: the runtime's private hit counter */
 };
+
+/* The two values of spanprof_site.state that code outside the runtime relies on.
+ * The plugin puts a test of the state before each call it inserts into a span or progress point:
+ *     if (site.state != SPANPROF_STATE_OFF && &__spanprof_enter != 0)
+ *         __spanprof_enter (&site, frame);
+ * (the same before the exit and the progress calls), so a program whose recording is off
+ * (SPANPROF=0, or a site the runtime rejects) makes no call at all: one load of a static in the
+ * same object, one compare, one well-predicted branch.  The runtime writes OFF once, when it
+ * first sees the site (at its first call, made because the state was still NEW), and never
+ * changes it afterwards; every other state means "call".  The load is a volatile 32-bit load of
+ * an aligned field: one instruction, never cached nor hoisted out of a loop by the compiler, and
+ * on x86-64 and AArch64 as good as a relaxed atomic load.  A load that still sees NEW after
+ * another thread registered the site only makes one more call, which the runtime answers from
+ * its own (acquire) read of the state.  The hooks are weak references (see below), hence the
+ * second test: an object without the runtime linked in makes no call either. */
+#define SPANPROF_STATE_NEW 0u
+#define SPANPROF_STATE_OFF 3u
 
 /* Called by code the plugin inserts: enter at function entry, exit on every way out.
  * FRAME is the instrumented function's __builtin_dwarf_cfa(): it names the activation, so the
@@ -80,11 +99,13 @@ void __spanprof_progress(struct spanprof_site *site);
  * Returns 0 on success, -1 if an output could not be written (the reason went to stderr). */
 int spanprof_flush(void);
 
-/* A weak reference to __spanprof_progress for SPANPROF_PROGRESS: null when the runtime is not
- * linked in, so the macro costs a test and does nothing.  It stays weak only if nothing else in
- * the unit calls __spanprof_progress (a function marked `progress` makes the reference strong). */
+/* Weak references to __spanprof_progress and spanprof_flush for SPANPROF_PROGRESS and
+ * SPANPROF_FLUSH: null when the runtime is not linked in, so the macros cost a test and do
+ * nothing.  (The plugin's own references are weak too; only a direct call by the program makes
+ * one strong.) */
 static void spanprof__progress_weak(struct spanprof_site *site)
     __attribute__((weakref("__spanprof_progress")));
+static int spanprof__flush_weak(void) __attribute__((weakref("spanprof_flush")));
 
 #ifdef __cplusplus
 }
@@ -93,16 +114,15 @@ static void spanprof__progress_weak(struct spanprof_site *site)
 /* SPANPROF_PROGRESS("name"): a coz throughput progress point at this statement, counted in the
  * profile's "progress" array.  Each use is one static site and a call into the runtime; without
  * coz the call costs a few ns (one atomic add).  NAME must be a string literal.
- * With the plugin loaded the call is direct (the program links the runtime anyway).  Without
- * it, the call goes through the weak reference above: no link dependency, and a no-op costing
- * one compare when the runtime is not linked in.  (A linker running with --as-needed, Debian's
- * default, drops a shared library that is only referenced weakly: link it through pkg-config,
- * whose --libs keeps it, or with -Wl,--no-as-needed before -lspanprof.) */
-#ifdef __SPANPROF__
-#define SPANPROF__PROGRESS_CALL(site) __spanprof_progress(site)
-#else
-#define SPANPROF__PROGRESS_CALL(site) (spanprof__progress_weak ? spanprof__progress_weak(site) : (void)0)
-#endif
+ * The call is guarded as the plugin guards its own (see SPANPROF_STATE_OFF): not made when the
+ * site is off (SPANPROF=0) nor when the runtime is not linked in (the weak reference above), so
+ * there is no link dependency.  (A linker running with --as-needed, Debian's default, drops a
+ * shared library that is only referenced weakly: link it through pkg-config, whose --libs keeps
+ * it, or with -Wl,--no-as-needed before -lspanprof.) */
+#define SPANPROF__PROGRESS_CALL(site)                                                  \
+    ((*(volatile uint32_t *)&(site)->state != SPANPROF_STATE_OFF && spanprof__progress_weak) \
+         ? spanprof__progress_weak(site)                                                  \
+         : (void)0)
 #define SPANPROF_PROGRESS(name)                                                                  \
     do {                                                                                         \
         static struct spanprof_site spanprof_progress_site_ = {                                  \
@@ -120,7 +140,7 @@ static void spanprof__progress_weak(struct spanprof_site *site)
 #define SPANPROF_SPAN_NAMED(name) __attribute__((span(name)))
 #define SPANPROF_PROGRESS_POINT __attribute__((progress))
 #define SPANPROF_PROGRESS_POINT_NAMED(name) __attribute__((progress(name)))
-#define SPANPROF_FLUSH() spanprof_flush()
+#define SPANPROF_FLUSH() (spanprof__flush_weak ? spanprof__flush_weak() : 0)
 #else
 #define SPANPROF_SPAN
 #define SPANPROF_SPAN_NAMED(name)

@@ -4,19 +4,24 @@
  *
  * Runs before the pass named "lower", on still-structured GIMPLE, and rewrites the body as
  *
- *     __spanprof_enter (&site, __builtin_dwarf_cfa ());
- *     try { <original body> } finally { __spanprof_exit (&site, __builtin_dwarf_cfa ()); }
+ *     if (ON (site, __spanprof_enter)) __spanprof_enter (&site, __builtin_dwarf_cfa ());
+ *     try { <original body> }
+ *     finally { if (ON (site, __spanprof_exit)) __spanprof_exit (&site, __builtin_dwarf_cfa ()); }
  *
  * and for a progress point (with or without a span around the body; after the exit call):
  *
- *     try { <original body> } finally { [exit call;] __spanprof_progress (&progress_site); }
+ *     try { <original body> }
+ *     finally { [exit call;] if (ON (psite, __spanprof_progress)) __spanprof_progress (&psite); }
  *
- * In every function, instrumented or not, each call that may return twice (setjmp, vfork, …)
- * is bracketed as
+ * where ON (site, hook) is `site.state != SPANPROF_STATE_OFF && &hook != 0` (add_guard): with
+ * recording off no call is made, and the hooks are weak, so an object compiled with the plugin
+ * also links and runs without the runtime (spans off).  In every function, instrumented or not,
+ * each call that may return twice (setjmp, vfork, …) is bracketed as
  *
  *     depth = __spanprof_setjmp_depth ();  setjmp (env);  __spanprof_setjmp_return (depth);
  *
- * so the runtime drops the frames of spans a longjmp left (see instrument_returns_twice).
+ * (each call only if its weak hook is there) so the runtime drops the frames of spans a longjmp
+ * left (see instrument_returns_twice).
  *
  * The span's shape is the one gimplify_function_tree gives -finstrument-functions.  Because the
  * finally clause is lowered by GCC itself (lower_try_finally / EH lowering), every way out gets
@@ -46,11 +51,24 @@ const struct ggc_root_tab spanplugin_instrument_roots[] = {
   LAST_GGC_ROOT_TAB
 };
 
+/* Every hook is declared `weak`: an object compiled with the plugin links without the runtime
+ * (a build's host tools often get the CFLAGS but not the LIBS), and each inserted call is made
+ * only when the hook's address is not null (add_guard).  The flip side: a weak reference alone
+ * neither pulls libspanprof.a's member out of the archive nor keeps libspanprof.so under
+ * --as-needed; `pkg-config --libs spanprof` links it with --no-as-needed (see README.md). */
+static void
+make_weak_hook (tree decl)
+{
+  TREE_NOTHROW (decl) = 1;
+  declare_weak (decl);
+}
+
 /* void NAME (struct spanprof_site *, void *frame), as in spanprof.h, declared nothrow so the
- * finally clause needs no EH region of its own, and `noplt`: in position-independent code the
- * call goes through the GOT instead of a PLT stub (~1 ns less per span with the shared runtime;
- * with the static runtime the linker turns it into a direct call).  Not `leaf`: keep
- * assumptions about the runtime to the minimum. */
+ * finally clause needs no EH region of its own, weak (above), and `noplt`: in
+ * position-independent code the call goes through the GOT instead of a PLT stub (~1 ns less per
+ * span with the shared runtime; the address test loads the same GOT entry, so the call then
+ * goes through a register; with the static runtime the linker turns the load into a `lea`).
+ * Not `leaf`: keep assumptions about the runtime to the minimum. */
 static tree
 build_hook_decl (const char *name)
 {
@@ -58,8 +76,8 @@ build_hook_decl (const char *name)
                                          build_pointer_type (spanplugin_site_type ()),
                                          ptr_type_node, NULL_TREE);
   tree decl = build_fn_decl (name, fntype);
-  TREE_NOTHROW (decl) = 1;
   DECL_ATTRIBUTES (decl) = tree_cons (get_identifier ("noplt"), NULL_TREE, NULL_TREE);
+  make_weak_hook (decl);
   return decl;
 }
 
@@ -72,16 +90,63 @@ build_hook_decls (void)
     exit_decl = build_hook_decl ("__spanprof_exit");
   if (!progress_decl)
     {
-      /* void __spanprof_progress (struct spanprof_site *), nothrow like the others. */
+      /* void __spanprof_progress (struct spanprof_site *), nothrow and weak like the others. */
       tree fntype = build_function_type_list (void_type_node,
                                              build_pointer_type (spanplugin_site_type ()),
                                              NULL_TREE);
       progress_decl = build_fn_decl ("__spanprof_progress", fntype);
-      TREE_NOTHROW (progress_decl) = 1;
+      make_weak_hook (progress_decl);
     }
 }
 
-/* Appends `frame = __builtin_dwarf_cfa (); HOOK (&SITE, frame);` to SEQ.
+/* Appends `if (&HOOK != 0) goto call; else goto SKIP;  call:` to SEQ. */
+static void
+add_hook_test (gimple_seq *seq, tree hook, tree skip, location_t loc)
+{
+  tree call = create_artificial_label (loc);
+  gcond *test = gimple_build_cond (NE_EXPR, build_fold_addr_expr (hook), null_pointer_node,
+                                   call, skip);
+  gimple_set_location (test, loc);
+  gimple_seq_add_stmt (seq, test);
+  gimple_seq_add_stmt (seq, gimple_build_label (call));
+}
+
+/* Appends to SEQ the guard of a call to HOOK for SITE (see spanprof.h):
+ *
+ *     state = SITE.state;                       a volatile load
+ *     if (state != SPANPROF_STATE_OFF) goto test; else goto skip;
+ *   test:
+ *     if (&HOOK != 0) goto call; else goto skip;
+ *   call:
+ *
+ * and returns the label `skip`, for the caller to append after the call.  The state test comes
+ * first: with recording off it is all that runs (a load from a static of this object, one
+ * compare, one branch taken the same way every time); the address test only runs on the way to
+ * a call.  A site stays NEW (0) until its first call, which registers it, so a NEW site must
+ * call: only OFF is tested.  The state is read afresh before each call (the enter call may just
+ * have changed it), and volatile so that it is never cached across calls or hoisted out of a
+ * loop.  Plain labels and conditional gotos, as the gimplifier writes an `if` before "lower":
+ * in a finally clause, lower_try_finally copies them (renamed) for each way out. */
+static tree
+add_guard (gimple_seq *seq, tree hook, tree site, location_t loc)
+{
+  tree skip = create_artificial_label (loc);
+  tree test = create_artificial_label (loc);
+  tree state = create_tmp_var (uint32_type_node, "spanprof_state");
+  gassign *load = gimple_build_assign (state, spanplugin_site_state (site));
+  gimple_set_location (load, loc);
+  gimple_seq_add_stmt (seq, load);
+  gcond *off = gimple_build_cond (NE_EXPR, state,
+                                  build_int_cst (uint32_type_node, SPANPROF_STATE_OFF),
+                                  test, skip);
+  gimple_set_location (off, loc);
+  gimple_seq_add_stmt (seq, off);
+  gimple_seq_add_stmt (seq, gimple_build_label (test));
+  add_hook_test (seq, hook, skip, loc);
+  return skip;
+}
+
+/* Appends the guarded `frame = __builtin_dwarf_cfa (); HOOK (&SITE, frame);` to SEQ.
  * The canonical frame address (one `lea`, no frame pointer needed) names the activation
  * independently of the frame's size: a callee inlined into its caller gets the caller's,
  * siblings called from one frame share one, a frame a longjmp jumped over has a lower one.
@@ -90,6 +155,7 @@ build_hook_decls (void)
 static void
 add_hook_call (gimple_seq *seq, tree hook, tree site, location_t loc)
 {
+  tree skip = add_guard (seq, hook, site, loc);
   tree frame = create_tmp_var (ptr_type_node, "spanprof_frame");
   gcall *get_frame = gimple_build_call (builtin_decl_explicit (BUILT_IN_DWARF_CFA), 0);
   gimple_call_set_lhs (get_frame, frame);
@@ -98,10 +164,22 @@ add_hook_call (gimple_seq *seq, tree hook, tree site, location_t loc)
   gcall *call = gimple_build_call (hook, 2, build_fold_addr_expr (site), frame);
   gimple_set_location (call, loc);
   gimple_seq_add_stmt (seq, call);
+  gimple_seq_add_stmt (seq, gimple_build_label (skip));
+}
+
+/* Appends the guarded `__spanprof_progress (&SITE);` to SEQ. */
+static void
+add_progress_call (gimple_seq *seq, tree site, location_t loc)
+{
+  tree skip = add_guard (seq, progress_decl, site, loc);
+  gcall *call = gimple_build_call (progress_decl, 1, build_fold_addr_expr (site));
+  gimple_set_location (call, loc);
+  gimple_seq_add_stmt (seq, call);
+  gimple_seq_add_stmt (seq, gimple_build_label (skip));
 }
 
 /* size_t __spanprof_setjmp_depth (void) and void __spanprof_setjmp_return (size_t), as in
- * spanprof.h.  nothrow and noplt like the other hooks, and `leaf`: they never call back into
+ * spanprof.h.  nothrow, weak and noplt like the other hooks, and `leaf`: they never call back into
  * the program nor longjmp, so in a function that calls setjmp they get no abnormal edge to the
  * setjmp receiver (every other call there does), which would only hamper optimisation.  Not
  * `pure`: the depth call must stay where it is, before the returns-twice call. */
@@ -114,28 +192,30 @@ build_setjmp_decls (void)
                           tree_cons (get_identifier ("noplt"), NULL_TREE, NULL_TREE));
   tree fntype = build_function_type_list (size_type_node, NULL_TREE);
   setjmp_depth_decl = build_fn_decl ("__spanprof_setjmp_depth", fntype);
-  TREE_NOTHROW (setjmp_depth_decl) = 1;
   DECL_ATTRIBUTES (setjmp_depth_decl) = attrs;
+  make_weak_hook (setjmp_depth_decl);
   fntype = build_function_type_list (void_type_node, size_type_node, NULL_TREE);
   setjmp_return_decl = build_fn_decl ("__spanprof_setjmp_return", fntype);
-  TREE_NOTHROW (setjmp_return_decl) = 1;
-  DECL_ATTRIBUTES (setjmp_return_decl) = attrs;
+  DECL_ATTRIBUTES (setjmp_return_decl) = copy_list (attrs);
+  make_weak_hook (setjmp_return_decl);
 }
 
 /* walk_gimple_seq_mod callback: around a call that may return twice (setjmp, _setjmp,
  * sigsetjmp, __sigsetjmp, __builtin_setjmp, savectx, vfork, getcontext, anything declared
  * returns_twice), writes
  *
- *     depth = __spanprof_setjmp_depth ();
+ *     depth = 0;  if (&__spanprof_setjmp_depth != 0) depth = __spanprof_setjmp_depth ();
  *     [lhs =] setjmp (...);
- *     __spanprof_setjmp_return (depth);
+ *     if (&__spanprof_setjmp_return != 0) __spanprof_setjmp_return (depth);
  *
- * The second call runs after each return: the first, where it finds the stack as deep as
+ * (the hooks are weak: without the runtime linked in neither call is made; there is no site,
+ * hence no state test).  The second call runs after each return: the first, where it finds the stack as deep as
  * before and does nothing, and each one through longjmp/siglongjmp/setcontext, where the spans
- * entered since are gone and it drops their frames.  `depth` is set once before the call and
- * never written after it, so it is what the C standard promises survives a longjmp: GCC keeps it
+ * entered since are gone and it drops their frames.  `depth` is set before the call and never
+ * written after it, so it is what the C standard promises survives a longjmp: GCC keeps it
  * where a longjmp restores it (a callee-saved register or the frame), with no -Wclobbered
- * warning (it is a compiler temporary, set once).  Sets the bool *WI->info. */
+ * warning (it is a compiler temporary, not a variable of the program).  Sets the bool
+ * *WI->info. */
 static tree
 instrument_returns_twice (gimple_stmt_iterator *gsi, bool *handled_ops, struct walk_stmt_info *wi)
 {
@@ -146,13 +226,29 @@ instrument_returns_twice (gimple_stmt_iterator *gsi, bool *handled_ops, struct w
   build_setjmp_decls ();
   location_t loc = gimple_location (call);
   tree depth = create_tmp_var (size_type_node, "spanprof_setjmp_depth");
+  gimple_seq before = NULL;
+  gassign *zero = gimple_build_assign (depth, build_zero_cst (size_type_node));
+  gimple_set_location (zero, loc);
+  gimple_seq_add_stmt (&before, zero);
+  tree skip = create_artificial_label (loc);
+  add_hook_test (&before, setjmp_depth_decl, skip, loc);
   gcall *get = gimple_build_call (setjmp_depth_decl, 0);
   gimple_call_set_lhs (get, depth);
   gimple_set_location (get, loc);
-  gsi_insert_before (gsi, get, GSI_SAME_STMT);
+  gimple_seq_add_stmt (&before, get);
+  gimple_seq_add_stmt (&before, gimple_build_label (skip));
+  gsi_insert_seq_before (gsi, before, GSI_SAME_STMT);
+
+  gimple_seq after = NULL;
+  skip = create_artificial_label (loc);
+  add_hook_test (&after, setjmp_return_decl, skip, loc);
   gcall *repair = gimple_build_call (setjmp_return_decl, 1, depth);
   gimple_set_location (repair, loc);
-  gsi_insert_after (gsi, repair, GSI_SAME_STMT);
+  gimple_seq_add_stmt (&after, repair);
+  gimple_seq_add_stmt (&after, gimple_build_label (skip));
+  /* Leaves *GSI on the returns-twice call; the walk then visits the inserted statements, none
+   * of which returns twice. */
+  gsi_insert_seq_after (gsi, after, GSI_SAME_STMT);
   if (spanplugin_opts.verbose)
     {
       tree callee = gimple_call_fndecl (call);
@@ -322,9 +418,7 @@ span_pass::execute (function *fun)
   if (progress)
     {
       tree site = get_site (fndecl, key, SPANPROF_KIND_PROGRESS, begin_loc);
-      gcall *call = gimple_build_call (progress_decl, 1, build_fold_addr_expr (site));
-      gimple_set_location (call, end_loc);
-      gimple_seq_add_stmt (&cleanup, call);
+      add_progress_call (&cleanup, site, end_loc);
     }
 
   gtry *tf = gimple_build_try (body, cleanup, GIMPLE_TRY_FINALLY);

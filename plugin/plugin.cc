@@ -35,8 +35,9 @@
  *
  * Effects: registers the `span`, `nospan` and `progress` attributes (attribute.cc), inserts the
  * instrumenting pass before "lower" (instrument.cc; it also brackets every call that may return
- * twice, setjmp and the like, in every function, with the runtime's longjmp repair), and
- * defines the macro __SPANPROF__=1 so spanprof.h's SPAN / SPAN_NAMED / PROGRESS_POINT macros
+ * twice, setjmp and the like, in every function, with the runtime's longjmp repair; every call
+ * it inserts is skipped inline when the site is off, and refers to the runtime weakly, so the
+ * objects also link without it), and defines the macro __SPANPROF__=1 so spanprof.h's SPAN / SPAN_NAMED / PROGRESS_POINT macros
  * expand to the attributes.
  *
  * For -flto, pass -fplugin at link time too if lto1 should load it; the instrumentation itself

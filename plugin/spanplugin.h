@@ -6,7 +6,8 @@
  *   site.cc       the struct spanprof_site descriptor, one per span and one per progress point
  *                 (shared by C++ cdtor clones, COMDAT for inline/template functions)
  *   instrument.cc the GIMPLE pass that wraps a function body in enter/try/finally-exit(+progress)
- *                 and brackets every setjmp-like call with the longjmp repair
+ *                 and brackets every setjmp-like call with the longjmp repair; every inserted
+ *                 call behind an inline test (site not OFF, weak hook linked in)
  *   plugin.cc     plugin_init: version check, callbacks, __SPANPROF__; lists every option
  */
 #ifndef SPANPLUGIN_H
@@ -59,6 +60,7 @@ tree spanplugin_site_key (tree fndecl);
 /* KIND: SPANPROF_KIND_SPAN or SPANPROF_KIND_PROGRESS; a function may have one site of each. */
 tree spanplugin_lookup_site (tree key, unsigned kind);
 tree spanplugin_build_site (tree fndecl, tree key, const char *name, unsigned kind);
+tree spanplugin_site_state (tree site);
 extern const struct ggc_root_tab spanplugin_site_roots[];
 
 /* instrument.cc */

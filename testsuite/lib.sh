@@ -115,7 +115,7 @@ build() {
 build_sample() {
     dir="$work/$2.$(echo "$3" | tr -c 'A-Za-z0-9+\n' '_')"
     mkdir -p "$dir"
-    cmd="$4 -fplugin=$PLUGIN -I$INCLUDE_DIR $1 -x none -o $dir/prog -L$LIBDIR -lspanprof -Wl,-rpath,$LIBDIR -pthread"
+    cmd="$4 -fplugin=$PLUGIN -I$INCLUDE_DIR $1 -x none -o $dir/prog -L$LIBDIR -Wl,--no-as-needed -lspanprof -Wl,-rpath,$LIBDIR -pthread"
     test_env=$(sed -n 's|.*test-env: \(.*\) \*/.*|\1|p' "$1")
     # shellcheck disable=SC2086 # a word list
     build "$2 [$3]" "$dir/build.log" $cmd

@@ -64,6 +64,10 @@ enum {
     SPANPROF__SITE_OFF = 3,  /* ignored: wrong version/kind, or recording off (SPANPROF=0) */
     SPANPROF__SITE_COUNT = 4, /* registered, counting only (SPANPROF=count), no coz counters */
 };
+/* NEW and OFF are part of the site ABI: the plugin's inline test before each call skips the call
+ * when the state is OFF (spanprof.h). */
+_Static_assert(SPANPROF__SITE_NEW == SPANPROF_STATE_NEW && SPANPROF__SITE_OFF == SPANPROF_STATE_OFF,
+               "site states NEW and OFF must match spanprof.h");
 
 /* coz's counter layout (coz.h's coz_counter_t). */
 struct spanprof__coz_counter {

@@ -1,9 +1,9 @@
 /* span.c — the entry points every instrumented call runs: __spanprof_enter and __spanprof_exit.
  *
- * Their first act is one load of the site's state and one compare; the plain states are handled
- * inline (the recording itself is in hotpath.h), the rest out of line: first sight of a site
- * (site.c) and sites whose calls the collectors want to see (state SLOW: spanprof__hooks, set
- * up by collect/collectors.c).
+ * Their first act is one load of the site's state and one compare (the caller has already skipped
+ * the call for state OFF); the plain states are handled inline (the recording itself is in
+ * hotpath.h), the rest out of line: first sight of a site (site.c) and sites whose calls the
+ * collectors want to see (state SLOW: spanprof__hooks, set up by collect/collectors.c).
  */
 #include "record/hotpath.h"
 
@@ -47,17 +47,14 @@ static __attribute__((noinline)) void exit_slow(struct spanprof_site *site, uint
 /* The entry points, by site state:
  *  - FAST (default recording): record with timestamps, inlined here;
  *  - COUNT (SPANPROF=count): record without timestamps, inlined here;
- *  - OFF (SPANPROF=0, or a site the runtime ignores): return at once.  This path is the whole
- *    cost of a disabled build beyond the call itself: load, compare, return (measured within
- *    ~0.3 ns of empty -finstrument-functions hooks; see BENCHMARKS.md);
+ *  - OFF (SPANPROF=0, or a site the runtime ignores): the plugin's inline test skips the call
+ *    (spanprof.h, SPANPROF_STATE_OFF), so it is not tested here first; a call that comes anyway
+ *    (an object from an older plugin) returns from the out-of-line path;
  *  - anything else (not registered yet; coz or a per-call collector on) goes out of line.
- * Nothing is read before the state check (not even the frame's return address), so the OFF path
- * needs no stack frame and no callee-saved registers. */
+ * Nothing is read before the state check (not even the frame's return address). */
 SPANPROF_API void __spanprof_enter(struct spanprof_site *site, void *frame)
 {
     uint32_t st = __atomic_load_n(&site->state, __ATOMIC_RELAXED);
-    if (st == SPANPROF__SITE_OFF)
-        return;
     if (SPANPROF_LIKELY(st == SPANPROF__SITE_FAST)) {
         spanprof__record_enter(site, (uintptr_t)frame, SPANPROF_CALLER_RA(),
                                SPANPROF_FRAME_RETURN_ADDRESS(frame), 1);
@@ -74,8 +71,6 @@ SPANPROF_API void __spanprof_enter(struct spanprof_site *site, void *frame)
 SPANPROF_API void __spanprof_exit(struct spanprof_site *site, void *frame)
 {
     uint32_t st = __atomic_load_n(&site->state, __ATOMIC_RELAXED);
-    if (st == SPANPROF__SITE_OFF)
-        return;
     if (SPANPROF_LIKELY(st == SPANPROF__SITE_FAST)) {
         spanprof__record_exit(site, (uintptr_t)frame, 1);
         return;

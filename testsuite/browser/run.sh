@@ -43,7 +43,7 @@ fi
 # NAME.trace.json (and, with SPANPROF_IDLE=1 set by the caller, their outside-spans frames).
 build_run() {
     exe="$work/$1"
-    cmd="$CC -O2 -g -fplugin=$PLUGIN -I$INCLUDE_DIR $2 -o $exe -L$LIBDIR -lspanprof -Wl,-rpath,$LIBDIR -pthread"
+    cmd="$CC -O2 -g -fplugin=$PLUGIN -I$INCLUDE_DIR $2 -o $exe -L$LIBDIR -Wl,--no-as-needed -lspanprof -Wl,-rpath,$LIBDIR -pthread"
     # shellcheck disable=SC2086 # a word list
     build "sample $1" "$work/build-$1.log" $cmd || return 1
     (cd "$work" && SPANPROF_FOLDED=$1.folded SPANPROF_TRACE=$1.trace.json "./$1")

@@ -17,7 +17,7 @@ if [ -z "${COZ:-}" ]; then
 fi
 # shellcheck disable=SC2086 # CC may be a word list
 build "coz_workload.c" "$work/build.log" $CC -O2 -g -gdwarf-4 -gno-variable-location-views -fplugin="$PLUGIN" \
-    -I"$INCLUDE_DIR" "$here/coz_workload.c" -o "$work/prog" -L"$LIBDIR" -lspanprof -Wl,-rpath,"$LIBDIR" || finish
+    -I"$INCLUDE_DIR" "$here/coz_workload.c" -o "$work/prog" -L"$LIBDIR" -Wl,--no-as-needed -lspanprof -Wl,-rpath,"$LIBDIR" || finish
 if ! (cd "$work" && SPANPROF_FOLDED='' "$COZ" run --- ./prog "$items" >coz.log 2>&1) || [ ! -s "$work/profile.coz" ]; then
     skip "coz end-to-end: coz could not profile here (perf events denied?):"
     tail -n 3 "$work/coz.log" | sed 's/^/  | /'
@@ -93,7 +93,7 @@ for build in "dwarf5:-g -gdwarf-5:DWARF 5" "locviews:-g -gdwarf-4:DWARF 4 with l
     flags=${rest%%:*} problem=${rest#*:}
     # shellcheck disable=SC2086 # flag list
     build "coz_workload.c $flags" "$work/build.log" $CC -O2 $flags -fplugin="$PLUGIN" -I"$INCLUDE_DIR" \
-        "$here/coz_workload.c" -o "$work/prog-$tag" -L"$LIBDIR" -lspanprof -Wl,-rpath,"$LIBDIR" || continue
+        "$here/coz_workload.c" -o "$work/prog-$tag" -L"$LIBDIR" -Wl,--no-as-needed -lspanprof -Wl,-rpath,"$LIBDIR" || continue
     (cd "$work" && SPANPROF_FOLDED='' "$COZ" run --- "./prog-$tag" 10 >"coz-$tag.log" 2>&1)
     want="spanprof: warning: coz cannot use this program's debug info ($problem); rebuild it with -g -gdwarf-4 -gno-variable-location-views"
     ok=0; [ "$(grep -c 'spanprof: warning' "$work/coz-$tag.log")" -eq 1 ] &&

@@ -34,7 +34,7 @@ for link in shared static; do
         link_flags="$libs -Wl,-rpath,$prefix/usr/lib"
     else
         # The static runtime needs the libraries the .pc file lists as private requirements.
-        link_flags="$prefix/usr/lib/libspanprof.a $(pkg-config --libs $(pkg-config --print-requires-private spanprof)) -pthread"
+        link_flags="-u __spanprof_enter $prefix/usr/lib/libspanprof.a $(pkg-config --libs $(pkg-config --print-requires-private spanprof)) -pthread"
     fi
     # shellcheck disable=SC2086 # flag lists
     $CC -O2 -g $cflags "$sample" $link_flags -o "$prefix/app-$link" 2>"$prefix/build.log"

@@ -27,10 +27,10 @@ directive() {
 # build_prog SRC EXE [static|rdynamic|fully-static]
 build_prog() {
     case ${3:-} in
-    static) link="$LIBDIR/libspanprof.a $RUNTIME_LIBS -pthread -ldl" ;;
-    rdynamic) link="-rdynamic $LIBDIR/libspanprof.a $RUNTIME_LIBS -pthread -ldl" ;;
-    fully-static) link="-static $LIBDIR/libspanprof.a $RUNTIME_LIBS -pthread" ;;
-    *) link="-L$LIBDIR -lspanprof -Wl,-rpath,$LIBDIR -pthread -ldl" ;;
+    static) link="-Wl,-u,__spanprof_enter $LIBDIR/libspanprof.a $RUNTIME_LIBS -pthread -ldl" ;;
+    rdynamic) link="-rdynamic -Wl,-u,__spanprof_enter $LIBDIR/libspanprof.a $RUNTIME_LIBS -pthread -ldl" ;;
+    fully-static) link="-static -Wl,-u,__spanprof_enter $LIBDIR/libspanprof.a $RUNTIME_LIBS -pthread" ;;
+    *) link="-L$LIBDIR -Wl,--no-as-needed -lspanprof -Wl,-rpath,$LIBDIR -pthread -ldl" ;;
     esac
     cmd="$CC -g -O2 -fplugin=$PLUGIN -I$INCLUDE_DIR $1 -o $2 $link"
     # shellcheck disable=SC2086 # cmd is a word list
@@ -201,8 +201,8 @@ driver_two_runtimes() {
     cp "$here/two_runtimes_lib.inc" "$1/lib.c"
     for lib in shared static; do
         case $lib in
-        shared) link="-L$LIBDIR -lspanprof -Wl,-rpath,$LIBDIR" ;;
-        static) link="$LIBDIR/libspanprof.a $RUNTIME_LIBS -pthread" ;;
+        shared) link="-L$LIBDIR -Wl,--no-as-needed -lspanprof -Wl,-rpath,$LIBDIR" ;;
+        static) link="-Wl,-u,__spanprof_enter $LIBDIR/libspanprof.a $RUNTIME_LIBS -pthread" ;;
         esac
         # shellcheck disable=SC2086 # link is a word list
         if ! $CC -O2 -fPIC -shared -fplugin="$PLUGIN" -I"$INCLUDE_DIR" "$1/lib.c" \

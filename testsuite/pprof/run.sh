@@ -125,7 +125,7 @@ check_case() { # check_case NAME: compares $work/NAME.actual
     compare_expected "$1" "go tool pprof" "$work/$1.actual"
 }
 
-build_calls calls -L"$LIBDIR" -lspanprof -Wl,-rpath,"$LIBDIR" || finish
+build_calls calls -L"$LIBDIR" -Wl,--no-as-needed -lspanprof -Wl,-rpath,"$LIBDIR" || finish
 
 if selected runtime-threads; then
     {
@@ -258,7 +258,7 @@ if selected merge; then
 fi
 
 # The static runtime carries the encoder too; linked as the README says.
-if selected static-runtime && build_calls calls-static "$LIBDIR/libspanprof.a" \
+if selected static-runtime && build_calls calls-static -u __spanprof_enter "$LIBDIR/libspanprof.a" \
        "$(pkg-config --libs json-c libprotobuf-c zlib)"; then
     {
         run_case static-runtime calls-static SPANPROF=count SPANPROF_PPROF=calls.pb.gz

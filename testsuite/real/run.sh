@@ -94,7 +94,7 @@ timed() {
 plugin_flags="-fplugin=$PLUGIN -fplugin-arg-spanplugin-all -fplugin-arg-spanplugin-verbose -I$INCLUDE_DIR"
 span_ldflags="-L$LIBDIR -Wl,-rpath,$LIBDIR"
 # No commas in LIBS: autotools substitutes it with sed 's,@LIBS@,…,' (liblzma.pc).
-span_libs="-lspanprof -pthread"
+span_libs="-Xlinker --no-as-needed -lspanprof -pthread"
 base_cflags="-O2 -g"
 
 table="$work/table"

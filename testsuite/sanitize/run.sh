@@ -14,7 +14,7 @@ make_work_dir
 
 exe="$work/flush"
 # shellcheck disable=SC2086 # CC and RUNTIME_LIBS are word lists
-build="$CC -g -O1 -fplugin=$PLUGIN -I$INCLUDE_DIR $here/flush.c -o $exe $LIB $RUNTIME_LIBS -pthread"
+build="$CC -g -O1 -fplugin=$PLUGIN -I$INCLUDE_DIR $here/flush.c -o $exe -Wl,-u,__spanprof_enter $LIB $RUNTIME_LIBS -pthread"
 if ! $build >"$work/build.log" 2>&1; then
     fail "flush: does not build"
     echo "  $build"

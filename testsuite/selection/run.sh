@@ -69,7 +69,7 @@ run_case () {
     done
     # shellcheck disable=SC2086 # word lists
     build "$name [$level]" "$dir/build.log" \
-        $CXX $level -fplugin=$PLUGIN $objs -o "$dir/prog" -L$LIBDIR -lspanprof -Wl,-rpath,$LIBDIR || return
+        $CXX $level -fplugin=$PLUGIN $objs -o "$dir/prog" -L$LIBDIR -Wl,--no-as-needed -lspanprof -Wl,-rpath,$LIBDIR || return
     (cd "$dir" && SPANPROF_JSON="$dir/out.json" SPANPROF_FOLDED="$dir/out.folded" ./prog >stdout 2>stderr
      echo $? >status)
     {

@@ -62,7 +62,7 @@ check() {
 build_signal_sample() { # SRC EXE: at $level, with the plugin and the shared runtime
     # shellcheck disable=SC2086 # level and SIGNAL_CFLAGS are word lists
     build "${1##*/} [$level]" "$2.log" $CC -g -fchecking $level ${SIGNAL_CFLAGS:-} \
-        -fplugin="$PLUGIN" -I"$INCLUDE_DIR" "$1" -o "$2" -L"$LIBDIR" -lspanprof \
+        -fplugin="$PLUGIN" -I"$INCLUDE_DIR" "$1" -o "$2" -L"$LIBDIR" -Wl,--no-as-needed -lspanprof \
         -Wl,-rpath,"$LIBDIR" -pthread
 }
 

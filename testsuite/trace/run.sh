@@ -34,7 +34,7 @@ run_case() {
 for level in -O0 -O2; do
     mkdir -p "$work/$level"
     exe="$work/$level/threads"
-    cmd="$CC -g -fchecking $level -fplugin=$PLUGIN -I$INCLUDE_DIR $here/threads.c -o $exe -L$LIBDIR -lspanprof -Wl,-rpath,$LIBDIR -pthread"
+    cmd="$CC -g -fchecking $level -fplugin=$PLUGIN -I$INCLUDE_DIR $here/threads.c -o $exe -L$LIBDIR -Wl,--no-as-needed -lspanprof -Wl,-rpath,$LIBDIR -pthread"
     # shellcheck disable=SC2086 # a word list
     build "threads [$level]" "$work/build.log" $cmd || continue
     for name in full tiny fork bad-buffer; do
