@@ -107,6 +107,7 @@ int spanprof__write_all(const struct spanprof__outputs *o)
         .counting = spanprof__flags.counting,
         .threads_root = o->threads_root,
         .file_line = o->file_line,
+        .folded_limits = &o->folded_limits,
     };
     char program[PATH_MAX], start[64];
     program_path(program, sizeof program);

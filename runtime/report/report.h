@@ -12,9 +12,15 @@
 
 #pragma GCC visibility push(hidden)
 
-/* Folded stacks deeper than this are cut: the rest of the subtree's self time is reported on a
- * line ending in the frame "[truncated]" (keeps the file linear in the number of nodes). */
+/* The folded file's limits (folded.c says how each cut is reported). */
+struct spanprof__folded_limits {
+    uint64_t max_bytes; /* SPANPROF_FOLDED_MAX_BYTES */
+    uint64_t max_depth; /* SPANPROF_FOLDED_MAX_DEPTH, frames (the thread frame not counted) */
+    int collapse;       /* SPANPROF_FOLDED_RECURSION=collapse */
+};
+/* Their defaults (options.c's table says the same). */
 #define SPANPROF_FOLDED_MAX_DEPTH 1024
+#define SPANPROF_FOLDED_MAX_BYTES (64u << 20)
 
 /* ---- output.c ---- */
 /* The files to write (path patterns with %p; NULL: not written) and how to print them. */
@@ -22,6 +28,7 @@ struct spanprof__outputs {
     const char *folded, *json, *trace, *alloc_folded, *pprof;
     int threads_root; /* SPANPROF_THREADS */
     int file_line;    /* SPANPROF_FILE_LINE */
+    struct spanprof__folded_limits folded_limits;
 };
 /* Writes every file O names from the state of all threads so far.  0, or -1 after printing
  * "spanprof: error: cannot write 'PATH': REASON" for each failure. */
@@ -40,6 +47,7 @@ struct spanprof__view {
     int threads_root; /* SPANPROF_THREADS */
     int file_line;    /* SPANPROF_FILE_LINE */
     int counting;     /* SPANPROF=count: folded values are calls, not ns */
+    const struct spanprof__folded_limits *folded_limits; /* NULL: the defaults */
 };
 struct spanprof__site_stats {
     const struct spanprof_site *site;
