@@ -213,7 +213,8 @@ static void expand(struct folded *F, size_t k, size_t first, size_t count)
         for (size_t i = first; i < first + count && !F->oom; i++)
             for (struct spanprof__node *c = first_child(P->m[i].node); c && !F->oom;
                  c = c->next_sibling)
-                if (k == 1 || !same_frame(F, L, c, P, key, len)) /* 1: under a thread label */
+                /* k == 1 here: P holds thread roots, whose label is no frame to collapse into */
+                if (k == 1 || !same_frame(F, L, c, P, key, len))
                     add(F, L, c, NULL);
     }
     /* Collapsed recursion: a child with its parent's frame joins the parent's group. */
@@ -231,7 +232,8 @@ static void expand(struct folded *F, size_t k, size_t first, size_t count)
             const struct spanprof__node *n = L->m[j].node;
             line |= k > 0 && (__atomic_load_n(&n->calls, __ATOMIC_RELAXED) ||
                               __atomic_load_n(&n->total, __ATOMIC_RELAXED));
-            block |= first_child(n) != NULL;
+            for (struct spanprof__node *c = first_child(n); c && !block; c = c->next_sibling)
+                block = k == 0 || !same_frame(F, L, c, L, L->m[i].key, L->m[i].len);
         }
         if (!grow(&L->it, &L->icap, L->nit + 2, sizeof *L->it)) {
             F->oom = 1;

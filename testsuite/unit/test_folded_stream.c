@@ -139,6 +139,16 @@ START_TEST(collapse_direct_recursion)
                           "'[truncated]' lines; SPANPROF_FOLDED_MAX_DEPTH raises the limit\n");
     free(s);
     free(err);
+    /* a group whose only children were collapsed into it has nothing below to cut */
+    struct spanprof__thread *t2 = spanprof__thread_new();
+    struct spanprof__node *x = unit_node(t2, &t2->root, &s_c, 1, 10, 4);
+    unit_node(t2, x, &s_c, 1, 4, 0);
+    struct spanprof__view v2 = unit_view(&t2, 1);
+    s = folded_with(&v2, &lim, &err);
+    ck_assert_str_eq(s, "c 10\n");
+    ck_assert_str_eq(err, "");
+    free(s);
+    free(err);
     /* counting: the cut subtree's calls */
     v.counting = 1;
     s = folded_with(&v, &lim, &err);
@@ -173,21 +183,30 @@ static void ref_add(struct ref *r, const char *s, uint64_t v)
     r->val[r->n++] = v;
 }
 
-static void ref_walk(struct ref *r, const struct spanprof__view *v, struct spanprof__node *n,
-                     char *path, size_t len)
+/* Appends each child's lines; PATH[0..LEN) is N's stack, its last frame starting at LAST (for
+ * collapsed recursion: a child with the same frame keeps N's path). */
+static void ref_walk(struct ref *r, const struct spanprof__view *v, int collapse,
+                     struct spanprof__node *n, char *path, size_t len, size_t last)
 {
     for (struct spanprof__node *c = n->first_child; c; c = c->next_sibling) {
-        size_t l = len;
+        size_t l = len, start;
         if (l)
             path[l++] = ';';
+        start = l;
         for (const char *p = c->site->name; *p; p++)
             path[l++] = *p == ';' ? '_' : *p;
         if (v->file_line)
             l += (size_t)sprintf(path + l, " (%s:%u)", c->site->file, c->site->first_line);
         path[l] = 0;
+        if (collapse && n->site && l - start == len - last && memcmp(path + start, path + last, len - last) == 0) {
+            l = len; /* same frame as the parent: stays on the parent's line */
+            start = last;
+            path[l] = 0;
+        }
         if (c->calls || c->total)
             ref_add(r, path, v->counting ? c->calls : spanprof__ticks_to_ns(v, spanprof__node_self(c)));
-        ref_walk(r, v, c, path, l);
+        ref_walk(r, v, collapse, c, path, l, start);
+        path[len] = 0;
     }
 }
 
@@ -196,7 +215,7 @@ static int cmp_str(const void *a, const void *b)
     return strcmp(**(char *const *const *)a, **(char *const *const *)b);
 }
 
-static char *reference(const struct spanprof__view *v)
+static char *reference(const struct spanprof__view *v, int collapse)
 {
     struct ref r = {0};
     char path[4096];
@@ -206,7 +225,7 @@ static char *reference(const struct spanprof__view *v)
             char buf[32];
             len = (size_t)sprintf(path, "%s", spanprof__thread_label(v->threads[i], buf, sizeof buf));
         }
-        ref_walk(&r, v, &v->threads[i]->root, path, len);
+        ref_walk(&r, v, collapse, &v->threads[i]->root, path, len, 0);
     }
     char ***idx = malloc((r.n + 1) * sizeof *idx);
     for (size_t i = 0; i < r.n; i++)
@@ -273,8 +292,12 @@ START_TEST(random_trees_match_sorted_reference)
         v.file_line = seed0 % 3 == 0;
         v.counting = seed0 % 5 == 0;
         v.ns_per_tick = seed0 % 4 == 0 ? 0.37 : 1.0;
-        char *want = reference(&v), *got = unit_folded(&v);
-        ck_assert_msg(strcmp(want, got) == 0, "seed %u:\n--- reference\n%s--- writer\n%s", seed0,
+        /* collapsed recursion on every third tree */
+        struct spanprof__folded_limits lim = {.max_bytes = 1u << 30, .max_depth = 1024,
+                                              .collapse = seed0 % 3 == 1};
+        v.folded_limits = &lim;
+        char *want = reference(&v, lim.collapse), *got = unit_folded(&v);
+        ck_assert_msg(strcmp(want, got) == 0, "seed %u (collapse %d):\n--- reference\n%s--- writer\n%s", seed0, lim.collapse,
                       want, got);
         free(want);
         free(got);
