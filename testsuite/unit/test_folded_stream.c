@@ -1,6 +1,7 @@
 /* test_folded_stream.c — the streaming folded writer: byte order where a frame is a prefix of
  * its sibling, the byte and depth limits with their '[truncated]' lines and warnings, collapsed
- * recursion, and random trees against a reference that builds every line in memory and sorts. */
+ * recursion, random trees against a reference that builds every line in memory and sorts, and
+ * the SPANPROF_FOLDED_* variables. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -305,6 +306,46 @@ START_TEST(random_trees_match_sorted_reference)
 }
 END_TEST
 
+/* The three variables: defaults, values, and one warning line each for a bad value. */
+START_TEST(limit_variables)
+{
+    static const char *const none[] = {NULL};
+    struct spanprof__options c;
+    char *w = UNIT_LOAD_CONFIG(spanprof__options_load, &c, none);
+    ck_assert_str_eq(w, "");
+    ck_assert_uint_eq(c.folded_max_bytes, SPANPROF_FOLDED_MAX_BYTES);
+    ck_assert_uint_eq(c.folded_max_depth, SPANPROF_FOLDED_MAX_DEPTH);
+    ck_assert_int_eq(c.folded_recursion, 0);
+    free(w);
+    static const char *const good[] = {"SPANPROF_FOLDED_MAX_BYTES", "1000", "SPANPROF_FOLDED_MAX_DEPTH",
+                                       "5", "SPANPROF_FOLDED_RECURSION", "collapse", NULL};
+    w = UNIT_LOAD_CONFIG(spanprof__options_load, &c, good);
+    ck_assert_str_eq(w, "");
+    ck_assert_uint_eq(c.folded_max_bytes, 1000);
+    ck_assert_uint_eq(c.folded_max_depth, 5);
+    ck_assert_int_eq(c.folded_recursion, 1);
+    free(w);
+    static const char *const bad[] = {"SPANPROF_FOLDED_MAX_BYTES", "64M", "SPANPROF_FOLDED_MAX_DEPTH",
+                                      "0", "SPANPROF_FOLDED_RECURSION", "yes", NULL};
+    w = UNIT_LOAD_CONFIG(spanprof__options_load, &c, bad);
+    ck_assert_str_eq(w, "spanprof: warning: SPANPROF_FOLDED_MAX_BYTES='64M' is not a positive number "
+                        "of bytes; using 67108864\n"
+                        "spanprof: warning: SPANPROF_FOLDED_MAX_DEPTH='0' is not a whole number from "
+                        "1 to 1000000; using 1024\n"
+                        "spanprof: warning: SPANPROF_FOLDED_RECURSION='yes' is not keep or collapse; "
+                        "using keep\n");
+    ck_assert_uint_eq(c.folded_max_bytes, SPANPROF_FOLDED_MAX_BYTES);
+    ck_assert_uint_eq(c.folded_max_depth, SPANPROF_FOLDED_MAX_DEPTH);
+    ck_assert_int_eq(c.folded_recursion, 0);
+    free(w);
+    static const char *const big[] = {"SPANPROF_FOLDED_MAX_DEPTH", "1000001", NULL};
+    w = UNIT_LOAD_CONFIG(spanprof__options_load, &c, big);
+    ck_assert_str_eq(w, "spanprof: warning: SPANPROF_FOLDED_MAX_DEPTH='1000001' is not a whole number "
+                        "from 1 to 1000000; using 1024\n");
+    free(w);
+}
+END_TEST
+
 Suite *folded_stream_suite(void)
 {
     Suite *s = suite_create("folded_stream");
@@ -313,6 +354,7 @@ Suite *folded_stream_suite(void)
     tcase_add_test(tc, byte_cap);
     tcase_add_test(tc, collapse_direct_recursion);
     tcase_add_test(tc, random_trees_match_sorted_reference);
+    tcase_add_test(tc, limit_variables);
     suite_add_tcase(s, tc);
     return s;
 }
