@@ -69,12 +69,14 @@ $(BB)/deepjson: bench/deepjson.c bench/bench.mk $(B)/spanplugin.so $(B)/libspanp
 # whole-program mode.
 BENCH_SOURCES = $(RUNTIME_SRC) $(TOOL_SRC)
 
-bench: $(BENCH_BINS)
+bench: $(BENCH_BINS) bench-tools-bins
 	BENCH_BIN='$(BB)' BENCH_ROWS=bench/rows.txt BENCH_REPS='$(BENCH_REPS)' \
 	BENCH_QUICK='$(BENCH_QUICK)' BENCH_CC='$(CC)' \
 	BENCH_COMPILE='$(CC) -std=gnu11 -O2 -pthread -Iinclude -Iruntime $(JSONC_CFLAGS)' \
 	BENCH_PLUGIN_FLAGS='$(SPAN_FLAGS)' BENCH_SOURCES='$(BENCH_SOURCES)' \
 	  $(BB)/run | tee $(BB)/results.md
+	@echo | tee -a $(BB)/results.md
+	$(TOOLBENCH) | tee -a $(BB)/results.md
 	@echo | tee -a $(BB)/results.md
 	BENCH_BIN='$(CURDIR)/$(BB)' sh bench/deepjson.sh | tee -a $(BB)/results.md
 	@echo | tee -a $(BB)/results.md
@@ -86,4 +88,12 @@ bench: $(BENCH_BINS)
 	  HOOKS='$(CURDIR)/bench/hooks.c' sh bench/speedtest1.sh; \
 	fi | tee -a $(BB)/results.md
 
-.PHONY: bench
+# The spanprof command on large inputs (bench/toolbench.c): 300,000 spans, 100,000 coz
+# experiments, a 100 MB JSON profile broken near its end; seconds and peak memory per command.
+# About 300 MB of inputs go to build/bench/tools.  Alone: make bench-tools.
+TOOLBENCH = $(B)/toolbench '$(CURDIR)/$(B)/spanprof' $(BB)/tools 300000 100000 100
+bench-tools-bins: $(B)/toolbench $(B)/spanprof
+bench-tools: bench-tools-bins
+	$(TOOLBENCH)
+
+.PHONY: bench bench-tools bench-tools-bins

@@ -4,7 +4,8 @@
  *  1. struct spanprof_site, the one contract between the GCC plugin (which emits one static,
  *     writable descriptor per instrumented function) and the runtime (which reads its constant
  *     part and owns its slots).  Change its layout only together with SPANPROF_SITE_VERSION.
- *  2. The entry points the plugin's inserted calls target, and the few calls a program may make.
+ *  2. The entry points the plugin's inserted calls target (spans, progress points, the repair
+ *     after setjmp-like calls), and the few calls a program may make.
  *  3. Macros that let annotated code build unchanged, and warning-free, without the plugin:
  *     the plugin defines __SPANPROF__, and SPAN / SPAN_NAMED("x") expand to the attribute only
  *     when it is there.
@@ -13,6 +14,7 @@
 #ifndef SPANPROF_H
 #define SPANPROF_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #ifdef __cplusplus
@@ -52,6 +54,22 @@ struct spanprof_site {
  * runtime can tell frames a longjmp abandoned from live ones.  Never call these by hand. */
 void __spanprof_enter(struct spanprof_site *site, void *frame);
 void __spanprof_exit(struct spanprof_site *site, void *frame);
+
+/* Called by code the plugin inserts around every call that may return twice (GCC's
+ * returns_twice: setjmp, _setjmp, sigsetjmp, __sigsetjmp, savectx, vfork, getcontext, ...), in
+ * every function it compiles, span or not:
+ *     depth = __spanprof_setjmp_depth (); setjmp (env); __spanprof_setjmp_return (depth);
+ * The first returns the number of entries on this thread's shadow stack (0 for a thread that
+ * has entered no span yet; entries parked past the depth cap included; an opaque value that
+ * makes the second a no-op when called while the runtime itself is busy on this thread).  The
+ * second runs after every return of the call: when a longjmp (or siglongjmp, setcontext) came
+ * back, the entries above DEPTH belong to spans jumped out of; they are popped as abandoned
+ * (abandoned_frames), their time counted up to now, their trace events ended now.  Neither
+ * calls back into the program, changes errno or longjmps.  DEPTH must be set before the call
+ * and not changed after it (the plugin's temporary is; a longjmp restores it).  Never call these
+ * by hand. */
+size_t __spanprof_setjmp_depth(void);
+void __spanprof_setjmp_return(size_t depth);
 
 /* Called by code the plugin inserts on every way out of a function marked `progress` (after
  * the span's exit call if the function has both), and by SPANPROF_PROGRESS.  Counts one hit of

@@ -1,7 +1,8 @@
 /* compat.h — the one place that knows which GCC version the plugin is built against.
  *
- * Every GCC-version-dependent include, type or call lives here, so that supporting another GCC
- * release (GCC 11 next) means editing this file only.  The rest of the plugin includes this
+ * Every GCC-version-dependent include, type or call lives here.  The plugin builds against
+ * GCC 11 and GCC 12 (`make check-plugin` runs with either, see configure's CC/CXX); supporting
+ * another release means editing this file only.  The rest of the plugin includes this
  * header first and uses the SPANPLUGIN_* wrappers below instead of the raw GCC API.
  */
 #ifndef SPANPLUGIN_COMPAT_H
@@ -18,6 +19,7 @@
 #include "basic-block.h"
 #include "gimple.h"
 #include "gimple-iterator.h"
+#include "gimple-walk.h"
 #include "stringpool.h"
 #include "attribs.h"
 #include "cgraph.h"
@@ -110,8 +112,8 @@ spanplugin_is_cdtor_forwarder (tree fndecl)
 /* Registration of a plugin attribute (in the "gnu" namespace, so [[gnu::span]] works too). */
 #define SPANPLUGIN_REGISTER_ATTRIBUTE(SPEC) register_attribute (SPEC)
 
-/* build_string_literal: the type of its length parameter differs between releases (int before
- * GCC 12, unsigned in 12); the length counts the terminating NUL. */
+/* build_string_literal: the type of its length parameter differs between releases (int up to
+ * GCC 10, unsigned in 11 and 12), so callers pass no length; it counts the terminating NUL. */
 static inline tree
 spanplugin_string_literal (const char *str)
 {
@@ -120,7 +122,8 @@ spanplugin_string_literal (const char *str)
 
 /* The C-family preprocessor.  parse_in exists only in cc1/cc1plus/cc1obj, not in lto1, which
  * loads the plugin with RTLD_NOW: reference it weakly so loading never fails, and test it for
- * NULL before use.  (cpp_define itself is exported by GCC 12's lto1 as well; re-check on GCC 11.) */
+ * NULL before use.  (cpp_define and cpp_get_options themselves are exported by the lto1 of
+ * GCC 11 and of GCC 12, so referencing them strongly is fine.) */
 extern cpp_reader *parse_in __attribute__ ((weak));
 
 static inline void

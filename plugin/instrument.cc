@@ -1,6 +1,6 @@
 /* instrument.cc — the GIMPLE pass that instruments the functions select.cc chooses (those
- * carrying the `span` attribute, and those the options select), and the functions carrying the
- * `progress` attribute.
+ * carrying the `span` attribute, and those the options select), the functions carrying the
+ * `progress` attribute, and the setjmp-like calls of every function.
  *
  * Runs before the pass named "lower", on still-structured GIMPLE, and rewrites the body as
  *
@@ -11,9 +11,16 @@
  *
  *     try { <original body> } finally { [exit call;] __spanprof_progress (&progress_site); }
  *
- * which is the shape gimplify_function_tree gives -finstrument-functions.  Because the finally
- * clause is lowered by GCC itself (lower_try_finally / EH lowering), every way out gets its exit
- * call: each return, C++ exceptions unwinding through the frame, and calls that were tail calls
+ * In every function, instrumented or not, each call that may return twice (setjmp, vfork, …)
+ * is bracketed as
+ *
+ *     depth = __spanprof_setjmp_depth ();  setjmp (env);  __spanprof_setjmp_return (depth);
+ *
+ * so the runtime drops the frames of spans a longjmp left (see instrument_returns_twice).
+ *
+ * The span's shape is the one gimplify_function_tree gives -finstrument-functions.  Because the
+ * finally clause is lowered by GCC itself (lower_try_finally / EH lowering), every way out gets
+ * its exit call: each return, C++ exceptions unwinding through the frame, and calls that were tail calls
  * (they stop being tail calls).  The pair also stays around the body when it is later inlined.
  * Dump: -fdump-tree-all contains "*.spanprof" (-fdump-tree-spanprof alone is rejected by GCC 12,
  * which parses options before plugins register passes).
@@ -26,11 +33,16 @@
 static tree enter_decl;
 static tree exit_decl;
 static tree progress_decl;
+static tree setjmp_depth_decl;
+static tree setjmp_return_decl;
 
 const struct ggc_root_tab spanplugin_instrument_roots[] = {
   { &enter_decl, 1, sizeof (enter_decl), gt_ggc_mx_tree_node, gt_pch_nx_tree_node },
   { &exit_decl, 1, sizeof (exit_decl), gt_ggc_mx_tree_node, gt_pch_nx_tree_node },
   { &progress_decl, 1, sizeof (progress_decl), gt_ggc_mx_tree_node, gt_pch_nx_tree_node },
+  { &setjmp_depth_decl, 1, sizeof (setjmp_depth_decl), gt_ggc_mx_tree_node, gt_pch_nx_tree_node },
+  { &setjmp_return_decl, 1, sizeof (setjmp_return_decl), gt_ggc_mx_tree_node,
+    gt_pch_nx_tree_node },
   LAST_GGC_ROOT_TAB
 };
 
@@ -86,6 +98,83 @@ add_hook_call (gimple_seq *seq, tree hook, tree site, location_t loc)
   gcall *call = gimple_build_call (hook, 2, build_fold_addr_expr (site), frame);
   gimple_set_location (call, loc);
   gimple_seq_add_stmt (seq, call);
+}
+
+/* size_t __spanprof_setjmp_depth (void) and void __spanprof_setjmp_return (size_t), as in
+ * spanprof.h.  nothrow and noplt like the other hooks, and `leaf`: they never call back into
+ * the program nor longjmp, so in a function that calls setjmp they get no abnormal edge to the
+ * setjmp receiver (every other call there does), which would only hamper optimisation.  Not
+ * `pure`: the depth call must stay where it is, before the returns-twice call. */
+static void
+build_setjmp_decls (void)
+{
+  if (setjmp_depth_decl)
+    return;
+  tree attrs = tree_cons (get_identifier ("leaf"), NULL_TREE,
+                          tree_cons (get_identifier ("noplt"), NULL_TREE, NULL_TREE));
+  tree fntype = build_function_type_list (size_type_node, NULL_TREE);
+  setjmp_depth_decl = build_fn_decl ("__spanprof_setjmp_depth", fntype);
+  TREE_NOTHROW (setjmp_depth_decl) = 1;
+  DECL_ATTRIBUTES (setjmp_depth_decl) = attrs;
+  fntype = build_function_type_list (void_type_node, size_type_node, NULL_TREE);
+  setjmp_return_decl = build_fn_decl ("__spanprof_setjmp_return", fntype);
+  TREE_NOTHROW (setjmp_return_decl) = 1;
+  DECL_ATTRIBUTES (setjmp_return_decl) = attrs;
+}
+
+/* walk_gimple_seq_mod callback: around a call that may return twice (setjmp, _setjmp,
+ * sigsetjmp, __sigsetjmp, __builtin_setjmp, savectx, vfork, getcontext, anything declared
+ * returns_twice), writes
+ *
+ *     depth = __spanprof_setjmp_depth ();
+ *     [lhs =] setjmp (...);
+ *     __spanprof_setjmp_return (depth);
+ *
+ * The second call runs after each return: the first, where it finds the stack as deep as
+ * before and does nothing, and each one through longjmp/siglongjmp/setcontext, where the spans
+ * entered since are gone and it drops their frames.  `depth` is set once before the call and
+ * never written after it, so it is what the C standard promises survives a longjmp: GCC keeps it
+ * where a longjmp restores it (a callee-saved register or the frame), with no -Wclobbered
+ * warning (it is a compiler temporary, set once).  Sets the bool *WI->info. */
+static tree
+instrument_returns_twice (gimple_stmt_iterator *gsi, bool *handled_ops, struct walk_stmt_info *wi)
+{
+  gcall *call = dyn_cast<gcall *> (gsi_stmt (*gsi));
+  if (!call || !(gimple_call_flags (call) & ECF_RETURNS_TWICE))
+    return NULL_TREE;
+  *handled_ops = true;
+  build_setjmp_decls ();
+  location_t loc = gimple_location (call);
+  tree depth = create_tmp_var (size_type_node, "spanprof_setjmp_depth");
+  gcall *get = gimple_build_call (setjmp_depth_decl, 0);
+  gimple_call_set_lhs (get, depth);
+  gimple_set_location (get, loc);
+  gsi_insert_before (gsi, get, GSI_SAME_STMT);
+  gcall *repair = gimple_build_call (setjmp_return_decl, 1, depth);
+  gimple_set_location (repair, loc);
+  gsi_insert_after (gsi, repair, GSI_SAME_STMT);
+  if (spanplugin_opts.verbose)
+    {
+      tree callee = gimple_call_fndecl (call);
+      if (callee)
+        inform (loc, "spanplugin: shadow stack repaired after each return of %qD", callee);
+      else
+        inform (loc, "spanplugin: shadow stack repaired after each return of this call");
+    }
+  *(bool *) wi->info = true;
+  return NULL_TREE;
+}
+
+/* Instruments every returns-twice call in BODY (see above); returns whether there was one. */
+static bool
+instrument_setjmp_calls (gimple_seq *body)
+{
+  bool found = false;
+  struct walk_stmt_info wi;
+  memset (&wi, 0, sizeof wi);
+  wi.info = &found;
+  walk_gimple_seq_mod (body, instrument_returns_twice, NULL, &wi);
+  return found;
 }
 
 static const pass_data span_pass_data = {
@@ -169,6 +258,28 @@ wants_progress (tree fndecl)
   return true;
 }
 
+/* The site of KIND (span or progress point) for FNDECL, built when KEY has none yet (C++ cdtor
+ * clones share their origin's), with the verbose note once per site, not once per clone. */
+static tree
+get_site (tree fndecl, tree key, unsigned kind, location_t loc)
+{
+  tree site = spanplugin_lookup_site (key, kind);
+  if (site != NULL_TREE)
+    return site;
+  /* Copied: in C++ the printable name lives in a small ring of buffers that later calls
+   * reuse. */
+  bool is_span = kind == SPANPROF_KIND_SPAN;
+  char *name = xstrdup (is_span ? spanplugin_span_name (fndecl, key)
+                                : spanplugin_progress_name (fndecl, key));
+  site = spanplugin_build_site (fndecl, key, name, kind);
+  if (spanplugin_opts.verbose && is_span)
+    inform (loc, "spanplugin: instrumented %qs", name);
+  else if (spanplugin_opts.verbose)
+    inform (loc, "spanplugin: progress point %qs", name);
+  free (name);
+  return site;
+}
+
 unsigned int
 span_pass::execute (function *fun)
 {
@@ -183,6 +294,11 @@ span_pass::execute (function *fun)
   if (spanplugin_has_span (fndecl) && spanplugin_has_nospan (fndecl))
     return 0;  /* wants_span reported the conflict: leave the function alone */
   bool progress = wants_progress (fndecl);
+  /* Every function, span or not: a longjmp back to any setjmp abandons the spans entered since.
+   * (A naked function has no frame for the saved depth.) */
+  if (!lookup_attribute ("naked", DECL_ATTRIBUTES (fndecl))
+      && instrument_setjmp_calls (&body) && !span && !progress)
+    gimple_set_body (fndecl, body);
   if (!span && !progress)
     return 0;
 
@@ -193,39 +309,22 @@ span_pass::execute (function *fun)
   gimple_seq new_body = NULL;
   gimple_seq cleanup = NULL;
 
+  /* The span first: the progress point's call goes after the exit call, so the work is done
+   * (and timed) when the point counts it. */
   if (span)
     {
-      tree site = spanplugin_lookup_site (key, SPANPROF_KIND_SPAN);
-      bool new_site = site == NULL_TREE;
-      /* Copied: in C++ the printable name lives in a small ring of buffers that later calls
-       * reuse. */
-      char *name = xstrdup (spanplugin_span_name (fndecl, key));
-      if (new_site)
-        site = spanplugin_build_site (fndecl, key, name, SPANPROF_KIND_SPAN);
+      tree site = get_site (fndecl, key, SPANPROF_KIND_SPAN, begin_loc);
       /* Enter at the function's opening, exit at its closing brace: where a debugger or a
        * sampling profiler expects code that belongs to the function as a whole. */
       add_hook_call (&new_body, enter_decl, site, begin_loc);
       add_hook_call (&cleanup, exit_decl, site, end_loc);
-      /* Once per span: the second clone of a constructor adds no new span. */
-      if (spanplugin_opts.verbose && new_site)
-        inform (begin_loc, "spanplugin: instrumented %qs", name);
-      free (name);
     }
-
   if (progress)
     {
-      tree site = spanplugin_lookup_site (key, SPANPROF_KIND_PROGRESS);
-      bool new_site = site == NULL_TREE;
-      char *name = xstrdup (spanplugin_progress_name (fndecl, key));
-      if (new_site)
-        site = spanplugin_build_site (fndecl, key, name, SPANPROF_KIND_PROGRESS);
-      /* After the span's exit: the work is done (and timed) when the point counts it. */
+      tree site = get_site (fndecl, key, SPANPROF_KIND_PROGRESS, begin_loc);
       gcall *call = gimple_build_call (progress_decl, 1, build_fold_addr_expr (site));
       gimple_set_location (call, end_loc);
       gimple_seq_add_stmt (&cleanup, call);
-      if (spanplugin_opts.verbose && new_site)
-        inform (begin_loc, "spanplugin: progress point %qs", name);
-      free (name);
     }
 
   gtry *tf = gimple_build_try (body, cleanup, GIMPLE_TRY_FINALLY);

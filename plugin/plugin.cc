@@ -4,7 +4,10 @@
  *
  * Options (-fplugin-arg-spanplugin-*); any other key, and any malformed value, is an error and
  * the plugin refuses to load:
- *   verbose            a note "spanplugin: instrumented 'NAME'" once per span (not per clone)
+ *   verbose            a note "spanplugin: instrumented 'NAME'" once per span and a note
+ *                      "spanplugin: progress point 'NAME'" once per progress point (not per
+ *                      clone); a note per call that may return twice (setjmp...), which gets
+ *                      the longjmp repair
  *   all                instrument every function defined in the unit, except: functions with
  *                      `nospan` or `no_instrument_function`, compiler-made (DECL_ARTIFICIAL)
  *                      functions other than lambda bodies, thunks, gnu_inline extern inline
@@ -28,9 +31,13 @@
  * The `span` attribute always wins: such a function is instrumented whatever the options say
  * (`span` together with `nospan` is an error).
  *
- * Effects: registers the `span` and `nospan` attributes (attribute.cc), inserts the instrumenting
- * pass before "lower" (instrument.cc), and defines the macro __SPANPROF__=1 so spanprof.h's
- * SPAN / SPAN_NAMED macros expand to the attribute.
+ * The options select spans only: a progress point comes from the `progress` attribute alone.
+ *
+ * Effects: registers the `span`, `nospan` and `progress` attributes (attribute.cc), inserts the
+ * instrumenting pass before "lower" (instrument.cc; it also brackets every call that may return
+ * twice, setjmp and the like, in every function, with the runtime's longjmp repair), and
+ * defines the macro __SPANPROF__=1 so spanprof.h's SPAN / SPAN_NAMED / PROGRESS_POINT macros
+ * expand to the attributes.
  *
  * For -flto, pass -fplugin at link time too if lto1 should load it; the instrumentation itself
  * is already done at compile time, so lto1 only needs the plugin to load cleanly.
@@ -38,8 +45,9 @@
 #include "spanplugin.h"
 #include "plugin-version.h"   /* gcc_version: the GCC these headers come from */
 
+/* The release, from configure.ac's AC_INIT (the Makefile passes it). */
 #ifndef SPANPROF_VERSION
-#define SPANPROF_VERSION "0.1.0"
+#error "SPANPROF_VERSION comes from the build (configure.ac's AC_INIT): build with make"
 #endif
 
 /* Required by GCC to load the plugin. */
@@ -48,9 +56,10 @@ int plugin_is_GPL_compatible;
 static struct plugin_info spanplugin_info = {
   SPANPROF_VERSION,
   "Instruments functions marked __attribute__((span)), or selected by options, with calls into\n"
-  "the spanprof runtime; __attribute__((nospan)) opts a function out.\n"
+  "the spanprof runtime; __attribute__((nospan)) opts a function out;\n"
+  "__attribute__((progress)) makes a function a coz progress point.\n"
   "Options (-fplugin-arg-spanplugin-KEY[=VALUE]):\n"
-  "  verbose               note each instrumented function\n"
+  "  verbose               note each instrumented function, progress point and setjmp\n"
   "  all                   instrument every eligible function in the unit\n"
   "  include=GLOB,...      with all: only functions whose name matches\n"
   "  functions=FILE        instrument the functions named (or globbed) in FILE, one per line\n"

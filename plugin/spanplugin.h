@@ -6,6 +6,7 @@
  *   site.cc       the struct spanprof_site descriptor, one per span and one per progress point
  *                 (shared by C++ cdtor clones, COMDAT for inline/template functions)
  *   instrument.cc the GIMPLE pass that wraps a function body in enter/try/finally-exit(+progress)
+ *                 and brackets every setjmp-like call with the longjmp repair
  *   plugin.cc     plugin_init: version check, callbacks, __SPANPROF__; lists every option
  */
 #ifndef SPANPLUGIN_H

@@ -2,7 +2,7 @@
  *
  * coz reports experiments per source line ("selected=FILE:LINE"); a spanprof user thinks in
  * spans. We give each experiment to the span whose function holds its line (the JSON profile
- * has each span's file and first..last line), pool the experiments of a span per speedup bucket,
+ * has each span's file and first..last line; span_index.c finds it), pool the experiments of a span per speedup bucket,
  * and compute what coz's plot computes (plasma-umass/coz viewer/ts/profile.ts):
  *
  *   throughput point:  period  = sum(duration) / sum(delta)
@@ -15,7 +15,7 @@
  * line; per span is the same idea one level up); with none, all speedup-0 experiments. Like
  * coz's plot we drop changes outside -100%..+200% as noise. coz's plot shows the latency
  * change negated; we show the plain change, so a negative figure means shorter latency. */
-#include "spanprof.h"
+#include "tool.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -36,45 +36,6 @@ static int bucket_of(double s)
     for (int b = 2; b < NBUCKETS; b++)
         if (fabs(s - bucket_speedup[b]) < fabs(s - bucket_speedup[best]))
             best = b;
-    return best;
-}
-
-/* How well a coz path (absolute, from DWARF) names a JSON path (often relative to the build
- * directory): 3 same string, 2 one ends with the other at a '/', 1 same basename, 0 different. */
-static int file_match(const char *coz, const char *json)
-{
-    while (json[0] == '.' && json[1] == '/')
-        json += 2;
-    if (!strcmp(coz, json))
-        return 3;
-    size_t lc = strlen(coz), lj = strlen(json);
-    const char *longer = lc > lj ? coz : json, *shorter = lc > lj ? json : coz;
-    size_t ll = lc > lj ? lc : lj, ls = lc > lj ? lj : lc;
-    if (ls && !strcmp(longer + ll - ls, shorter) && longer[ll - ls - 1] == '/')
-        return 2;
-    const char *bc = strrchr(coz, '/'), *bj = strrchr(json, '/');
-    return !strcmp(bc ? bc + 1 : coz, bj ? bj + 1 : json) ? 1 : 0;
-}
-
-/* The span holding FILE:LINE: best file match first, then the narrowest line range (a nested
- * function's span inside its parent's). Returns nspans for "outside every span". */
-static size_t group_of(const struct sp_profile *p, const char *file, long line)
-{
-    size_t best = p->nspans;
-    int best_match = 0;
-    long best_width = 0;
-    for (size_t i = 0; i < p->nspans; i++) {
-        const struct sp_span *s = &p->spans[i];
-        if (line < s->line || line > s->last_line)
-            continue;
-        int m = file_match(file, s->file);
-        long w = s->last_line - s->line;
-        if (m > best_match || (m && m == best_match && w < best_width)) {
-            best = i;
-            best_match = m;
-            best_width = w;
-        }
-    }
     return best;
 }
 
@@ -334,8 +295,9 @@ int cmd_causal(const struct coz_profile *c, const struct sp_profile *p, const st
 
     size_t *groups = xmalloc((c->nexps ? c->nexps : 1) * sizeof *groups);
     size_t in_spans = 0, outside = 0, unmeasured = 0, base = 0;
+    struct span_index *ix = span_index_build(p);
     for (size_t e = 0; e < c->nexps; e++) {
-        groups[e] = group_of(p, c->exps[e].file, c->exps[e].line);
+        groups[e] = span_index_find(ix, c->exps[e].file, c->exps[e].line);
         if (c->exps[e].npoints == 0)
             unmeasured++;        /* nothing to pool: skipped */
         else if (groups[e] < p->nspans)
@@ -402,6 +364,7 @@ int cmd_causal(const struct coz_profile *c, const struct sp_profile *p, const st
                  "-100%..+200% (coz's plot drops those too)");
     }
 done:
+    span_index_free(ix);
     free(groups);
 out:
     free(tput);

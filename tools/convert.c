@@ -18,7 +18,7 @@
  */
 #define _GNU_SOURCE
 #include "convert.h"
-#include "spanprof.h"
+#include "tool.h"
 
 #include <errno.h>
 #include <getopt.h>

@@ -1,6 +1,7 @@
 /* report.c — `spanprof report`: the JSON profile as a table of spans (calls, inclusive and self
- * time, mean, share of self time), plus run information, anomalies and progress points. */
-#include "spanprof.h"
+ * time, mean, share of self time), plus run information, anomalies and progress points; several
+ * profiles (or a directory of them) are merged first (merge_json.c). */
+#include "tool.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -40,13 +41,16 @@ static const char *plural(uint64_t n, const char *one, const char *many)
 
 static void print_header(const struct sp_profile *p)
 {
-    printf("program: %s", p->program ? p->program : "(unknown)");
+    printf("program: %s", p->program ? p->program : p->merged ? "(several)" : "(unknown)");
     if (p->pid >= 0)
         printf(" (pid %lld)", p->pid);
+    if (p->merged)
+        printf(" (%zu %s merged)", p->nprocs, plural(p->nprocs, "process", "processes"));
     putchar('\n');
 
     char *wall = p->has_wall ? fmt_duration((double)p->wall_ns) : xstrdup("?");
-    printf("wall time: %s", wall);
+    /* A merged profile's wall time is the processes' added together. */
+    printf("wall time%s: %s", p->merged ? " (sum)" : "", wall);
     free(wall);
     if (p->thread_count >= 0)
         printf(", threads: %lld", p->thread_count);
@@ -117,7 +121,7 @@ int cmd_report(const struct sp_profile *p, enum report_sort sort, long limit)
             for (size_t i = 0; i < p->nprogress; i++) {
                 const struct sp_progress *pp = &p->progress[i];
                 table_row(&t, xstrdup(pp->name), xasprintf("%llu", (unsigned long long)pp->hits),
-                          p->has_wall && p->wall_ns
+                          p->has_wall && p->wall_ns && !p->merged
                               ? xasprintf("%.1f/s", (double)pp->hits / ((double)p->wall_ns / 1e9))
                               : xstrdup("-"));
             }
@@ -127,4 +131,33 @@ int cmd_report(const struct sp_profile *p, enum report_sort sort, long limit)
     }
     free(order);
     return 0;
+}
+
+int report_files(char *const *args, size_t nargs, enum report_sort sort, long limit)
+{
+    char **paths;
+    size_t n;
+    int any_dir, rc = EXIT_BAD_INPUT;
+    if (report_inputs(args, nargs, &paths, &n, &any_dir))
+        return EXIT_BAD_INPUT;
+    struct sp_profile p;
+    if (n == 1 && !any_dir) {
+        if (sp_profile_load(paths[0], &p) == 0) {
+            rc = cmd_report(&p, sort, limit);
+            sp_profile_free(&p);
+        }
+    } else {
+        struct json_merge *m = json_merge_new();
+        size_t i;
+        for (i = 0; i < n && json_merge_add_file(m, paths[i]) == 0; i++)
+            ;
+        json_merge_finish(m, &p);
+        if (i == n)
+            rc = cmd_report(&p, sort, limit);
+        sp_profile_free(&p);
+    }
+    for (size_t i = 0; i < n; i++)
+        free(paths[i]);
+    free(paths);
+    return rc;
 }

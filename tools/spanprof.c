@@ -4,7 +4,7 @@
  *
  * Exit status: 0 done, 1 an input could not be read or made no sense, 2 a bad command line
  * (with the command's usage on stderr). */
-#include "spanprof.h"
+#include "tool.h"
 #include "convert.h"
 
 #include <errno.h>
@@ -14,8 +14,9 @@
 #include <string.h>
 
 static const char general_usage[] =
-    "usage: spanprof report [OPTIONS] PROFILE.json\n"
-    "       spanprof coz [OPTIONS] PROFILE.coz PROFILE.json\n"
+    "usage: spanprof report [OPTIONS] PROFILE.json|DIR...\n"
+    "       spanprof coz [OPTIONS] PROFILE.coz|PROFILE.jsonl PROFILE.json\n"
+    "       spanprof merge -o OUT FILE...\n"
     "       spanprof view [-o OUT.html] PROFILE\n"
     "       spanprof convert [-o OUT] PROFILE\n"
     "       spanprof help [COMMAND]\n"
@@ -27,8 +28,11 @@ static const char general_help[] =
     "__attribute__((span))).\n"
     "\n"
     "Commands:\n"
-    "  report   table of spans from the JSON profile (run with SPANPROF_JSON=PATH)\n"
-    "  coz      coz's causal profile (profile.coz from `coz run --- PROG`) per span\n"
+    "  report   table of spans from the JSON profile (run with SPANPROF_JSON=PATH);\n"
+    "           several profiles, or a directory of them, are merged first\n"
+    "  coz      coz's causal profile (profile.coz or profile.jsonl from\n"
+    "           `coz run --- PROG`) per span\n"
+    "  merge    one profile from many processes' JSON profiles or folded stacks\n"
     "  view     an HTML page showing folded stacks or a trace in speedscope\n"
     "  convert  a JSON profile or folded stacks as a pprof profile (go tool pprof)\n"
     "  help     this text, or a command's: spanprof help COMMAND\n"
@@ -38,7 +42,7 @@ static const char general_help[] =
     "  -V, --version  show the version\n";
 
 static const char report_usage[] =
-    "usage: spanprof report [--sort=self|total|calls|name] [--limit N] PROFILE.json\n";
+    "usage: spanprof report [--sort=self|total|calls|name] [--limit N] PROFILE.json|DIR...\n";
 
 static const char report_help[] =
     "\n"
@@ -47,6 +51,9 @@ static const char report_help[] =
     "of all spans' self time. Spans that share a name are kept apart by file:line.\n"
     "Progress points are listed when the profile has them.\n"
     "\n"
+    "Given several profiles, or a directory (every JSON profile in it), it reports\n"
+    "their merge, as `spanprof merge` would write it: the processes' spans summed.\n"
+    "\n"
     "Options:\n"
     "  --sort=KEY   self (default), total, calls: largest first; name: A to Z\n"
     "  --limit N    show the first N spans only (0: all)\n"
@@ -54,11 +61,13 @@ static const char report_help[] =
 
 static const char coz_usage[] =
     "usage: spanprof coz [--progress NAME] [--latency NAME] [--sort=100|max|name]\n"
-    "                    PROFILE.coz PROFILE.json\n";
+    "                    PROFILE.coz|PROFILE.jsonl PROFILE.json\n";
 
 static const char coz_help[] =
     "\n"
-    "Summarises coz's causal profile per span. Each coz experiment virtually sped up\n"
+    "Summarises coz's causal profile per span. It reads both formats coz writes:\n"
+    "text records (profile.coz) and JSON Lines (profile.jsonl, coz's default since\n"
+    "2026), told apart by their content. Each coz experiment virtually sped up\n"
     "one source line; it is given to the span whose function holds that line (the\n"
     "JSON profile of the same program gives each span's file and lines; files match\n"
     "by full path, else path suffix, else basename; the narrowest span wins). Lines\n"
@@ -79,6 +88,22 @@ static const char coz_help[] =
     "  --sort=KEY       100 (default): largest gain at 100% first; max: largest gain\n"
     "                   at any speedup first; name: A to Z\n"
     "  -h, --help       show this text\n";
+
+static const char merge_usage[] = "usage: spanprof merge -o OUT FILE...\n";
+
+static const char merge_help[] =
+    "\n"
+    "Merges the profiles of many processes (a test suite's runs, one file each with\n"
+    "%p in SPANPROF_JSON or SPANPROF_FOLDED) into OUT, all inputs of one kind:\n"
+    "  JSON profiles  spans matched by name, file and line: calls, times and\n"
+    "                 resource counts summed, maxima kept, percentiles left out;\n"
+    "                 \"processes\" lists each process's run information\n"
+    "  folded stacks  values of the same stack summed\n"
+    "The kind is read from each file's content; mixing kinds is an error.\n"
+    "\n"
+    "Options:\n"
+    "  -o, --output OUT  the merged file (\"-\": standard output)\n"
+    "  -h, --help        show this text\n";
 
 static const char view_usage[] = "usage: spanprof view [-o OUT.html] PROFILE\n";
 
@@ -172,12 +197,9 @@ static int run_report(int argc, char **argv)
             return getopt_error(ch, argv);
         }
     }
-    if (argc - optind != 1)
-        return usage_error("%s", argc - optind < 1 ? "report needs a PROFILE.json" : "report takes one PROFILE.json");
-    struct sp_profile p;
-    if (sp_profile_load(argv[optind], &p))
-        return EXIT_BAD_INPUT;
-    return cmd_report(&p, sort, limit);
+    if (argc - optind < 1)
+        return usage_error("%s", "report needs a PROFILE.json (or several, or a directory)");
+    return report_files(argv + optind, (size_t)(argc - optind), sort, limit);
 }
 
 static int run_coz(int argc, char **argv)
@@ -225,19 +247,20 @@ static int run_coz(int argc, char **argv)
     return cmd_causal(&c, &p, &o);
 }
 
-static int run_view(int argc, char **argv)
+/* The options of the commands that take only -o/--output and -h/--help: OUT gets -o's value.
+ * Returns -1 to go on, else the exit status (after --help or a usage error). */
+static int output_options(int argc, char **argv, const char **out)
 {
     static const struct option longopts[] = {
         { "output", required_argument, NULL, 'o' },
         { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 },
     };
-    const char *out = NULL;
     int ch;
     while ((ch = getopt_long(argc, argv, ":ho:", longopts, NULL)) != -1) {
         switch (ch) {
         case 'o':
-            out = optarg;
+            *out = optarg;
             break;
         case 'h':
             return show_help(current);
@@ -245,6 +268,28 @@ static int run_view(int argc, char **argv)
             return getopt_error(ch, argv);
         }
     }
+    return -1;
+}
+
+static int run_merge(int argc, char **argv)
+{
+    const char *out = NULL;
+    int status = output_options(argc, argv, &out);
+    if (status >= 0)
+        return status;
+    if (!out)
+        return usage_error("%s", "merge needs -o OUT");
+    if (argc - optind < 1)
+        return usage_error("%s", "merge needs at least one FILE");
+    return cmd_merge(out, argv + optind, (size_t)(argc - optind));
+}
+
+static int run_view(int argc, char **argv)
+{
+    const char *out = NULL;
+    int status = output_options(argc, argv, &out);
+    if (status >= 0)
+        return status;
     if (argc - optind != 1)
         return usage_error("%s", argc - optind < 1 ? "view needs a PROFILE" : "view takes one PROFILE");
     return cmd_view(argv[optind], out);
@@ -253,6 +298,7 @@ static int run_view(int argc, char **argv)
 static const struct command commands[] = {
     { "report", report_usage, report_help, run_report },
     { "coz", coz_usage, coz_help, run_coz },
+    { "merge", merge_usage, merge_help, run_merge },
     { "view", view_usage, view_help, run_view },
     { "convert", convert_usage, convert_help, run_convert },
 };

@@ -1,7 +1,7 @@
 /* util.c — small helpers for the spanprof tool: allocation that never returns NULL, human
  * duration units, and a text-table printer that aligns UTF-8 text by characters. */
 #define _GNU_SOURCE     /* vasprintf */
-#include "spanprof.h"
+#include "tool.h"
 
 #include <stdarg.h>
 #include <stdio.h>

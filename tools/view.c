@@ -15,7 +15,7 @@
  * parameter; that request fails harmlessly.)
  */
 #define _GNU_SOURCE
-#include "spanprof.h"
+#include "tool.h"
 
 #include <errno.h>
 #include <json-c/json.h>

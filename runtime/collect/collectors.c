@@ -33,6 +33,12 @@ static void fork_child(struct spanprof__thread *t)
     spanprof__trace_fork_child(t);
 }
 
+/* The trace shows a span a longjmp abandoned ending at the return from setjmp. */
+static void frame_abandoned(const struct spanprof_site *site)
+{
+    spanprof__trace_push(site, SPANPROF__TRACE_EXIT);
+}
+
 void spanprof__collectors_start(const struct spanprof__collect_settings *s)
 {
     struct spanprof__collect_settings *c = &spanprof__collect;
@@ -54,5 +60,6 @@ void spanprof__collectors_start(const struct spanprof__collect_settings *s)
         .exit = spanprof__slow_exit,
         .thread_new = thread_new,
         .fork_child = fork_child,
+        .frame_abandoned = c->trace_buffer ? frame_abandoned : NULL,
     };
 }

@@ -158,6 +158,8 @@ struct spanprof__hooks {
     void (*thread_new)(struct spanprof__thread *t);
     /* In a fork child, after the forking thread's counts were reset. */
     void (*fork_child)(struct spanprof__thread *t);
+    /* A frame of SITE is popped at a setjmp's return, a longjmp having abandoned it. */
+    void (*frame_abandoned)(const struct spanprof_site *site);
 };
 extern struct spanprof__hooks spanprof__hooks;
 
@@ -255,6 +257,8 @@ spanprof__push_frame(struct spanprof__thread *t, struct spanprof__frame *f, stru
 void spanprof__enter_cold(struct spanprof_site *site, uintptr_t cfa, uintptr_t ra,
                           uintptr_t fra);
 void spanprof__exit_cold(struct spanprof_site *site, uintptr_t cfa, uint64_t now);
+/* Pops T's top frame, charging its time up to NOW (the repair paths' pop). */
+void spanprof__close_top(struct spanprof__thread *t, uint64_t now);
 
 /* ---- arena.c: memory that never goes through malloc ---- */
 void *spanprof__map(size_t size);

@@ -30,8 +30,8 @@ static int is_dead(const struct spanprof__frame *f, uintptr_t cfa, uintptr_t ra,
     return f->cfa < cfa || (f->cfa == cfa && (f->ra == ra || f->fra != fra));
 }
 
-/* Pop the top frame, charging its time up to NOW. */
-static void close_top(struct spanprof__thread *t, uint64_t now)
+/* Pop the top frame, charging its time up to NOW (also setjmp.c's repair). */
+void spanprof__close_top(struct spanprof__thread *t, uint64_t now)
 {
     SPANPROF_ASSERT(t->top > t->frames); /* the root frame is never closed */
     spanprof__charge(t->top, now);
@@ -125,7 +125,7 @@ SPANPROF_COLD void spanprof__enter_cold(struct spanprof_site *site, uintptr_t cf
     if (is_dead(t->top, cfa, ra, fra)) {
         uint64_t now = spanprof__clock_now();
         while (is_dead(t->top, cfa, ra, fra)) {
-            close_top(t, now);
+            spanprof__close_top(t, now);
             t->abandoned++;
         }
     }
@@ -192,10 +192,10 @@ SPANPROF_COLD void spanprof__exit_cold(struct spanprof_site *site, uintptr_t cfa
         goto out;
     }
     while (t->top != target) {
-        close_top(t, now);
+        spanprof__close_top(t, now);
         t->abandoned++;
     }
-    close_top(t, now);
+    spanprof__close_top(t, now);
 out:
     spanprof__guard_leave(guard);
 }

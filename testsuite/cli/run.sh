@@ -40,4 +40,18 @@ test_case() {
 }
 
 for_each_test test_case args
+
+# coz's two formats: the same experiments as text (causal.coz) and as JSON Lines (causal.jsonl)
+# must give byte-identical output. Each is copied to a file named "profile" in its own folder
+# and run from there, so even the header's file name is the same.
+if selected coz-formats-identical; then
+    for format in coz jsonl; do
+        mkdir -p "$work/$format"
+        cp "$here/causal.$format" "$work/$format/profile"
+        cp "$here/causal.json" "$work/$format/spans.json"
+        (cd "$work/$format" && "$tool" coz profile spans.json >out 2>&1; echo "exit $?" >>out)
+    done
+    compare_files "coz-formats-identical [causal.coz and causal.jsonl]" "$work/coz/out" \
+        "$work/jsonl/out" "spanprof coz must read both of coz's formats to the same table"
+fi
 summary

@@ -1,6 +1,6 @@
-/* longjmp.c — longjmp out of nested spans skips their exits. The runtime must notice the
- * abandoned frames (by stack pointer) and repair the stack: counts stay exact, later stacks are
- * right, and jumping out in a loop does not grow the shadow stack. */
+/* longjmp.c — longjmp out of nested spans skips their exits. The repair at the setjmp's return
+ * drops the abandoned frames: counts stay exact, later stacks are right, and jumping out in a
+ * loop does not grow the shadow stack. */
 #include <setjmp.h>
 #include <spanprof.h>
 #include <stdio.h>

@@ -9,7 +9,7 @@
 # LDFLAGS and LIBS set; optionally MIN_THREADS, the number of threads with spans that at least
 # one test process must report, for programs whose tests run threads).
 #
-# Environment: CC, PLUGIN, INCLUDE_DIR, LIBDIR (holds libspanprof.so), PROFDUMP.
+# Environment: CC, PLUGIN, INCLUDE_DIR, LIBDIR (holds libspanprof.so), PROFDUMP, TOOL (spanprof).
 # Optional: REAL_WORK (work directory, default ./real-work), ONLY="zlib bzip2" to run only those
 # (see ../lib.sh).
 #
@@ -122,6 +122,27 @@ check_profiles() {
         problem "$name" "no profile reports more than $threads threads (expected at least $MIN_THREADS in one process)"
 }
 
+# One report of all the test processes' profiles (spanprof report DIR merges them), shown with
+# its ten heaviest spans; it must count every process, and merging the folded stacks must keep
+# their total exactly.
+merged_report() {
+    name=$1 out=$2
+    if ! "$TOOL" report --limit 10 "$out" >"$out-merged-report" 2>&1; then
+        problem "$name" "spanprof report of the profiles in $out failed" "$out-merged-report"
+        return
+    fi
+    sed 's/^/  | /' "$out-merged-report"
+    n=$(sed -n '1s/.*(\([0-9][0-9]*\) process.*/\1/p' "$out-merged-report")
+    [ "${n:-0}" -eq "$procs" ] || problem "$name" "the merged report counts ${n:-no} processes, not $procs"
+    if ! "$TOOL" merge -o "$out-merged.folded" "$out"/*.folded >"$out-merge.log" 2>&1; then
+        problem "$name" "spanprof merge of the folded stacks failed" "$out-merge.log"
+        return
+    fi
+    sum_in=$(cat "$out"/*.folded | awk '{ s += $NF } END { printf "%.0f", s }')
+    sum_out=$(awk '{ s += $NF } END { printf "%.0f", s }' "$out-merged.folded")
+    [ "$sum_in" = "$sum_out" ] || problem "$name" "merged folded stacks total $sum_out ns, the inputs $sum_in ns"
+}
+
 # ---- the programs ------------------------------------------------------------------------------
 for file in "$here"/*.sh; do
     name=${file##*/}
@@ -177,6 +198,7 @@ for file in "$here"/*.sh; do
         [ "$spans" -ge "$MIN_SPANS" ] ||
             problem "$name" "only $spans functions instrumented (expected at least $MIN_SPANS)"
         check_profiles "$name" "$out"
+        merged_report "$name" "$out"
     fi
     time_of() { cat "$dir/$1.time" 2>/dev/null || echo -; }
     printf '%-9s %-18s %6s %5s %8ss %8ss %7ss %7ss %6s\n' "$name" "$version" "$spans" "$hit" \

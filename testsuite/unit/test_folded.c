@@ -3,28 +3,9 @@
 
 #include "unit.h"
 
-static struct spanprof_site sa = {1, 0, "main", "a.c", 10, 20, 0, 0, NULL, NULL};
-static struct spanprof_site sb = {1, 0, "work", "b.c", 30, 40, 0, 0, NULL, NULL};
-static struct spanprof_site sc = {1, 0, "io;read", "c.c", 50, 60, 0, 0, NULL, NULL};
-static struct spanprof_site sz = {1, 0, "zero", "z.c", 5, 6, 0, 0, NULL, NULL};
-
-/* main(100; child 70) -> work(50; child 20) -> io;read(20) ; main -> zero(20, 0 calls? no: 1) */
-static struct spanprof__thread *tree1(const char *name, long tid)
-{
-    struct spanprof__thread *t = spanprof__thread_new();
-    ck_assert_ptr_nonnull(t);
-    strcpy(t->name, name);
-    t->tid = tid;
-    struct spanprof__node *m = unit_node(t, &t->root, &sa, 1, 100, 70);
-    struct spanprof__node *w = unit_node(t, m, &sb, 2, 50, 20);
-    unit_node(t, w, &sc, 4, 20, 0);
-    unit_node(t, m, &sz, 1, 20, 20); /* self 0: still a line */
-    return t;
-}
-
 START_TEST(lines_exact)
 {
-    struct spanprof__thread *t = tree1("t1", 11);
+    struct spanprof__thread *t = unit_tree1("t1", 11);
     struct spanprof__view v = unit_view(&t, 1);
     char *s = unit_folded(&v);
     ck_assert_str_eq(s, "main 30\n"
@@ -37,7 +18,7 @@ END_TEST
 
 START_TEST(merged_threads_and_thread_roots)
 {
-    struct spanprof__thread *ts[2] = {tree1("worker", 11), tree1("", 12)};
+    struct spanprof__thread *ts[2] = {unit_tree1("worker", 11), unit_tree1("", 12)};
     struct spanprof__view v = unit_view(ts, 2);
     char *s = unit_folded(&v);
     ck_assert_str_eq(s, "main 60\n"
@@ -61,7 +42,7 @@ END_TEST
 
 START_TEST(file_line_frames)
 {
-    struct spanprof__thread *t = tree1("t", 1);
+    struct spanprof__thread *t = unit_tree1("t", 1);
     struct spanprof__view v = unit_view(&t, 1);
     v.file_line = 1;
     char *s = unit_folded(&v);
@@ -78,9 +59,9 @@ START_TEST(merge_same_stack_different_nodes_and_ns_conversion)
     /* same name from two sites (e.g. a static function in two files) merges into one line */
     static struct spanprof_site sb2 = {1, 0, "work", "other.c", 1, 2, 0, 0, NULL, NULL};
     struct spanprof__thread *t = spanprof__thread_new();
-    unit_node(t, &t->root, &sb, 1, 1000, 0);
+    unit_node(t, &t->root, &unit_sb, 1, 1000, 0);
     unit_node(t, &t->root, &sb2, 1, 3000, 0);
-    unit_node(t, &t->root, &sa, 0, 0, 0); /* never ran (e.g. inherited over fork): no line */
+    unit_node(t, &t->root, &unit_sa, 0, 0, 0); /* never ran (e.g. inherited over fork): no line */
     struct spanprof__view v = unit_view(&t, 1);
     v.ns_per_tick = 0.5;
     char *s = unit_folded(&v);

@@ -1,4 +1,4 @@
-/* test_pprof.c — the pprof writer (runtime/pprof.c) and its encoder (pprof/encode.c) on
+/* test_pprof.c — the pprof writer (runtime/report/pprof.c) and its encoder (pprof/encode.c) on
  * hand-built trees: the file is gunzipped and decoded with the same generated protobuf-c code,
  * and the profile checked field by field (exact values: 1 ns per tick). */
 #include <string.h>
@@ -10,24 +10,6 @@
 
 typedef Spanprof__Pprof__Profile Profile;
 
-static struct spanprof_site sa = {1, 0, "main", "a.c", 10, 20, 0, 0, NULL, NULL};
-static struct spanprof_site sb = {1, 0, "work", "b.c", 30, 40, 0, 0, NULL, NULL};
-static struct spanprof_site sc = {1, 0, "io;read", "c.c", 50, 60, 0, 0, NULL, NULL};
-static struct spanprof_site sz = {1, 0, "zero", "z.c", 5, 6, 0, 0, NULL, NULL};
-
-/* main(1 call, 100 ticks; 70 in children) -> work(2, 50; 20) -> io;read(4, 20); main -> zero(1, 20; 20) */
-static struct spanprof__thread *tree1(const char *name, long tid)
-{
-    struct spanprof__thread *t = spanprof__thread_new();
-    ck_assert_ptr_nonnull(t);
-    strcpy(t->name, name);
-    t->tid = tid;
-    struct spanprof__node *m = unit_node(t, &t->root, &sa, 1, 100, 70);
-    struct spanprof__node *w = unit_node(t, m, &sb, 2, 50, 20);
-    unit_node(t, w, &sc, 4, 20, 0);
-    unit_node(t, m, &sz, 1, 20, 20);
-    return t;
-}
 
 /* Writes V as pprof and decodes it again. */
 static Profile *roundtrip(const struct spanprof__view *v)
@@ -137,7 +119,7 @@ static char *types(const Profile *p)
 
 START_TEST(samples_exact)
 {
-    struct spanprof__thread *t = tree1("t1", 11);
+    struct spanprof__thread *t = unit_tree1("t1", 11);
     struct spanprof__view v = unit_view(&t, 1);
     Profile *p = roundtrip(&v);
     char *s = types(p);
@@ -156,10 +138,10 @@ START_TEST(samples_exact)
     ck_assert_uint_eq(p->n_location, 4);
     for (size_t i = 0; i < p->n_function; i++) {
         const Spanprof__Pprof__Function *fn = p->function[i];
-        const struct spanprof_site *site = !strcmp(str(p, fn->name), "main")   ? &sa
-                                           : !strcmp(str(p, fn->name), "work") ? &sb
-                                           : !strcmp(str(p, fn->name), "zero") ? &sz
-                                                                               : &sc;
+        const struct spanprof_site *site = !strcmp(str(p, fn->name), "main")   ? &unit_sa
+                                           : !strcmp(str(p, fn->name), "work") ? &unit_sb
+                                           : !strcmp(str(p, fn->name), "zero") ? &unit_sz
+                                                                               : &unit_sc;
         ck_assert_str_eq(str(p, fn->name), site->name);
         ck_assert_str_eq(str(p, fn->filename), site->file);
         ck_assert_int_eq(fn->start_line, site->first_line);
@@ -177,7 +159,7 @@ END_TEST
 
 START_TEST(threads_merged_or_labelled)
 {
-    struct spanprof__thread *ts[2] = {tree1("worker", 11), tree1("", 12)};
+    struct spanprof__thread *ts[2] = {unit_tree1("worker", 11), unit_tree1("", 12)};
     struct spanprof__view v = unit_view(ts, 2);
     Profile *p = roundtrip(&v);
     char *s = render(p);
@@ -207,7 +189,7 @@ END_TEST
 
 START_TEST(counting_mode_has_calls_only)
 {
-    struct spanprof__thread *t = tree1("t1", 11);
+    struct spanprof__thread *t = unit_tree1("t1", 11);
     struct spanprof__view v = unit_view(&t, 1);
     v.counting = 1;
     Profile *p = roundtrip(&v);
@@ -230,9 +212,9 @@ START_TEST(allocations_per_stack)
      * test runs in its own process, so the layout change stays here). */
     spanprof__collect.alloc = 1;
     spanprof__flags.node_ext = sizeof(struct spanprof__res_node);
-    struct spanprof__thread *t = tree1("t1", 11);
-    struct spanprof__node *m = unit_child(&t->root, &sa);
-    struct spanprof__node *w = unit_child(m, &sb);
+    struct spanprof__thread *t = unit_tree1("t1", 11);
+    struct spanprof__node *m = unit_child(&t->root, &unit_sa);
+    struct spanprof__node *w = unit_child(m, &unit_sb);
     spanprof__res_of(m)->allocs = 3;
     spanprof__res_of(m)->alloc_bytes = 300;
     spanprof__res_of(w)->allocs = 5;
@@ -256,10 +238,10 @@ START_TEST(cpu_self_per_stack)
 {
     spanprof__collect.cpu = 1; /* as the collectors set it up for SPANPROF_CPU=1 */
     spanprof__flags.node_ext = sizeof(struct spanprof__res_node);
-    struct spanprof__thread *t = tree1("t1", 11);
-    struct spanprof__node *m = unit_child(&t->root, &sa);
-    struct spanprof__node *w = unit_child(m, &sb);
-    struct spanprof__node *r = unit_child(w, &sc);
+    struct spanprof__thread *t = unit_tree1("t1", 11);
+    struct spanprof__node *m = unit_child(&t->root, &unit_sa);
+    struct spanprof__node *w = unit_child(m, &unit_sb);
+    struct spanprof__node *r = unit_child(w, &unit_sc);
     /* inclusive user + system per node: main 900, work 500, io;read 150, zero 0 */
     spanprof__res_of(m)->cpu_user_ns = 800;
     spanprof__res_of(m)->cpu_sys_ns = 100;

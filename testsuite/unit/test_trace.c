@@ -74,10 +74,8 @@ END_TEST
 /* Real spans into a 4-event ring: the last 4 of 6 events are kept, in order. */
 START_TEST(ring_keeps_most_recent)
 {
-    spanprof__collect.trace_buffer = 4 * sizeof(struct spanprof__trace_event);
-    spanprof__flags.every_call = 1; /* as start-up sets it for SPANPROF_TRACE */
+    unit_tracing(4 * sizeof(struct spanprof__trace_event));
     fn_a(); /* B a, B b, E b, B b, E b, E a */
-    spanprof__collect.trace_buffer = 0; /* the ring exists now: no further events */
     struct spanprof__trace_ring *r = unit_self()->trace;
     ck_assert_ptr_nonnull(r);
     ck_assert_uint_eq(r->capacity, 4);
@@ -103,8 +101,7 @@ END_TEST
 
 START_TEST(ring_without_tracing)
 {
-    spanprof__collect.trace_buffer = 0;
-    spanprof__flags.every_call = 0;
+    unit_tracing(0);
     fn_a();
     ck_assert_ptr_null(unit_self()->trace);
     ck_assert_uint_eq(sa.state, SPANPROF__SITE_FAST);

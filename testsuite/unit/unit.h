@@ -59,6 +59,17 @@ Suite *progress_suite(void);
 Suite *histogram_suite(void);
 Suite *trace_suite(void);
 Suite *pprof_suite(void);
+Suite *setjmp_suite(void);
+
+/* Tracing on with rings of BYTES per thread for threads that get their data from now on (0: off),
+ * as start-up sets it up for SPANPROF_TRACE; no trace file is written. */
+void unit_tracing(size_t bytes);
+
+/* The writers' sample tree, for thread NAME/TID (exact values: 1 ns per tick):
+ * main (1 call, 100 ticks, 70 in children) -> work (2, 50; 20) -> io;read (4, 20);
+ * main -> zero (1, 20; 20: self 0, still a line).  The sites are unit_sa, _sb, _sc, _sz. */
+extern struct spanprof_site unit_sa, unit_sb, unit_sc, unit_sz;
+struct spanprof__thread *unit_tree1(const char *name, long tid);
 
 /* Child of PARENT for SITE, or NULL. */
 struct spanprof__node *unit_child(struct spanprof__node *parent, const struct spanprof_site *site);

@@ -80,6 +80,31 @@ char *unit_stderr_end(void)
     return s;
 }
 
+void unit_tracing(size_t bytes)
+{
+    struct spanprof__collect_settings s = spanprof__collect;
+    s.trace_buffer = bytes;
+    spanprof__collectors_start(&s);
+}
+
+struct spanprof_site unit_sa = {1, 0, "main", "a.c", 10, 20, 0, 0, NULL, NULL};
+struct spanprof_site unit_sb = {1, 0, "work", "b.c", 30, 40, 0, 0, NULL, NULL};
+struct spanprof_site unit_sc = {1, 0, "io;read", "c.c", 50, 60, 0, 0, NULL, NULL};
+struct spanprof_site unit_sz = {1, 0, "zero", "z.c", 5, 6, 0, 0, NULL, NULL};
+
+struct spanprof__thread *unit_tree1(const char *name, long tid)
+{
+    struct spanprof__thread *t = spanprof__thread_new();
+    ck_assert_ptr_nonnull(t);
+    strcpy(t->name, name);
+    t->tid = tid;
+    struct spanprof__node *m = unit_node(t, &t->root, &unit_sa, 1, 100, 70);
+    struct spanprof__node *w = unit_node(t, m, &unit_sb, 2, 50, 20);
+    unit_node(t, w, &unit_sc, 4, 20, 0);
+    unit_node(t, m, &unit_sz, 1, 20, 20); /* self 0: still a line */
+    return t;
+}
+
 struct spanprof__node *unit_node(struct spanprof__thread *t, struct spanprof__node *parent,
                                  const struct spanprof_site *site, uint64_t calls, uint64_t total,
                                  uint64_t child)
@@ -114,6 +139,7 @@ int main(void)
     srunner_add_suite(sr, histogram_suite());
     srunner_add_suite(sr, trace_suite());
     srunner_add_suite(sr, pprof_suite());
+    srunner_add_suite(sr, setjmp_suite());
     srunner_run_all(sr, CK_NORMAL);
     int failed = srunner_ntests_failed(sr);
     srunner_free(sr);

@@ -1,0 +1,229 @@
+/* tool.h — internal declarations shared by the files of the spanprof command-line tool.
+ *
+ * Not installed and not part of the runtime's ABI (that is include/spanprof.h): this header only
+ * ties together tools/spanprof.c (the command line) and the files that do one job each for it
+ * (reading profiles, coz's output, the causal table, reports, merging, pages, utilities). */
+#ifndef SPANPROF_TOOL_H
+#define SPANPROF_TOOL_H
+
+#include <json-c/json.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+/* The release, from configure.ac's AC_INIT (the Makefile passes it). */
+#ifndef SPANPROF_VERSION
+#error "SPANPROF_VERSION comes from the build (configure.ac's AC_INIT): build with make"
+#endif
+
+/* Exit statuses: 1 for a failure while doing the work (unreadable or bad input), 2 for a command
+ * line we do not understand — the split getopt-style tools (grep, diff) use. */
+enum { EXIT_BAD_INPUT = 1, EXIT_USAGE = 2 };
+
+/* ---- JSON profile (json_profile.c) ---- */
+
+/* Optional per-span figures (max_depth, the resource profile's fields), each present or not.
+ * MERGE_SUM: a count or a time that adds up across processes; MERGE_MAX: a maximum (exact when
+ * merged as the largest); MERGE_DROP: a quantile, which cannot be computed from other quantiles,
+ * so a merged profile leaves it out. */
+enum merge_rule { MERGE_SUM, MERGE_MAX, MERGE_DROP };
+enum span_extra {
+    X_MAX_DEPTH, X_P50, X_P90, X_P99, X_MAX_NS, X_CPU_USER, X_CPU_SYSTEM,
+    X_ALLOCS, X_ALLOC_BYTES, X_FREES, X_FREE_BYTES, X_ALLOCS_INCL, X_ALLOC_BYTES_INCL,
+    X_FREES_INCL, X_FREE_BYTES_INCL, X_LIVE_BLOCKS, X_LIVE_BYTES, X_PEAK_LIVE_BYTES,
+    NEXTRA
+};
+struct span_extra_field {
+    const char *key;
+    enum merge_rule rule;
+};
+extern const struct span_extra_field span_extras[NEXTRA];
+
+struct sp_span {
+    char *name, *file;
+    long line, last_line;
+    uint64_t calls, total_ns, self_ns;
+    uint64_t extra[NEXTRA];
+    uint32_t has_extra;          /* bit X set: extra[X] was in the profile */
+};
+
+struct sp_progress {
+    char *name, *file;           /* file NULL when absent */
+    long line;
+    uint64_t hits;
+};
+
+/* The run information of one process; a merged profile lists those of every process in it. */
+struct sp_process {
+    char *program, *start_time, *clock;   /* NULL when absent */
+    long long pid, thread_count;          /* -1 when absent */
+    uint64_t wall_ns;
+    int has_wall;
+};
+
+struct sp_profile {
+    const char *path;            /* as given on the command line, for messages */
+    char *program, *start_time, *clock;   /* NULL when absent */
+    long long pid, thread_count;          /* -1 when absent */
+    uint64_t wall_ns;
+    int has_wall;
+    struct sp_span *spans;
+    size_t nspans;
+    struct sp_progress *progress;         /* the optional top-level "progress" array */
+    size_t nprogress;
+    int has_progress;
+    uint64_t abandoned_frames, unmatched_exits, open_frames, overflow_calls;
+    struct sp_process *procs;             /* the "processes" array of a merged profile */
+    size_t nprocs;
+    int merged;                           /* it had one */
+};
+
+/* Loads PATH; on any problem prints one "spanprof: ..." line and returns -1. */
+int sp_profile_load(const char *path, struct sp_profile *out);
+void sp_profile_free(struct sp_profile *p);
+
+/* ---- reading large JSON a value at a time (jsonstream.c) ---- */
+
+struct jstream {
+    const char *path;
+    FILE *f;
+    json_tokener *tok;
+    char buf[65536];
+    size_t pos, len;             /* unread bytes: buf[pos..len) */
+    unsigned long long offset;   /* file offset of buf[pos] */
+    size_t line, col;            /* of buf[pos], from 1 */
+    int eof, read_error;
+};
+int js_open(struct jstream *s, const char *path);           /* -1 with a message */
+void js_close(struct jstream *s);
+int js_peek(struct jstream *s);                             /* next non-blank byte, or EOF */
+int js_take(struct jstream *s, int c, const char *what);    /* consume C, or -1 with a message */
+json_object *js_value(struct jstream *s);                   /* one value, or NULL with a message */
+int js_end(struct jstream *s);                              /* nothing but blanks left, or -1 */
+void js_error(struct jstream *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* ---- coz profile.coz (coz_profile.c) ---- */
+
+enum coz_point_kind { COZ_THROUGHPUT, COZ_LATENCY };
+
+struct coz_point {
+    enum coz_point_kind kind;
+    char *name;
+    double delta;                              /* throughput */
+    double arrivals, departures, difference;   /* latency */
+};
+
+struct coz_experiment {
+    char *file;            /* the selected source line, split at its last ':' */
+    long line;
+    double speedup, duration;
+    size_t first_point, npoints;   /* the point records that followed it, in coz_profile.points */
+};
+
+struct coz_profile {
+    const char *path;
+    struct coz_experiment *exps;
+    size_t nexps;
+    struct coz_point *points;
+    size_t npoints;
+    size_t skipped_records;        /* lines of record types we do not know */
+};
+
+/* Loads PATH; on any problem prints one "spanprof: ..." line and returns -1. */
+int coz_profile_load(const char *path, struct coz_profile *out);
+
+/* ---- which span holds a source line (span_index.c) ---- */
+
+/* How well a coz path (absolute, from DWARF) names a JSON path (often relative to the build
+ * directory): 3 same string, 2 one ends with the other at a '/', 1 same basename, 0 different. */
+int file_match(const char *coz, const char *json);
+struct span_index;
+struct span_index *span_index_build(const struct sp_profile *p);
+/* The span holding FILE:LINE: best file match, then the narrowest, then the first listed;
+ * p->nspans when no span holds it. */
+size_t span_index_find(const struct span_index *ix, const char *file, long line);
+void span_index_free(struct span_index *ix);
+
+/* ---- merging (merge.c: the kinds and the command; merge_json.c, merge_folded.c) ---- */
+
+/* A map from byte strings to indexes 0, 1, 2, ... in order of first insertion (strmap.c). */
+struct strmap_entry {
+    char *key;                   /* NUL-terminated copy (keys may hold NULs before len) */
+    size_t len, index;
+    uint64_t hash;
+};
+struct strmap {
+    struct strmap_entry *slots;  /* open addressing; key NULL: empty */
+    size_t cap, n;
+};
+void strmap_init(struct strmap *m);
+size_t strmap_index(struct strmap *m, const char *key, size_t len, int *added);
+void strmap_free(struct strmap *m);
+
+/* JSON profiles: add any number, then finish into one profile (a "processes" array, sums). */
+struct json_merge;
+struct json_merge *json_merge_new(void);
+int json_merge_add(struct json_merge *m, const struct sp_profile *p);    /* -1 with a message */
+int json_merge_add_file(struct json_merge *m, const char *path);
+void json_merge_finish(struct json_merge *m, struct sp_profile *out);  /* frees m */
+int sp_profile_write(const struct sp_profile *p, FILE *f);
+
+/* Folded stacks: values summed per stack, written in byte order of the stacks. */
+struct folded_merge;
+struct folded_merge *folded_merge_new(void);
+int folded_merge_add_file(struct folded_merge *m, const char *path);
+int folded_merge_write(struct folded_merge *m, FILE *out);
+void folded_merge_free(struct folded_merge *m);
+
+/* Writes the merge of PATHS (all of one kind) to OUT ("-": standard output). */
+int cmd_merge(const char *out, char *const *paths, size_t npaths);
+
+/* The JSON profiles `spanprof report` reads: files as given, and in a directory every file
+ * that holds a JSON profile (not a trace), in name order. Prints a message and returns -1 when
+ * there are none or a path cannot be read. */
+int report_inputs(char *const *args, size_t nargs, char ***paths, size_t *npaths, int *any_dir);
+
+/* ---- commands ---- */
+
+enum report_sort { SORT_SELF, SORT_TOTAL, SORT_CALLS, SORT_NAME };
+int cmd_report(const struct sp_profile *p, enum report_sort sort, long limit);
+/* Reports ARGS: one profile as it is; several, or directories, merged. */
+int report_files(char *const *args, size_t nargs, enum report_sort sort, long limit);
+
+enum causal_sort { CSORT_AT100, CSORT_MAX, CSORT_NAME };
+struct causal_opts {
+    const char *progress;   /* throughput point to use; NULL: the first in the file */
+    const char *latency;    /* only this latency point; NULL: all of them */
+    enum causal_sort sort;
+};
+int cmd_causal(const struct coz_profile *c, const struct sp_profile *p, const struct causal_opts *o);
+
+/* ---- helpers (util.c) ---- */
+
+void *xmalloc(size_t n);
+void *xrealloc(void *p, size_t n);
+char *xstrdup(const char *s);
+char *xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* "812 ns", "81.23 µs", "81.23 ms", "1.23 s" — into a fresh string. */
+char *fmt_duration(double ns);
+
+/* A text table: cells are owned strings; columns are right-aligned unless marked left. Widths
+ * count UTF-8 characters, not bytes, so "µs" lines up. */
+struct table {
+    size_t ncols, nrows, cap;
+    const char *left;          /* per column: 'l' left-aligned, anything else right-aligned */
+    char **cells;              /* nrows * ncols */
+};
+void table_init(struct table *t, size_t ncols, const char *align);
+void table_row(struct table *t, ...);      /* ncols strings, each taken over (freed later) */
+void table_print(struct table *t, const char *indent);
+void table_free(struct table *t);
+
+/* ---- spanprof view (view.c) ---- */
+
+/* Writes OUT (default PROFILE.html): a self-contained speedscope page showing PROFILE (folded
+ * stacks or a Chrome trace); prints OUT's path.  Returns 0 or EXIT_BAD_INPUT. */
+int cmd_view(const char *profile, const char *out);
+
+#endif
