@@ -48,16 +48,19 @@ version=$(sed -n 's/^Version: //p' "$work"/src/*.dsc 2>/dev/null | head -n 1)
 SOURCES="$src/test/speedtest1.c $src/sqlite3.c"
 CFLAGS="-O2 -I$src"
 LINK="-lpthread -lm"
-# build NAME DEPENDENCY COMPILER FLAGS...: builds $work/NAME unless it is newer than DEPENDENCY.
+# build NAME DEPENDENCY COMPILER FLAGS...: builds $work/NAME unless it is newer than DEPENDENCY;
+# $libs (libraries, after the sources) is linked in too.
+libs=""
 build() {
     name=$1 dep=$2
     shift 2
-    if [ -x "$work/$name" ] && [ "$work/$name" -nt "$dep" ] && [ "$work/$name" -nt "$src/sqlite3.c" ]; then
+    if [ -x "$work/$name" ] &&
+        [ -n "$(find "$work/$name" -newer "$dep" -newer "$src/sqlite3.c" 2>/dev/null)" ]; then
         return 0
     fi
     echo "speedtest1: building $name" >&2
     # shellcheck disable=SC2086 # flag lists
-    "$@" $CFLAGS $SOURCES $LINK -o "$work/$name" >"$work/$name.log" 2>&1 || {
+    "$@" $CFLAGS $SOURCES $libs $LINK -o "$work/$name" >"$work/$name.log" 2>&1 || {
         echo "speedtest1: building $name failed (see $work/$name.log)" >&2
         rm -f "$work/$name"
         return 1
@@ -65,8 +68,9 @@ build() {
 }
 build plain "$here/speedtest1.sh" "$CC"
 build floor "$HOOKS" "$CC" -finstrument-functions "$HOOKS"
-build spanprof "$PLUGIN" "$CC" -fplugin="$PLUGIN" -fplugin-arg-spanplugin-all -I"$INCLUDE_DIR" \
-    -L"$LIBDIR" -lspanprof -Wl,-rpath,"$LIBDIR"
+libs="-L$LIBDIR -lspanprof -Wl,-rpath,$LIBDIR"
+build spanprof "$PLUGIN" "$CC" -fplugin="$PLUGIN" -fplugin-arg-spanplugin-all -I"$INCLUDE_DIR"
+libs=""
 have_uftrace=0
 if command -v "$uftrace" >/dev/null; then
     build pg "$here/speedtest1.sh" "$CC" -pg && have_uftrace=1
@@ -156,8 +160,7 @@ echo "$ROWS" | while IFS='|' read -r label bin settings what; do
             if (state == "pending") { printf "| %s | %s | pending: the runtime does not know this setting yet | | | | |\n", label, what; exit }
             if (state == "failed") { printf "| %s | %s | failed | | | | |\n", label, what; exit }
             for (i = 1; i <= n; i++) ratio[i] = base[rep[i]] > 0 ? cpu[i] / base[rep[i]] : 0
-            m = n
             printf "| %s | %s | %.2f | %.2f | %.2f | %.1f MiB | %s |\n", label, what, median(cpu, n),
-                   median(ratio, m), median(wall, n), median(rss, n) / 1024, size(bytes)
+                   median(ratio, n), median(wall, n), median(rss, n) / 1024, size(bytes)
         }' "$work/results"
 done
