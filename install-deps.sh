@@ -3,7 +3,9 @@
 # demo, skipping those already installed.  Uses sudo when not run as root.
 # nodejs and npm fetch speedscope for `spanprof view`; golang-go provides `go tool pprof`, which
 # the pprof test (make check-pprof) uses to read spanprof's pprof files; WITH_BROWSER=1 adds
-# chromium for the browser test (make check-browser).
+# chromium for the browser test (make check-browser).  WITH_BENCH=1 adds what `make bench` compares
+# against or builds with: uftrace, clang-14 (XRay), valgrind (instruction counts) and tcl (SQLite's
+# build, for the speedtest1 table).
 #
 # GCC_VERSIONS="11 12" installs the compiler and plugin headers of each listed GCC release
 # (default: the release of the system's gcc).
@@ -15,6 +17,7 @@ packages="gcc g++ make autoconf pkg-config libjson-c-dev libunwind-dev check coz
 # npm and conflicts with Debian's npm package) is used as it is.
 command -v npm >/dev/null 2>&1 || packages="$packages nodejs npm"
 [ "${WITH_BROWSER:-0}" = 1 ] && packages="$packages chromium"
+[ "${WITH_BENCH:-0}" = 1 ] && packages="$packages uftrace clang-14 valgrind tcl"
 for major in ${GCC_VERSIONS:-$default_major}; do
     packages="$packages gcc-$major g++-$major gcc-$major-plugin-dev"
 done

@@ -2,8 +2,10 @@
 # bench/run.c over them.  Included by the top-level Makefile, whose variables it uses.
 #   make bench                      full run (a few minutes)
 #   make bench BENCH_REPS=9         more repetitions
-#   make bench BENCH_QUICK=1        no callgrind counts, no compile-time figures
-# Rows are listed in bench/rows.txt.
+#   make bench BENCH_QUICK=1        no callgrind counts, no compile-time figures, no speedtest1
+# Rows are listed in bench/rows.txt.  Then two more tables: the cost of writing a folded file
+# that is expensive to write (bench/deepjson.sh), and SQLite's speedtest1 in every configuration
+# (bench/speedtest1.sh: fetches Debian's sqlite3 sources once, builds take minutes).
 
 BB = $(B)/bench
 BENCH_REPS ?= 5
@@ -13,7 +15,7 @@ BENCH_CFLAGS = -std=gnu11 -O2 -pthread -Wall -Wextra -Ibench
 SPAN_FLAGS = -fplugin=$(CURDIR)/$(B)/spanplugin.so -fplugin-arg-spanplugin-all -Iinclude
 BENCH_BINS = $(BB)/plain $(BB)/floor $(BB)/floor-so $(BB)/sp-static $(BB)/sp-shared $(BB)/sp-none $(BB)/pg \
              $(BB)/libspanprof-alloc.so \
-             $(BB)/run
+             $(BB)/run $(BB)/measure $(BB)/deepjson
 BENCH_DEPS = bench/work.c bench/bench.h $(BB)/driver.o bench/bench.mk
 
 $(BB)/driver.o: bench/driver.c bench/bench.h bench/bench.mk
@@ -60,6 +62,14 @@ $(BB)/run: bench/run.c bench/bench.mk
 	@mkdir -p $(@D)
 	$(CC) -std=gnu11 -O2 -Wall -Wextra $< -lm -o $@
 
+$(BB)/measure: bench/measure.c bench/bench.mk
+	@mkdir -p $(@D)
+	$(CC) -std=gnu11 -O2 -Wall -Wextra $< -o $@
+
+$(BB)/deepjson: bench/deepjson.c bench/bench.mk $(B)/spanplugin.so $(B)/libspanprof.a
+	$(CC) -std=gnu11 -O2 -fplugin=$(CURDIR)/$(B)/spanplugin.so -Iinclude $< $(B)/libspanprof.a \
+	  $(RUNTIME_LIBS) -o $@
+
 # Compile-time figure: the project's own C sources (runtime and tool) with and without
 # whole-program mode.
 BENCH_SOURCES = $(RUNTIME_SRC) $(TOOL_SRC)
@@ -72,6 +82,16 @@ bench: $(BENCH_BINS) bench-tools-bins
 	  $(BB)/run | tee $(BB)/results.md
 	@echo | tee -a $(BB)/results.md
 	$(TOOLBENCH) | tee -a $(BB)/results.md
+	@echo | tee -a $(BB)/results.md
+	BENCH_BIN='$(CURDIR)/$(BB)' sh bench/deepjson.sh | tee -a $(BB)/results.md
+	@echo | tee -a $(BB)/results.md
+	@if [ '$(BENCH_QUICK)' = 1 ]; then \
+	  echo "### speedtest1: left out by BENCH_QUICK=1 (its builds and runs take about 10 minutes)"; \
+	else \
+	  BENCH_BIN='$(CURDIR)/$(BB)' CC='$(CC)' PLUGIN='$(CURDIR)/$(B)/spanplugin.so' \
+	  INCLUDE_DIR='$(CURDIR)/include' LIBDIR='$(CURDIR)/$(B)' MEASURE='$(CURDIR)/$(BB)/measure' \
+	  HOOKS='$(CURDIR)/bench/hooks.c' sh bench/speedtest1.sh; \
+	fi | tee -a $(BB)/results.md
 
 # The spanprof command on large inputs (bench/toolbench.c): 300,000 spans, 100,000 coz
 # experiments, a 100 MB JSON profile broken near its end; seconds and peak memory per command.

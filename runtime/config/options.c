@@ -25,6 +25,7 @@ enum kind {
     SIGNAL, /* a signal: a name with or without SIG (USR2, SIGUSR2) or a number; unset: 0 */
     SECONDS, /* a decimal number of seconds > 0 and <= MAX (a double); unset: 0 */
     MARKER, /* set by the runtime for the programs it starts; any text, never a warning */
+    COUNT,  /* a whole number >= 1 and <= MAX */
 };
 
 struct option {
@@ -39,6 +40,7 @@ struct option {
 
 static const char *const switch_words[] = {"0", "1", NULL};
 static const char *const mode_words[] = {"0", "1", "count", NULL};
+static const char *const recursion_words[] = {"keep", "collapse", NULL};
 
 #define FIELD(f) offsetof(struct spanprof__options, f)
 
@@ -56,6 +58,14 @@ static const struct option options[] = {
      "spans*)"},
     {"SPANPROF_FOLDED", PATH, FIELD(folded), "spanprof.folded", NULL, 0,
      "where to write folded stacks; empty: don't write them"},
+    {"SPANPROF_FOLDED_MAX_BYTES", BYTES, FIELD(folded_max_bytes), "67108864", NULL, 0,
+     "the folded file's size limit (64 MiB): lines past it are left out and their values summed "
+     "into one `FIRST;[truncated]` line per first frame, with a warning"},
+    {"SPANPROF_FOLDED_MAX_DEPTH", COUNT, FIELD(folded_max_depth), "1024", NULL, 1000000,
+     "folded stacks deeper than this many frames end in a `[truncated]` frame carrying the rest "
+     "of the subtree's value, with a warning"},
+    {"SPANPROF_FOLDED_RECURSION", CHOICE, FIELD(folded_recursion), "keep", recursion_words, 0,
+     "`collapse`: direct recursion becomes one frame in the folded file (`a;a;a;b` → `a;b`)"},
     {"SPANPROF_JSON", PATH, FIELD(json), NULL, NULL, 0,
      "where to write the JSON profile; unset or empty: don't"},
     {"SPANPROF_TRACE", PATH, FIELD(trace), NULL, NULL, 0,
@@ -149,6 +159,15 @@ static int parse(const struct option *o, const char *text, void *value)
         *(uint64_t *)value = n;
         return 1;
     }
+    case COUNT: {
+        char *end;
+        errno = 0;
+        unsigned long long n = strtoull(text, &end, 10);
+        if (*text < '0' || *text > '9' || *end || errno || n == 0 || n > o->max)
+            return 0;
+        *(uint64_t *)value = n;
+        return 1;
+    }
     case MIB: {
         char *end;
         double mib = strtod(text, &end);
@@ -189,6 +208,9 @@ static void print_expected(const struct option *o, FILE *err)
         break;
     case BYTES:
         fputs("is not a positive number of bytes", err);
+        break;
+    case COUNT:
+        fprintf(err, "is not a whole number from 1 to %.0f", o->max);
         break;
     case MIB:
         fprintf(err, "is not a size in MiB (a number > 0 and <= %.0f)", o->max);

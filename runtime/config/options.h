@@ -18,6 +18,9 @@ struct spanprof__options {
     int mode;              /* SPANPROF: SPANPROF_MODE_* */
     const char *folded;    /* SPANPROF_FOLDED pattern, NULL: not written */
     const char *json;      /* SPANPROF_JSON pattern, NULL: not written */
+    uint64_t folded_max_bytes; /* SPANPROF_FOLDED_MAX_BYTES */
+    uint64_t folded_max_depth; /* SPANPROF_FOLDED_MAX_DEPTH */
+    int folded_recursion;  /* SPANPROF_FOLDED_RECURSION: 0 keep, 1 collapse */
     int threads;           /* SPANPROF_THREADS */
     int file_line;         /* SPANPROF_FILE_LINE */
     int idle;              /* SPANPROF_IDLE */

@@ -70,6 +70,7 @@ static void start(void)
         .threads_root = o->threads,
         .file_line = o->file_line,
         .idle = o->idle,
+        .folded_limits = {o->folded_max_bytes, o->folded_max_depth, o->folded_recursion},
     };
     if (o->mode != SPANPROF_MODE_OFF) {
         /* Present only when the program runs under `coz run` (libcoz preloaded). */

@@ -195,6 +195,7 @@ int spanprof__write_all(const struct spanprof__outputs *o)
         .threads_root = o->threads_root,
         .file_line = o->file_line,
         .idle = o->idle,
+        .folded_limits = &o->folded_limits,
     };
     char program[PATH_MAX], start[64];
     program_path(program, sizeof program);

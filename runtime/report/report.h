@@ -12,9 +12,15 @@
 
 #pragma GCC visibility push(hidden)
 
-/* Folded stacks deeper than this are cut: the rest of the subtree's self time is reported on a
- * line ending in the frame "[truncated]" (keeps the file linear in the number of nodes). */
+/* The folded file's limits (folded.c says how each cut is reported). */
+struct spanprof__folded_limits {
+    uint64_t max_bytes; /* SPANPROF_FOLDED_MAX_BYTES */
+    uint64_t max_depth; /* SPANPROF_FOLDED_MAX_DEPTH, frames (the thread frame not counted) */
+    int collapse;       /* SPANPROF_FOLDED_RECURSION=collapse */
+};
+/* Their defaults (options.c's table says the same). */
 #define SPANPROF_FOLDED_MAX_DEPTH 1024
+#define SPANPROF_FOLDED_MAX_BYTES (64u << 20)
 
 /* ---- output.c ---- */
 /* The files to write (path patterns with %p; NULL: not written) and how to print them. */
@@ -25,6 +31,7 @@ struct spanprof__outputs {
     int idle;         /* SPANPROF_IDLE */
     int descendant;   /* exec'd by a profiled process: names as in a fork child (path.c) */
     unsigned image;   /* images of this process that wrote before this one (path.c) */
+    struct spanprof__folded_limits folded_limits;
 };
 /* Writes every file O names from the state of all threads so far.  0, or -1 after printing
  * "spanprof: error: cannot write 'PATH': REASON" for each failure. */
@@ -54,6 +61,7 @@ struct spanprof__view {
     int counting;     /* SPANPROF=count: folded values are calls, not ns */
     int idle;         /* SPANPROF_IDLE: time outside spans too */
     uint64_t now;     /* the write's timestamp (ticks) */
+    const struct spanprof__folded_limits *folded_limits; /* NULL: the defaults */
 };
 struct spanprof__site_stats {
     const struct spanprof_site *site;

@@ -40,6 +40,7 @@ struct safe {
     char *path; /* the current stack string */
     size_t lens[SPANPROF_FOLDED_MAX_DEPTH + 1];
     int full;
+    uint64_t below; /* the value of a cut subtree, summed by sum_below */
 };
 
 /* Doubles a mapping (copying its contents); 0 when the bound or memory runs out. */
@@ -102,10 +103,13 @@ static void add_line(struct safe *S, size_t len, uint64_t ticks)
     S->text_len += len;
 }
 
-static int sum_self(struct spanprof__node *n, size_t depth, void *ctx)
+/* A cut subtree's value, as the exit's writer gives its "[truncated]" line: calls when counting,
+ * else self time. */
+static int sum_below(struct spanprof__node *n, size_t depth, void *ctx)
 {
     (void)depth;
-    *(uint64_t *)ctx += spanprof__node_self(n);
+    struct safe *S = ctx;
+    S->below += S->v->counting ? __atomic_load_n(&n->calls, __ATOMIC_RELAXED) : spanprof__node_self(n);
     return 1;
 }
 
@@ -122,11 +126,11 @@ static int pre(struct spanprof__node *n, size_t depth, void *ctx)
     if (depth < SPANPROF_FOLDED_MAX_DEPTH)
         return 1;
     if (__atomic_load_n(&n->first_child, __ATOMIC_ACQUIRE)) {
-        uint64_t below = 0;
-        spanprof__tree_walk(n, sum_self, NULL, &below);
+        S->below = 0;
+        spanprof__tree_walk(n, sum_below, NULL, S);
         if (len < SAFE_MAX_PATH - 1) {
             S->path[len] = ';';
-            add_line(S, put(S, len + 1, "[truncated]"), below);
+            add_line(S, put(S, len + 1, "[truncated]"), S->below);
         }
     }
     return 0;

@@ -33,39 +33,13 @@ fail_setup() {
     finish
 }
 
-# ---- private apt configuration ---------------------------------------------------------------
-apt_dir="$work/apt"
-mkdir -p "$apt_dir/sources.list.d" "$apt_dir/lists/partial" "$apt_dir/cache/archives/partial"
-: >"$apt_dir/sources.list"
-# The deb-src twin of the system's deb822 entries for Debian 12.
-cat >"$apt_dir/sources.list.d/debian-src.sources" <<'EOF'
-Types: deb-src
-URIs: http://deb.debian.org/debian
-Suites: bookworm bookworm-updates
-Components: main
-Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
-
-Types: deb-src
-URIs: http://deb.debian.org/debian-security
-Suites: bookworm-security
-Components: main
-Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
-EOF
-apt_opts="-o Dir::Etc::SourceList=$apt_dir/sources.list -o Dir::Etc::SourceParts=$apt_dir/sources.list.d
- -o Dir::State::Lists=$apt_dir/lists -o Dir::Cache=$apt_dir/cache -o Debug::NoLocking=1"
-# As root apt drops to the _apt user for downloads, which cannot write into our directories.
-[ "$(id -u)" -eq 0 ] && apt_opts="$apt_opts -o APT::Sandbox::User=root"
-
+# ---- private apt configuration (../debsrc.sh) ------------------------------------------------
+# shellcheck source=testsuite/debsrc.sh
+. "$here/../debsrc.sh"
 command -v dpkg-source >/dev/null || fail_setup "dpkg-source is missing: apt-get install dpkg-dev"
-echo "real: reading Debian's source index (deb-src bookworm) into $apt_dir"
-# shellcheck disable=SC2086 # option list
-apt-get $apt_opts update >"$apt_dir/update.log" 2>&1
-status=$?
-# apt-get update exits 0 when an index could not be fetched ("W: Failed to fetch …").
-if [ $status -ne 0 ] || grep -q '^[WE]: \|^Err:' "$apt_dir/update.log"; then
-    sed 's/^/  | /' "$apt_dir/update.log"
+echo "real: reading Debian's source index (deb-src bookworm) into $work/apt"
+debsrc_setup "$work" ||
     fail_setup "cannot read Debian's source archive (network down or mirror unreachable?); nothing was tested"
-fi
 
 # ---- helpers -----------------------------------------------------------------------------------
 now() { date +%s.%N; }
@@ -183,13 +157,11 @@ for file in "$here"/*.sh; do
     dir="$work/$name"
     rm -rf "$dir"
     mkdir -p "$dir/src"
-    # shellcheck disable=SC2086 # option list
-    if ! (cd "$dir/src" && apt-get $apt_opts source --download-only "$PACKAGE") >"$dir/fetch.log" 2>&1; then
-        problem "$name" "apt-get source $PACKAGE failed" "$dir/fetch.log"
+    if ! dsc=$(debsrc_fetch "$PACKAGE" "$dir/src"); then
+        problem "$name" "apt-get source $PACKAGE failed" "$dir/src/fetch.log"
         fail "$name"
         continue
     fi
-    dsc=$(ls "$dir"/src/*.dsc)
     version=$(sed -n 's/^Version: //p' "$dsc")
     for variant in plain spanprof; do
         if ! dpkg-source --no-check -x "$dsc" "$dir/$variant" >"$dir/unpack.log" 2>&1; then

@@ -127,6 +127,7 @@ int main(void)
 
     SRunner *sr = srunner_create(calltree_suite());
     srunner_add_suite(sr, folded_suite());
+    srunner_add_suite(sr, folded_stream_suite());
     srunner_add_suite(sr, json_suite());
     srunner_add_suite(sr, env_suite());
     srunner_add_suite(sr, path_suite());

@@ -1,0 +1,166 @@
+#!/bin/sh
+# speedtest1.sh — the real-program table of `make bench`: SQLite's speedtest1 (Debian 12's sqlite3
+# sources, every function instrumented) built plainly, with empty -finstrument-functions hooks
+# (the floor), with spanprof, with -pg for uftrace and with Clang XRay, then run in every
+# configuration of the ROWS list below, interleaved, and printed as one Markdown table with each
+# row's slowdown against the plain build (median over repetitions of the ratio within each one).
+#
+# Times are CPU seconds (user + system of the whole process tree, from bench/measure.c): on a
+# shared machine wall time mostly measures the neighbours.  A row whose tool is not installed is
+# shown as skipped with the package that provides it.
+#
+# Environment (set by bench.mk): BENCH_BIN (the benchmark build folder), CC, PLUGIN, INCLUDE_DIR,
+# LIBDIR (holds libspanprof.so), MEASURE (bench/measure.c built), HOOKS (bench/hooks.c).
+# Optional: SPEEDTEST_SIZE (speedtest1 --size, default 20), SPEEDTEST_REPS (default 3),
+# CLANG (default clang-14), UFTRACE (default uftrace).
+set -u
+here=$(cd "$(dirname "$0")" && pwd)
+size=${SPEEDTEST_SIZE:-20}
+reps=${SPEEDTEST_REPS:-3}
+clang=${CLANG:-clang-14}
+uftrace=${UFTRACE:-uftrace}
+work="$BENCH_BIN/speedtest1"
+mkdir -p "$work" && work=$(cd "$work" && pwd)
+
+skip_all() {
+    echo "### speedtest1: skipped — $*"
+    exit 0
+}
+
+# ---- sources: Debian's sqlite3, the amalgamation made by its own build ------------------------
+src="$work/sqlite"
+if [ ! -f "$src/sqlite3.c" ]; then
+    command -v dpkg-source >/dev/null || skip_all "dpkg-source is missing: apt-get install dpkg-dev"
+    command -v tclsh >/dev/null || skip_all "tclsh (sqlite's build needs it) is missing: apt-get install tcl"
+    # shellcheck source=testsuite/debsrc.sh
+    . "$here/../testsuite/debsrc.sh"
+    echo "speedtest1: fetching Debian's sqlite3 sources into $work" >&2
+    debsrc_setup "$work" >&2 || skip_all "cannot read Debian's source archive (network down?)"
+    dsc=$(debsrc_fetch sqlite3 "$work/src") || skip_all "apt-get source sqlite3 failed (see $work/src/fetch.log)"
+    rm -rf "$src"
+    dpkg-source --no-check -x "$dsc" "$src" >"$work/unpack.log" 2>&1 || skip_all "dpkg-source -x failed (see $work/unpack.log)"
+    (cd "$src" && ./configure --disable-tcl && make sqlite3.c) >"$work/amalgamation.log" 2>&1 ||
+        skip_all "building sqlite3.c failed (see $work/amalgamation.log)"
+fi
+version=$(sed -n 's/^Version: //p' "$work"/src/*.dsc 2>/dev/null | head -n 1)
+
+# ---- builds (kept while newer than what they are built from) --------------------------------
+SOURCES="$src/test/speedtest1.c $src/sqlite3.c"
+CFLAGS="-O2 -I$src"
+LINK="-lpthread -lm"
+# build NAME DEPENDENCY COMPILER FLAGS...: builds $work/NAME unless it is newer than DEPENDENCY;
+# $libs (libraries, after the sources) is linked in too.
+libs=""
+build() {
+    name=$1 dep=$2
+    shift 2
+    if [ -x "$work/$name" ] &&
+        [ -n "$(find "$work/$name" -newer "$dep" -newer "$src/sqlite3.c" 2>/dev/null)" ]; then
+        return 0
+    fi
+    echo "speedtest1: building $name" >&2
+    # shellcheck disable=SC2086 # flag lists
+    "$@" $CFLAGS $SOURCES $libs $LINK -o "$work/$name" >"$work/$name.log" 2>&1 || {
+        echo "speedtest1: building $name failed (see $work/$name.log)" >&2
+        rm -f "$work/$name"
+        return 1
+    }
+}
+build plain "$here/speedtest1.sh" "$CC"
+build floor "$HOOKS" "$CC" -finstrument-functions "$HOOKS"
+libs="-L$LIBDIR -lspanprof -Wl,-rpath,$LIBDIR"
+build spanprof "$PLUGIN" "$CC" -fplugin="$PLUGIN" -fplugin-arg-spanplugin-all -I"$INCLUDE_DIR"
+libs=""
+have_uftrace=0
+if command -v "$uftrace" >/dev/null; then
+    build pg "$here/speedtest1.sh" "$CC" -pg && have_uftrace=1
+fi
+have_clang=0
+if command -v "$clang" >/dev/null; then
+    build clang "$here/speedtest1.sh" "$clang" && build xray "$here/speedtest1.sh" "$clang" \
+        -fxray-instrument -fxray-instruction-threshold=1 && have_clang=1
+fi
+
+# ---- rows: LABEL|BINARY|SETTINGS|WHAT (a binary "-PACKAGE" is a row skipped for lack of it) ---
+uf=pg xr=xray cl=clang
+[ $have_uftrace = 1 ] || uf=-uftrace
+[ $have_clang = 1 ] || { xr=-clang-14; cl=-clang-14; }
+ROWS="plain|plain||gcc -O2
+floor|floor||empty -finstrument-functions hooks
+off|spanprof|SPANPROF=0|spanprof, recording off
+count|spanprof|SPANPROF=count|calls per stack, no clock
+sample|spanprof|SPANPROF=sample|exact calls, sampled time
+exact|spanprof||the default: folded stacks, exact wall time
+trace|spanprof|SPANPROF_TRACE=trace.json|exact + Chrome trace of the last 8 MiB per thread
+uftrace|$uf|uftrace record|gcc -pg under uftrace record
+clang plain|$cl||clang-14 -O2
+XRay unpatched|$xr|XRAY_OPTIONS=patch_premain=false|sleds present, never patched
+XRay FDR|$xr|XRAY_OPTIONS=patch_premain=true:xray_mode=xray-fdr:xray_logfile_base=xray-log.|flight data recorder mode"
+
+# run N LABEL BINARY SETTINGS: one run in an empty folder; appends "LABEL REP CPU WALL RSS BYTES
+# STATE" to $work/results (STATE: ok, failed, pending when the runtime does not know a setting).
+run() {
+    rep=$1 label=$2 bin=$3 settings=$4
+    dir="$work/run"
+    rm -rf "$dir" && mkdir -p "$dir"
+    cmd="$work/$bin"
+    case $settings in
+    "uftrace record") cmd="$uftrace record -d $dir/uftrace.data $cmd"; settings="" ;;
+    esac
+    # shellcheck disable=SC2086 # settings and command split on spaces
+    (cd "$dir" && env $settings "$MEASURE" $cmd --size "$size") >"$dir/.measure" 2>"$dir/.stderr"
+    read -r cpu wall rss status <"$dir/.measure" || status=1
+    bytes=$(find "$dir" -type f ! -name '.measure' ! -name '.stderr' -printf '%s\n' | awk '{ s += $1 } END { print s + 0 }')
+    state=ok
+    [ "${status:-1}" = 0 ] || state=failed
+    grep -q "is not 0, 1 or count\|is not a spanprof variable" "$dir/.stderr" && state=pending
+    [ $state = failed ] && sed 's/^/  | /' "$dir/.stderr" | tail -n 5 >&2
+    echo "$label|$rep|${cpu:-0}|${wall:-0}|${rss:-0}|$bytes|$state" >>"$work/results"
+}
+
+: >"$work/results"
+load=$(cut -d' ' -f1-3 /proc/loadavg)
+i=1
+while [ $i -le "$reps" ]; do
+    echo "speedtest1: repetition $i of $reps" >&2
+    echo "$ROWS" | while IFS='|' read -r label bin settings what; do
+        case $bin in -*) continue ;; esac
+        run $i "$label" "$bin" "$settings"
+    done
+    i=$((i + 1))
+done
+
+# ---- the table -------------------------------------------------------------------------------
+echo "### speedtest1: SQLite ${version:-?} \`speedtest1 --size $size\`, every function instrumented"
+echo
+echo "Repetitions: $reps, interleaved; load average at start: $load. CPU seconds of the whole"
+echo "process tree (user + system), wall seconds, median over repetitions; × plain is the median"
+echo "of the CPU ratio to the plain run of the same repetition."
+echo
+echo "| row | build and setting | CPU s | × plain | wall s | peak RSS | output |"
+echo "|---|---|---:|---:|---:|---:|---:|"
+echo "$ROWS" | while IFS='|' read -r label bin settings what; do
+    case $bin in
+    -*)
+        echo "| $label | $what | skipped: apt-get install ${bin#-} | | | | |"
+        continue
+        ;;
+    esac
+    awk -F'|' -v label="$label" -v what="$what${settings:+ (\`$settings\`)}" '
+        function median(a, n,    i, j, t) {
+            for (i = 1; i <= n; i++) for (j = i + 1; j <= n; j++) if (a[j] < a[i]) { t = a[i]; a[i] = a[j]; a[j] = t }
+            return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
+        }
+        function size(b) {
+            return b >= 1e9 ? sprintf("%.1f GB", b / 1e9) : b >= 1e6 ? sprintf("%.1f MB", b / 1e6) : b >= 1e3 ? sprintf("%.0f kB", b / 1e3) : b " B"
+        }
+        $1 == "plain" { base[$2] = $3 }
+        $1 == label { n++; cpu[n] = $3; wall[n] = $4; rss[n] = $5; bytes = $6; state = $7; rep[n] = $2 }
+        END {
+            if (state == "pending") { printf "| %s | %s | pending: the runtime does not know this setting yet | | | | |\n", label, what; exit }
+            if (state == "failed") { printf "| %s | %s | failed | | | | |\n", label, what; exit }
+            for (i = 1; i <= n; i++) ratio[i] = base[rep[i]] > 0 ? cpu[i] / base[rep[i]] : 0
+            printf "| %s | %s | %.2f | %.2f | %.2f | %.1f MiB | %s |\n", label, what, median(cpu, n),
+                   median(ratio, n), median(wall, n), median(rss, n) / 1024, size(bytes)
+        }' "$work/results"
+done
