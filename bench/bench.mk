@@ -67,7 +67,7 @@ $(BB)/measure: bench/measure.c bench/bench.mk
 	$(CC) -std=gnu11 -O2 -Wall -Wextra $< -o $@
 
 $(BB)/deepjson: bench/deepjson.c bench/bench.mk $(B)/spanplugin.so $(B)/libspanprof.a
-	$(CC) -std=gnu11 -O2 -fplugin=$(CURDIR)/$(B)/spanplugin.so -Iinclude $< $(B)/libspanprof.a \
+	$(CC) -std=gnu11 -O2 -fplugin=$(CURDIR)/$(B)/spanplugin.so -Iinclude $< -u __spanprof_enter $(B)/libspanprof.a \
 	  $(RUNTIME_LIBS) -o $@
 
 # Compile-time figure: the project's own C sources (runtime and tool) with and without

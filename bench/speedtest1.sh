@@ -68,7 +68,7 @@ build() {
 }
 build plain "$here/speedtest1.sh" "$CC"
 build floor "$HOOKS" "$CC" -finstrument-functions "$HOOKS"
-libs="-L$LIBDIR -lspanprof -Wl,-rpath,$LIBDIR"
+libs="-L$LIBDIR -Wl,--no-as-needed -lspanprof -Wl,-rpath,$LIBDIR"
 build spanprof "$PLUGIN" "$CC" -fplugin="$PLUGIN" -fplugin-arg-spanplugin-all -I"$INCLUDE_DIR"
 libs=""
 have_uftrace=0
