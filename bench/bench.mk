@@ -67,6 +67,7 @@ $(BB)/measure: bench/measure.c bench/bench.mk
 	$(CC) -std=gnu11 -O2 -Wall -Wextra $< -o $@
 
 $(BB)/deepjson: bench/deepjson.c bench/bench.mk $(B)/spanplugin.so $(B)/libspanprof.a
+	@mkdir -p $(@D)
 	$(CC) -std=gnu11 -O2 -fplugin=$(CURDIR)/$(B)/spanplugin.so -Iinclude $< -u __spanprof_enter $(B)/libspanprof.a \
 	  $(RUNTIME_LIBS) -o $@
 
