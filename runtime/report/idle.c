@@ -46,57 +46,65 @@ int spanprof__thread_idle_ns(const struct spanprof__view *v, const struct spanpr
     return 1;
 }
 
-struct idle_line {
-    char label[64];
-    uint64_t ns;
-};
-
-static int by_label(const void *a, const void *b)
+/* Copies LABEL into LINE's label, with the characters that would split a folded line as '_'
+ * (as folded.c does for frames). */
+static void set_label(struct spanprof__idle_line *line, const char *label)
 {
-    return strcmp(((const struct idle_line *)a)->label, ((const struct idle_line *)b)->label);
+    size_t len = strnlen(label, sizeof line->label - 1);
+    if (label != line->label)
+        memcpy(line->label, label, len);
+    line->label[len] = 0;
+    for (char *c = line->label; *c; c++)
+        if (*c == ';' || *c == '\n' || *c == '\r')
+            *c = '_';
+}
+
+size_t spanprof__idle_lines(const struct spanprof__view *v, struct spanprof__idle_line *lines,
+                            spanprof__label_fn label)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < v->nthreads; i++) {
+        uint64_t ns;
+        if (!spanprof__thread_idle_ns(v, v->threads[i], &ns))
+            continue;
+        if (!v->threads_root) { /* one line for all threads */
+            if (n == 0) {
+                lines[0] = (struct spanprof__idle_line){"", 0};
+                n = 1;
+            }
+            lines[0].ns += ns;
+            continue;
+        }
+        set_label(&lines[n], label(v->threads[i], lines[n].label, sizeof lines[n].label));
+        lines[n].ns = ns;
+        /* Threads of one name share their stacks in the file, so they share this line too:
+         * insert in label order (threads are few), merging equal labels. */
+        size_t j = n;
+        for (; j > 0 && strcmp(lines[j - 1].label, lines[n].label) > 0; j--)
+            ;
+        if (j > 0 && !strcmp(lines[j - 1].label, lines[n].label)) {
+            lines[j - 1].ns += ns;
+            continue;
+        }
+        struct spanprof__idle_line new_line = lines[n];
+        memmove(&lines[j + 1], &lines[j], (n - j) * sizeof *lines);
+        lines[j] = new_line;
+        n++;
+    }
+    return n;
 }
 
 int spanprof__idle_folded_write(FILE *f, const struct spanprof__view *v)
 {
     if (!v->idle || v->counting || !v->nthreads)
         return 0;
-    struct idle_line *lines = calloc(v->nthreads, sizeof *lines);
+    struct spanprof__idle_line *lines = calloc(v->nthreads, sizeof *lines);
     if (!lines)
         return -1;
-    size_t n = 0;
-    uint64_t all = 0;
-    int any = 0;
-    for (size_t i = 0; i < v->nthreads; i++) {
-        uint64_t ns;
-        if (!spanprof__thread_idle_ns(v, v->threads[i], &ns))
-            continue;
-        any = 1;
-        all += ns;
-        char buf[32];
-        snprintf(lines[n].label, sizeof lines[n].label, "%s",
-                 spanprof__thread_label(v->threads[i], buf, sizeof buf));
-        /* as folded.c does for frames: these would split the line */
-        for (char *c = lines[n].label; *c; c++)
-            if (*c == ';' || *c == '\n' || *c == '\r')
-                *c = '_';
-        lines[n++].ns = ns;
-    }
-    if (!v->threads_root) {
-        if (any)
-            fprintf(f, "%s %" PRIu64 "\n", spanprof__idle_frame, all);
-        free(lines);
-        return 0;
-    }
-    /* Threads of one name share their stacks in the file, so they share this line too. */
-    qsort(lines, n, sizeof *lines, by_label);
-    for (size_t i = 0; i < n;) {
-        uint64_t ns = 0;
-        size_t j = i;
-        for (; j < n && !strcmp(lines[j].label, lines[i].label); j++)
-            ns += lines[j].ns;
-        fprintf(f, "%s;%s %" PRIu64 "\n", lines[i].label, spanprof__idle_frame, ns);
-        i = j;
-    }
+    size_t n = spanprof__idle_lines(v, lines, spanprof__thread_label);
+    for (size_t i = 0; i < n; i++)
+        fprintf(f, "%s%s%s %" PRIu64 "\n", lines[i].label, v->threads_root ? ";" : "",
+                spanprof__idle_frame, lines[i].ns);
     free(lines);
     return 0;
 }

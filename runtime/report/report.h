@@ -97,6 +97,17 @@ int spanprof__thread_idle_ns(const struct spanprof__view *v, const struct spanpr
                              uint64_t *ns);
 /* The folded lines of that time, written after the span stacks. */
 int spanprof__idle_folded_write(FILE *f, const struct spanprof__view *v);
+/* One folded line of time outside spans: LABEL is the thread's (empty without thread roots). */
+struct spanprof__idle_line {
+    char label[64];
+    uint64_t ns;
+};
+typedef const char *(*spanprof__label_fn)(const struct spanprof__thread *t, char *buf, size_t size);
+/* The lines the folded file gets, into LINES (room for V's threads), in the file's order: one
+ * per thread name (labelled by LABEL, merged and sorted) with thread roots, else one for all
+ * threads.  Returns how many; no malloc, lock or stdio, so the crash writer uses it too. */
+size_t spanprof__idle_lines(const struct spanprof__view *v, struct spanprof__idle_line *lines,
+                            spanprof__label_fn label);
 
 /* ---- folded.c ---- */
 int spanprof__folded_write(FILE *f, const struct spanprof__view *v);

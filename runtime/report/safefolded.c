@@ -234,70 +234,25 @@ static const char *thread_label(const struct spanprof__thread *t, char *buf, siz
 }
 
 /* SPANPROF_IDLE's lines, after the stacks, as spanprof__idle_folded_write prints them. */
-struct idle_line {
-    char label[64];
-    uint64_t ns;
-};
-
 static void idle_lines(struct out *o, const struct spanprof__view *v)
 {
     if (!v->idle || v->counting || !v->nthreads)
         return;
-    size_t size = v->nthreads * sizeof(struct idle_line);
-    struct idle_line *lines = spanprof__map(size);
+    size_t size = v->nthreads * sizeof(struct spanprof__idle_line);
+    struct spanprof__idle_line *lines = spanprof__map(size);
     if (!lines)
         return;
-    size_t n = 0;
-    uint64_t all = 0;
-    int any = 0;
-    for (size_t i = 0; i < v->nthreads; i++) {
-        uint64_t ns;
-        if (!spanprof__thread_idle_ns(v, v->threads[i], &ns))
-            continue;
-        any = 1;
-        all += ns;
-        const char *label = thread_label(v->threads[i], lines[n].label, sizeof lines[n].label);
-        if (label != lines[n].label) {
-            size_t len = strnlen(label, sizeof lines[n].label - 1);
-            memcpy(lines[n].label, label, len);
-            lines[n].label[len] = 0;
-        }
-        for (char *c = lines[n].label; *c; c++)
-            if (*c == ';' || *c == '\n' || *c == '\r')
-                *c = '_';
-        lines[n++].ns = ns;
-    }
-    char num[24];
-    if (!v->threads_root) {
-        if (any) {
-            out_put(o, spanprof__idle_frame, strlen(spanprof__idle_frame));
-            num[0] = ' ';
-            size_t k = spanprof__format_u64(num + 1, all);
-            num[k + 1] = '\n';
-            out_put(o, num, k + 2);
-        }
-        spanprof__unmap(lines, size);
-        return;
-    }
-    for (size_t i = 1; i < n; i++) /* insertion sort by label: threads are few */
-        for (size_t j = i; j > 0 && strcmp(lines[j - 1].label, lines[j].label) > 0; j--) {
-            struct idle_line t = lines[j];
-            lines[j] = lines[j - 1];
-            lines[j - 1] = t;
-        }
-    for (size_t i = 0; i < n;) {
-        uint64_t ns = 0;
-        size_t j = i;
-        for (; j < n && !strcmp(lines[j].label, lines[i].label); j++)
-            ns += lines[j].ns;
+    size_t n = spanprof__idle_lines(v, lines, thread_label);
+    for (size_t i = 0; i < n; i++) {
+        char num[24];
         out_put(o, lines[i].label, strlen(lines[i].label));
-        out_put(o, ";", 1);
+        if (v->threads_root)
+            out_put(o, ";", 1);
         out_put(o, spanprof__idle_frame, strlen(spanprof__idle_frame));
         num[0] = ' ';
-        size_t k = spanprof__format_u64(num + 1, ns);
+        size_t k = spanprof__format_u64(num + 1, lines[i].ns);
         num[k + 1] = '\n';
         out_put(o, num, k + 2);
-        i = j;
     }
     spanprof__unmap(lines, size);
 }
