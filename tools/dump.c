@@ -39,24 +39,15 @@ static const char *env_value(const char *env, size_t len, const char *name)
     return NULL;
 }
 
+/* The signal TEXT names as the runtime reads SPANPROF_DUMP_SIGNAL: the C library's name, with or
+ * without "SIG", or a number; 0 when it names none. */
 static int signal_number(const char *text)
 {
-    static const struct {
-        const char *name;
-        int number;
-    } names[] = {
-        {"HUP", SIGHUP},   {"INT", SIGINT},     {"QUIT", SIGQUIT},   {"USR1", SIGUSR1},
-        {"USR2", SIGUSR2}, {"PIPE", SIGPIPE},   {"ALRM", SIGALRM},   {"TERM", SIGTERM},
-        {"CHLD", SIGCHLD}, {"CONT", SIGCONT},   {"TSTP", SIGTSTP},   {"TTIN", SIGTTIN},
-        {"TTOU", SIGTTOU}, {"URG", SIGURG},     {"XCPU", SIGXCPU},   {"XFSZ", SIGXFSZ},
-        {"VTALRM", SIGVTALRM}, {"PROF", SIGPROF}, {"WINCH", SIGWINCH}, {"IO", SIGIO},
-        {"PWR", SIGPWR},   {"SYS", SIGSYS},
-    };
     if (strncmp(text, "SIG", 3) == 0)
         text += 3;
-    for (size_t i = 0; i < sizeof names / sizeof *names; i++)
-        if (strcmp(text, names[i].name) == 0)
-            return names[i].number;
+    for (int i = 1; i < NSIG; i++)
+        if (sigabbrev_np(i) && strcmp(text, sigabbrev_np(i)) == 0)
+            return i;
     char *end;
     long n = strtol(text, &end, 10);
     return *text >= '0' && *text <= '9' && !*end && n > 0 && n <= SIGRTMAX ? (int)n : 0;

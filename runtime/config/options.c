@@ -7,6 +7,7 @@
  * callback and an error stream, so it can be tested.  In paths, %p is the pid and %% a percent
  * sign (report/path.c).
  */
+#define _GNU_SOURCE /* sigabbrev_np */
 #include <errno.h>
 #include <math.h>
 #include <signal.h>
@@ -99,33 +100,26 @@ static const struct option options[] = {
 };
 #define NOPTIONS (sizeof options / sizeof options[0])
 
-/* Signal names accepted by SIGNAL options (with or without "SIG"). */
-static const struct {
-    const char *name;
-    int number;
-} signal_names[] = {
-    {"HUP", SIGHUP},   {"INT", SIGINT},   {"QUIT", SIGQUIT}, {"USR1", SIGUSR1},
-    {"USR2", SIGUSR2}, {"PIPE", SIGPIPE}, {"ALRM", SIGALRM}, {"TERM", SIGTERM},
-    {"CHLD", SIGCHLD}, {"CONT", SIGCONT}, {"TSTP", SIGTSTP}, {"TTIN", SIGTTIN},
-    {"TTOU", SIGTTOU}, {"URG", SIGURG},   {"XCPU", SIGXCPU}, {"XFSZ", SIGXFSZ},
-    {"VTALRM", SIGVTALRM}, {"PROF", SIGPROF}, {"WINCH", SIGWINCH}, {"IO", SIGIO},
-    {"PWR", SIGPWR},   {"SYS", SIGSYS},
-};
-
-/* A signal a program may catch: not KILL, STOP or the crash signals (their handlers are the
- * runtime's own when the program has none). */
+/* A signal a program may catch, by the C library's name for it (with or without "SIG": USR2,
+ * SIGUSR2) or its number: not KILL, STOP or the crash signals (their handlers are the runtime's
+ * own when the program has none). */
 static int parse_signal(const char *text)
 {
     if (strncmp(text, "SIG", 3) == 0)
         text += 3;
-    for (size_t i = 0; i < sizeof signal_names / sizeof *signal_names; i++)
-        if (strcmp(text, signal_names[i].name) == 0)
-            return signal_names[i].number;
-    char *end;
-    errno = 0;
-    long n = strtol(text, &end, 10);
-    if (*text < '0' || *text > '9' || *end || errno || n < 1 || n > SIGRTMAX || n == SIGKILL ||
-        n == SIGSTOP || n == SIGSEGV || n == SIGBUS || n == SIGILL || n == SIGFPE || n == SIGABRT)
+    long n = 0;
+    for (int i = 1; i < NSIG && !n; i++)
+        if (sigabbrev_np(i) && strcmp(text, sigabbrev_np(i)) == 0)
+            n = i;
+    if (!n) {
+        char *end;
+        errno = 0;
+        n = strtol(text, &end, 10);
+        if (*text < '0' || *text > '9' || *end || errno)
+            return 0;
+    }
+    if (n < 1 || n > SIGRTMAX || n == SIGKILL || n == SIGSTOP || n == SIGSEGV || n == SIGBUS ||
+        n == SIGILL || n == SIGFPE || n == SIGABRT)
         return 0;
     return (int)n;
 }
