@@ -222,7 +222,7 @@ static void expand(struct folded *F, size_t k, size_t first, size_t count)
         for (struct spanprof__node *c = first_child(L->m[i].node); c && !F->oom; c = c->next_sibling)
             if (same_frame(F, L, c, L, L->m[i].key, L->m[i].len))
                 add(F, L, c, NULL);
-    if (F->oom)
+    if (F->oom || L->nm == 0) /* qsort_r wants an array, even of nothing */
         return;
     qsort_r(L->m, L->nm, sizeof *L->m, cmp_member, L->text);
     for (size_t i = 0; i < L->nm;) {
@@ -317,6 +317,10 @@ static size_t push(struct folded *F, size_t k, const struct level *L, const stru
     return at + sep + m->len;
 }
 
+/* Each limit's warning is given once per process, at the first write it cuts: a program dumping
+ * every few seconds would otherwise repeat it at every dump. */
+static int warned_bytes, warned_depth;
+
 int spanprof__folded_write(FILE *f, const struct spanprof__view *v)
 {
     struct folded F = {.f = f, .v = v, .lim = v->folded_limits ? v->folded_limits : &default_limits};
@@ -368,13 +372,14 @@ int spanprof__folded_write(FILE *f, const struct spanprof__view *v)
             fprintf(f, "%.*s;[truncated] %" PRIu64 "\n", (int)L->m[i].len, L->text + L->m[i].key,
                     F.drop[i]);
         }
-        fprintf(stderr,
+        if (!__atomic_exchange_n(&warned_bytes, 1, __ATOMIC_RELAXED))
+            fprintf(stderr,
                 "spanprof: warning: folded stacks cut at %" PRIu64 " bytes: %" PRIu64
                 " more lines went into '[truncated]' lines; SPANPROF_FOLDED_MAX_BYTES raises the "
                 "limit\n",
                 F.lim->max_bytes, F.lines_dropped);
     }
-    if (!F.oom && F.depth_cut)
+    if (!F.oom && F.depth_cut && !__atomic_exchange_n(&warned_depth, 1, __ATOMIC_RELAXED))
         fprintf(stderr,
                 "spanprof: warning: folded stacks deeper than %" PRIu64 " frames were cut into "
                 "'[truncated]' lines; SPANPROF_FOLDED_MAX_DEPTH raises the limit\n",
