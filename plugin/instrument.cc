@@ -32,6 +32,7 @@
  */
 #include "spanplugin.h"
 #include "hash-set.h"
+#include "memmodel.h"  /* MEMMODEL_RELAXED */
 #include "spanprof.h"   /* SPANPROF_KIND_* */
 
 /* The runtime hooks, built once.  GC roots: they outlive any one function. */
@@ -113,7 +114,7 @@ add_hook_test (gimple_seq *seq, tree hook, tree skip, location_t loc)
 
 /* Appends to SEQ the guard of a call to HOOK for SITE (see spanprof.h):
  *
- *     state = SITE.state;                       a volatile load
+ *     state = __atomic_load_4 (&SITE.state, relaxed);   a plain load on x86
  *     if (state != SPANPROF_STATE_OFF) goto test; else goto skip;
  *   test:
  *     if (&HOOK != 0) goto call; else goto skip;
@@ -124,8 +125,9 @@ add_hook_test (gimple_seq *seq, tree hook, tree skip, location_t loc)
  * compare, one branch taken the same way every time); the address test only runs on the way to
  * a call.  A site stays NEW (0) until its first call, which registers it, so a NEW site must
  * call: only OFF is tested.  The state is read afresh before each call (the enter call may just
- * have changed it), and volatile so that it is never cached across calls or hoisted out of a
- * loop.  Plain labels and conditional gotos, as the gimplifier writes an `if` before "lower":
+ * have changed it), as a relaxed atomic load: never cached across calls or hoisted out of a
+ * loop, and seen by ThreadSanitizer as the atomic read it is (the runtime stores the state
+ * atomically while other threads test it).  Plain labels and conditional gotos, as the gimplifier writes an `if` before "lower":
  * in a finally clause, lower_try_finally copies them (renamed) for each way out. */
 static tree
 add_guard (gimple_seq *seq, tree hook, tree site, location_t loc)
@@ -133,7 +135,10 @@ add_guard (gimple_seq *seq, tree hook, tree site, location_t loc)
   tree skip = create_artificial_label (loc);
   tree test = create_artificial_label (loc);
   tree state = create_tmp_var (uint32_type_node, "spanprof_state");
-  gassign *load = gimple_build_assign (state, spanplugin_site_state (site));
+  gcall *load = gimple_build_call (builtin_decl_explicit (BUILT_IN_ATOMIC_LOAD_4), 2,
+                                   spanplugin_site_state (site),
+                                   build_int_cst (integer_type_node, MEMMODEL_RELAXED));
+  gimple_call_set_lhs (load, state);
   gimple_set_location (load, loc);
   gimple_seq_add_stmt (seq, load);
   gcond *off = gimple_build_cond (NE_EXPR, state,

@@ -136,16 +136,13 @@ site_field_decl (tree type, const char *name)
   gcc_unreachable ();
 }
 
-/* The load of SITE's state slot for the inline test before each inserted call (instrument.cc):
- * a volatile reference, read afresh each time (see SPANPROF_STATE_OFF in spanprof.h). */
+/* The address of SITE's state slot, for the inline test before each inserted call
+ * (instrument.cc; see SPANPROF_STATE_OFF in spanprof.h). */
 tree
 spanplugin_site_state (tree site)
 {
   tree field = site_field_decl (TREE_TYPE (site), "state");
-  tree ref = build3 (COMPONENT_REF, TREE_TYPE (field), site, field, NULL_TREE);
-  TREE_THIS_VOLATILE (ref) = 1;
-  TREE_SIDE_EFFECTS (ref) = 1;
-  return ref;
+  return build_fold_addr_expr (build3 (COMPONENT_REF, TREE_TYPE (field), site, field, NULL_TREE));
 }
 
 /* Emits the descriptor of KIND (span or progress point) for FNDECL (whose key is KEY) called
