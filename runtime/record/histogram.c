@@ -12,6 +12,10 @@
 int spanprof__hist_attach(struct spanprof__thread *t, const struct spanprof_site *site)
 {
     struct spanprof__hist_table *tab = t->hists;
+    /* The id was written (by whichever thread registered the site) before the state was published
+     * with a release store (site.c); the entry points read the state relaxed, so acquire it here,
+     * once per thread and site, before reading the id. */
+    (void)__atomic_load_n(&site->state, __ATOMIC_ACQUIRE);
     size_t id = site->id;
     if (!tab || id >= tab->cap) {
         size_t cap = tab ? tab->cap : TABLE_MIN;
