@@ -32,6 +32,7 @@ static pthread_mutex_t create_lock = PTHREAD_MUTEX_INITIALIZER;
 static pid_t writer_pid; /* the process whose writer thread runs; 0: none */
 static double interval;  /* SPANPROF_DUMP_INTERVAL seconds, 0: no timer */
 static uint32_t requests, done; /* futex words */
+static uint32_t started;        /* futex word: the writer thread is in its loop */
 
 static long futex(uint32_t *word, int op, uint32_t val, const struct timespec *timeout)
 {
@@ -78,6 +79,8 @@ static void *writer_main(void *arg)
     /* Requests made between pthread_create and now are served too. */
     uint32_t served = (uint32_t)(uintptr_t)arg;
     double next = interval > 0 ? now_sec() + interval : 0;
+    __atomic_store_n(&started, 1, __ATOMIC_RELEASE);
+    futex(&started, FUTEX_WAKE_PRIVATE, 1, NULL);
     for (;;) {
         uint32_t r = __atomic_load_n(&requests, __ATOMIC_ACQUIRE);
         if (r == served) {
@@ -116,9 +119,18 @@ void spanprof__writer_ensure(void)
         pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
         pthread_t th;
         void *served = (void *)(uintptr_t)__atomic_load_n(&requests, __ATOMIC_ACQUIRE);
+        __atomic_store_n(&started, 0, __ATOMIC_RELAXED);
         if (pthread_create(&th, &attr, writer_main, served) == 0) {
             pthread_setname_np(th, "spanprof-write");
             __atomic_store_n(&writer_pid, pid, __ATOMIC_RELEASE);
+            /* The program goes on once the new thread is parked in its loop (at most 1 s): a
+             * fork right after this span must not find it half started, holding some lock of
+             * the allocator's that the child would inherit (glibc's malloc guards fork itself;
+             * other allocators, ASan's among them, do not). */
+            struct timespec limit = {1, 0};
+            while (!__atomic_load_n(&started, __ATOMIC_ACQUIRE) &&
+                   futex(&started, FUTEX_WAIT_PRIVATE, 0, &limit) == 0)
+                ;
         }
         pthread_attr_destroy(&attr);
         pthread_sigmask(SIG_SETMASK, &old, NULL);
