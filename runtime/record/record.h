@@ -8,8 +8,8 @@
  * it) writes its stack and tree; the report layer reads every thread's tree while it runs: the
  * owner's stores to what others read go through counter.h (one instruction, atomic with respect
  * to signals, a plain store or add on x86), readers load them with relaxed atomic loads, and
- * nodes are published with release stores.  Thread data lives in mmap'd memory that is never freed while the
- * process runs, so it outlives its thread and can be written at process exit.
+ * nodes are published with release stores.  Thread data lives in mmap'd memory that is never
+ * freed while the process runs, so it outlives its thread and can be written at process exit.
  */
 #ifndef SPANPROF_RECORD_H
 #define SPANPROF_RECORD_H
@@ -53,8 +53,9 @@ void spanprof__assert_fail(const char *cond, const char *file, int line);
  * not recorded.  1 Mi frames = 32 MiB of address space, only touched as the stack grows. */
 #define SPANPROF_MAX_DEPTH_DEFAULT ((size_t)1 << 20)
 
-/* Values of spanprof_site.state.  The entry points handle OFF, FAST and COUNT inline, each with
- * one compare; everything else (NEW, SLOW) goes out of line. */
+/* Values of spanprof_site.state.  The plugin's inline test skips the call for OFF; the entry
+ * points handle FAST and COUNT inline, each with one compare; everything else (NEW, SLOW, and OFF
+ * from objects built by an older plugin) goes out of line. */
 enum {
     SPANPROF__SITE_NEW = 0,  /* not seen yet: register it (site.c, cold path) */
     SPANPROF__SITE_FAST = 1, /* registered, recording with timestamps, nothing else to do */
