@@ -55,7 +55,7 @@ if selected coz-formats-identical; then
         "$work/jsonl/out" "spanprof coz must read both of coz's formats to the same table"
 fi
 # What `spanprof view` embeds in its page (the profile in base64, after loadFileFromBase64's
-# name), decoded: speedscope's file format made from folded stacks (view-small.folded: one
+# name), decoded: speedscope's file format made from folded stacks (view-small.folded.txt: one
 # sampled profile, values in ns; with --unit=bytes, in bytes) and from a trace
 # (view-threads.trace.json: a profile per thread, in ns, the busiest — worker — shown first; the
 # idle thread, with no span, left out), pretty-printed by json_pp; a trace with events this does
@@ -65,21 +65,21 @@ if selected view-embedded; then
     embedded() { # embedded PAGE: the decoded profile
         perl -ne 'print "$1\n" if /loadFileFromBase64\("[^"]*", "([^"]*)"\)/' "$1" | base64 -d
     }
-    if ! (cd "$here" && "$tool" view -o "$work/small.html" view-small.folded) >"$work/view.log" 2>&1; then
+    if ! (cd "$here" && "$tool" view -o "$work/small.html" view-small.folded.txt) >"$work/view.log" 2>&1; then
         if grep -q "needs speedscope" "$work/view.log"; then
             skip "view-embedded: speedscope is not built (needs npm)"
         else
-            fail "view-embedded: spanprof view view-small.folded"
+            fail "view-embedded: spanprof view view-small.folded.txt"
             sed 's/^/  | /' "$work/view.log"
         fi
     else
-        (cd "$here" && "$tool" view --unit=bytes -o "$work/bytes.html" view-small.folded &&
+        (cd "$here" && "$tool" view --unit=bytes -o "$work/bytes.html" view-small.folded.txt &&
          "$tool" view -o "$work/threads.html" view-threads.trace.json &&
          "$tool" view -o "$work/foreign.html" view-foreign.trace.json) >>"$work/view.log" 2>&1
         {
-            echo "# view-small.folded"
+            echo "# view-small.folded.txt"
             embedded "$work/small.html" | json_pp -json_opt canonical,pretty
-            echo "# view --unit=bytes view-small.folded: unit"
+            echo "# view --unit=bytes view-small.folded.txt: unit"
             embedded "$work/bytes.html" | json_pp -json_opt canonical,pretty | grep '"unit"'
             echo "# view-threads.trace.json"
             embedded "$work/threads.html" | json_pp -json_opt canonical,pretty
