@@ -33,6 +33,7 @@ struct spanprof__collect_settings {
     int alloc_stacks;      /* SPANPROF_ALLOC_STACKS */
     uint64_t alloc_sample; /* SPANPROF_ALLOC_SAMPLE, bytes */
     size_t trace_buffer;   /* SPANPROF_TRACE ring bytes per thread, 0: no tracing */
+    uint32_t sample_hz;    /* SPANPROF=sample: SPANPROF_SAMPLE_HZ, 0: no sampling */
 };
 extern struct spanprof__collect_settings spanprof__collect;
 /* Copies S, hands the allocation callbacks to the interposer, sets the recording flags the
@@ -77,6 +78,50 @@ static inline struct spanprof__res_node *spanprof__res_of(struct spanprof__node 
 void spanprof__res_enter(const struct spanprof_site *site);
 void spanprof__res_exit(const struct spanprof_site *site, uintptr_t cfa);
 struct spanprof__res_thread *spanprof__res_thread_get(struct spanprof__thread *t);
+
+/* ---- sample_data.c: SPANPROF=sample's figures per node and per thread ---- */
+/* Behind each node (after struct spanprof__res_node when that is there too). */
+struct spanprof__sample_node {
+    uint64_t wall_ns, cpu_ns, samples;          /* self: written by the sampler only (relaxed
+                                                 * atomic adds), read by the writers */
+    uint64_t wall_incl, cpu_incl, samples_incl; /* the node's subtree: computed by a write,
+                                                 * under the process lock (spanprof__sample_sums) */
+};
+/* The sampler's state for one thread (reached through spanprof__thread.sample). */
+struct spanprof__sample_thread {
+    uint64_t last_wall_ns, last_cpu_ns; /* at its previous sample (sampler only) */
+    int cpu_clock;                       /* the thread's CPU-time clock (a clockid_t) */
+    struct spanprof__sample_node root;   /* samples outside every span */
+};
+/* Offset of struct spanprof__sample_node in the data behind a node. */
+extern size_t spanprof__sample_ext_offset;
+static inline struct spanprof__sample_node *spanprof__sample_of(const struct spanprof__node *n)
+{
+    return (struct spanprof__sample_node *)((char *)(n + 1) + spanprof__sample_ext_offset);
+}
+/* At start-up: the per-node data goes EXT bytes behind the node; returns the new node_ext. */
+size_t spanprof__sample_layout(size_t ext);
+/* A thread got its data (its own thread, before registration): the sampler's state. */
+void spanprof__sample_thread_new(struct spanprof__thread *t);
+/* In a fork child: T's figures back to zero, its clocks read anew. */
+void spanprof__sample_fork_child(struct spanprof__thread *t);
+/* Fills every node's *_incl figures of T from the self ones (under the process lock). */
+void spanprof__sample_sums(struct spanprof__thread *t);
+/* Adds the self figures of SRC_EXT into DST_EXT: the data behind two nodes (spanprof__node + 1)
+ * of one stack, when one is merged into the other. */
+void spanprof__sample_node_merge(void *dst_ext, const void *src_ext);
+/* One sample of every live registered thread (takes the process lock). */
+void spanprof__sample_pass(void);
+
+/* ---- sampler.c: the sampler thread ---- */
+/* Starts it, and restarts it in every fork child; 0 when it could not be created (after a
+ * warning).  At start-up, once. */
+int spanprof__sampler_setup(void);
+/* Starts it if it is not running (after spanprof__sampler_stop); 0 when it could not be. */
+int spanprof__sampler_start(void);
+/* Stops it and waits for it to end; nothing when it is not running.  Before the process-exit
+ * write (so that write is consistent) and before the runtime is unloaded. */
+void spanprof__sampler_stop(void);
 
 /* ---- cputime.c ---- */
 void spanprof__cputime(uint64_t *user_ns, uint64_t *sys_ns);

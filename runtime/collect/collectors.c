@@ -15,6 +15,8 @@ struct spanprof__collect_settings spanprof__collect;
 static void thread_new(struct spanprof__thread *t)
 {
     spanprof__trace_attach(t);
+    if (spanprof__collect.sample_hz)
+        spanprof__sample_thread_new(t);
 }
 
 static int reset_node_data(struct spanprof__node *n, size_t depth, void *ctx)
@@ -30,6 +32,8 @@ static void fork_child(struct spanprof__thread *t)
 {
     if (spanprof__res_on())
         spanprof__tree_walk(&t->root, reset_node_data, NULL, NULL);
+    if (spanprof__collect.sample_hz)
+        spanprof__sample_fork_child(t);
     spanprof__trace_fork_child(t);
 }
 
@@ -53,6 +57,8 @@ void spanprof__collectors_start(const struct spanprof__collect_settings *s)
     spanprof__flags.histogram = c->histogram; /* per (thread, site), not per node */
     if (spanprof__res_on())
         spanprof__flags.node_ext = sizeof(struct spanprof__res_node);
+    if (c->sample_hz) /* after the resource data: res_of stays right behind the node */
+        spanprof__flags.node_ext = spanprof__sample_layout(spanprof__flags.node_ext);
     /* CPU/allocation tracking and tracing send every call through the SLOW state. */
     spanprof__flags.every_call = spanprof__res_on() || c->trace_buffer;
     spanprof__hooks = (struct spanprof__hooks){

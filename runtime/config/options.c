@@ -40,7 +40,7 @@ struct option {
 };
 
 static const char *const switch_words[] = {"0", "1", NULL};
-static const char *const mode_words[] = {"0", "1", "count", NULL};
+static const char *const mode_words[] = {"0", "1", "count", "sample", NULL};
 static const char *const recursion_words[] = {"keep", "collapse", NULL};
 
 #define FIELD(f) offsetof(struct spanprof__options, f)
@@ -49,7 +49,10 @@ static const char *const recursion_words[] = {"keep", "collapse", NULL};
 static const struct option options[] = {
     {"SPANPROF", CHOICE, FIELD(mode), "1", mode_words, 0,
      "`0` turns recording off: no output files, no coz points, near-zero cost; `count`: counting "
-     "only (see below)"},
+     "only; `sample`: exact counts, sampled wall and CPU time (see below)"},
+    {"SPANPROF_SAMPLE_HZ", COUNT, FIELD(sample_hz), "997", NULL, 10000,
+     "with `SPANPROF=sample`: samples per second of every thread's current span, a whole number "
+     "from 1 to 10000"},
     {"SPANPROF_THREADS", CHOICE, FIELD(threads), "0", switch_words, 0,
      "`1`: a root frame per thread, named by its pthread name, else `thread-TID`"},
     {"SPANPROF_FILE_LINE", CHOICE, FIELD(file_line), "0", switch_words, 0,

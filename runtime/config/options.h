@@ -11,11 +11,12 @@
 #pragma GCC visibility push(hidden)
 
 /* Values of SPANPROF. */
-enum { SPANPROF_MODE_OFF = 0, SPANPROF_MODE_ON = 1, SPANPROF_MODE_COUNT = 2 };
+enum { SPANPROF_MODE_OFF = 0, SPANPROF_MODE_ON = 1, SPANPROF_MODE_COUNT = 2, SPANPROF_MODE_SAMPLE = 3 };
 
 /* The parsed values, one field per variable. */
 struct spanprof__options {
     int mode;              /* SPANPROF: SPANPROF_MODE_* */
+    uint64_t sample_hz;    /* SPANPROF_SAMPLE_HZ */
     const char *folded;    /* SPANPROF_FOLDED pattern, NULL: not written */
     const char *json;      /* SPANPROF_JSON pattern, NULL: not written */
     uint64_t folded_max_bytes; /* SPANPROF_FOLDED_MAX_BYTES */

@@ -27,6 +27,7 @@ static const char *env_get(const char *name)
 
 static void write_at_exit(void)
 {
+    spanprof__sampler_stop(); /* its last pass done: the write sees every sample */
     spanprof__write_final();
 }
 
@@ -57,7 +58,8 @@ static void start(void)
     struct spanprof__options *o = &options;
     spanprof__options_load(o, env_get, stderr);
     spanprof__options_warn_unknown(environ, stderr);
-    spanprof__flags.counting = o->mode == SPANPROF_MODE_COUNT;
+    /* SPANPROF=sample counts as count mode does; its time comes from the sampler thread. */
+    spanprof__flags.counting = o->mode == SPANPROF_MODE_COUNT || o->mode == SPANPROF_MODE_SAMPLE;
     spanprof__clock_init();
     if (spanprof__flags.counting)
         spanprof__clock_disable();
@@ -85,6 +87,7 @@ static void start(void)
             .alloc_stacks = o->alloc_stacks,
             .alloc_sample = o->alloc_sample,
             .trace_buffer = o->trace ? o->trace_buffer : 0,
+            .sample_hz = o->mode == SPANPROF_MODE_SAMPLE ? (uint32_t)o->sample_hz : 0,
         });
         if (spanprof__collect.alloc_stacks)
             spanprof__outputs.alloc_folded = o->alloc_folded;
@@ -101,6 +104,8 @@ static void start(void)
             /* Dumps on a signal or a timer need the writer from the start. */
             if (o->dump_signal || o->dump_interval > 0)
                 spanprof__writer_ensure();
+            if (spanprof__collect.sample_hz)
+                spanprof__sampler_setup();
             __atomic_store_n(&spanprof__flags.recording, 1, __ATOMIC_RELEASE);
         }
     }

@@ -106,6 +106,7 @@ struct spanprof__arena {
 
 struct spanprof__hist_table;
 struct spanprof__res_thread;
+struct spanprof__sample_thread;
 struct spanprof__trace_ring;
 
 struct spanprof__thread {
@@ -138,6 +139,7 @@ struct spanprof__thread {
     /* Collectors' per-thread data (collect/), opaque here. */
     struct spanprof__res_thread *res;   /* CPU/allocation tracking, or NULL */
     struct spanprof__trace_ring *trace; /* SPANPROF_TRACE ring, or NULL */
+    struct spanprof__sample_thread *sample; /* SPANPROF=sample: the sampler's figures, or NULL */
 };
 _Static_assert(offsetof(struct spanprof__thread, top) == 0 &&
                    offsetof(struct spanprof__thread, hists) < 64,
@@ -155,6 +157,8 @@ struct spanprof__flags {
     int histogram;    /* SPANPROF_HISTOGRAM: the exit fast path adds to the thread's histogram */
     int every_call;   /* a collector wants every call (CPU/allocation tracking, tracing): all
                        * sites take the SLOW state */
+    int frames_shared; /* another thread reads each thread's top frame (SPANPROF=sample's
+                        * sampler): a grown frame array keeps the old one mapped (stack.c) */
     size_t node_ext;  /* bytes of collector data behind each call-tree node (zeroed) */
     size_t max_depth; /* shadow-stack depth cap per thread */
 };

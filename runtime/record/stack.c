@@ -76,7 +76,10 @@ void spanprof__unpark(struct spanprof__thread *t)
 
 /* Double the frame array (mmap + copy + munmap rather than mremap, so a signal handler on this
  * thread that still holds the old top only ever sees mapped memory... until the munmap; the
- * window is a few instructions in a path taken log2(depth) times). */
+ * window is a few instructions in a path taken log2(depth) times).  When another thread reads
+ * the top frame (spanprof__flags.frames_shared: the sampler, which may have loaded the old top
+ * just before the move and read its node just after), the old array stays mapped for the life of
+ * the thread's data: the arrays double, so the ones kept add up to less than the current one. */
 static int grow(struct spanprof__thread *t)
 {
     size_t cap = t->capacity * 2;
@@ -100,7 +103,8 @@ static int grow(struct spanprof__thread *t)
     SPANPROF_PUBLISH(t->top, nf + depth);
     __atomic_signal_fence(__ATOMIC_SEQ_CST);
     t->limit = nf + cap - 1;
-    spanprof__unmap(old, oldcap * sizeof *old);
+    if (!spanprof__flags.frames_shared)
+        spanprof__unmap(old, oldcap * sizeof *old);
     return 1;
 }
 

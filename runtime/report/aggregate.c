@@ -64,6 +64,7 @@ static int cmp_stats_name(const void *a, const void *b)
 struct agg {
     struct spanprof__site_stats *st;
     size_t n;
+    const struct spanprof__view *v;
 };
 
 static struct spanprof__site_stats *find(struct agg *a, const struct spanprof_site *site)
@@ -74,14 +75,22 @@ static struct spanprof__site_stats *find(struct agg *a, const struct spanprof_si
 static int agg_pre(struct spanprof__node *n, size_t depth, void *ctx)
 {
     (void)depth;
-    struct spanprof__site_stats *s = find(ctx, n->site);
+    struct agg *a = ctx;
+    struct spanprof__site_stats *s = find(a, n->site);
     if (!s)
         return 0; /* node created after the collection pass */
     s->calls += __atomic_load_n(&n->calls, __ATOMIC_RELAXED);
-    s->self += spanprof__node_self(n);
+    s->self += spanprof__view_self(a->v, n);
+    if (a->v->sample_hz)
+        s->cpu_self += __atomic_load_n(&spanprof__sample_of(n)->cpu_ns, __ATOMIC_RELAXED);
     /* Only the outermost activation of a site on a stack adds to its inclusive total. */
-    if (s->active == 0)
-        s->total += __atomic_load_n(&n->total, __ATOMIC_RELAXED);
+    if (s->active == 0) {
+        s->total += spanprof__view_total(a->v, n);
+        if (a->v->sample_hz) {
+            s->cpu_total += spanprof__sample_of(n)->cpu_incl;
+            s->samples += spanprof__sample_of(n)->samples_incl;
+        }
+    }
     if (++s->active > s->max_depth)
         s->max_depth = s->active;
     return 1;
@@ -110,7 +119,7 @@ struct spanprof__site_stats *spanprof__aggregate_sites(const struct spanprof__vi
     for (size_t i = 0; i < s.n; i++)
         if (u == 0 || s.v[u - 1] != s.v[i])
             s.v[u++] = s.v[i];
-    struct agg a = {calloc(u, sizeof *a.st), u};
+    struct agg a = {calloc(u, sizeof *a.st), u, v};
     if (!a.st) {
         free(s.v);
         return NULL;

@@ -253,15 +253,20 @@ static uint64_t value(const struct folded *F, const struct spanprof__node *n)
 {
     if (F->v->counting)
         return __atomic_load_n(&n->calls, __ATOMIC_RELAXED);
-    return spanprof__ticks_to_ns(F->v, spanprof__node_self(n));
+    return spanprof__ticks_to_ns(F->v, spanprof__view_self(F->v, n));
 }
+
+struct below {
+    const struct spanprof__view *v;
+    uint64_t ticks, calls;
+};
 
 static int sum_below(struct spanprof__node *n, size_t depth, void *ctx)
 {
     (void)depth;
-    uint64_t *s = ctx;
-    s[0] += spanprof__node_self(n);
-    s[1] += __atomic_load_n(&n->calls, __ATOMIC_RELAXED);
+    struct below *s = ctx;
+    s->ticks += spanprof__view_self(s->v, n);
+    s->calls += __atomic_load_n(&n->calls, __ATOMIC_RELAXED);
     return 1;
 }
 
@@ -271,15 +276,15 @@ static uint64_t value_below(struct folded *F, struct level *L, const struct item
 {
     uint64_t v = 0;
     for (size_t i = it->first; i < it->first + it->count; i++) {
-        uint64_t s[2] = {0, 0};
+        struct below s = {F->v, 0, 0};
         size_t key = L->m[i].key, len = L->m[i].len;
         for (struct spanprof__node *c = first_child(L->m[i].node); c; c = c->next_sibling) {
             if (same_frame(F, L, c, L, key, len))
                 continue;
-            sum_below(c, 0, s);
-            spanprof__tree_walk(c, sum_below, NULL, s);
+            sum_below(c, 0, &s);
+            spanprof__tree_walk(c, sum_below, NULL, &s);
         }
-        v += F->v->counting ? s[1] : spanprof__ticks_to_ns(F->v, s[0]);
+        v += F->v->counting ? s.calls : spanprof__ticks_to_ns(F->v, s.ticks);
     }
     return v;
 }

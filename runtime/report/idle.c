@@ -16,7 +16,8 @@
  * the same time): a folded line of its own (per thread with SPANPROF_THREADS=1, else one line
  * for all threads, written after the span stacks), a per-thread "outside_spans_ns" field in the
  * JSON and a sample of its own in pprof (json.c and pprof.c call in here).  With SPANPROF=count
- * there is no clock and nothing is written.
+ * there is no clock and nothing is written.  With SPANPROF=sample it is the wall time of the
+ * samples that found the thread outside every span (sample_data.c), known for every thread.
  */
 #define _GNU_SOURCE
 #include <inttypes.h>
@@ -33,6 +34,10 @@ int spanprof__thread_idle_ns(const struct spanprof__view *v, const struct spanpr
     *ns = 0;
     if (!v->idle || v->counting)
         return 0;
+    if (v->sample_hz) {
+        *ns = t->sample ? __atomic_load_n(&t->sample->root.wall_ns, __ATOMIC_RELAXED) : 0;
+        return 1;
+    }
     uint64_t end;
     if (__atomic_load_n(&t->exited, __ATOMIC_ACQUIRE))
         end = t->end_tick;

@@ -2,16 +2,22 @@
  *
  * {
  *   "version": 1, "pid": N, "program": "/path/exe", "start_time": "2025-01-02T03:04:05.678Z",
- *   "wall_ns": N, "thread_count": N, "clock": "tsc" | "monotonic",
+ *   "wall_ns": N, "thread_count": N, "clock": "tsc" | "monotonic" | "none",
+ *   "mode": "sample", "sample_hz": N,      only with SPANPROF=sample
  *   "threads": [ { "tid": N, "name": "...", "calls": N } ],
  *   "spans": [ { "name", "file", "line", "last_line", "calls", "total_ns", "self_ns",
- *                "max_depth" } ],         sorted by name, file, line
+ *                "max_depth",
+ *                "cpu_total_ns", "cpu_self_ns", "samples" } ],   sorted by name, file, line;
+ *                                                    the last three only with SPANPROF=sample
  *   "anomalies": { "abandoned_frames", "unmatched_exits", "open_frames", "overflow_calls" },
  *   "progress": [ { "name", "file", "line", "hits" } ]   progress points, sorted by name, file, line
  * }
  * total_ns is inclusive, counting only the outermost activation of a site on each stack (so
  * recursion is not double counted); self_ns excludes time in child spans; max_depth is the
- * deepest recursion of the site on one stack.
+ * deepest recursion of the site on one stack.  With SPANPROF=sample, calls are exact and the
+ * times are the sampled estimates: total_ns and self_ns wall time, cpu_total_ns and cpu_self_ns
+ * the thread's CPU time over the same samples (total as total_ns is), samples how many samples
+ * total_ns rests on.
  */
 #include <stdlib.h>
 
@@ -65,6 +71,10 @@ json_object *spanprof__json_build(const struct spanprof__view *v, const struct s
     json_object_object_add(o, "wall_ns", spanprof__json_u64(m->wall_ns));
     json_object_object_add(o, "thread_count", spanprof__json_u64(v->nthreads));
     json_object_object_add(o, "clock", spanprof__json_str(m->clock));
+    if (v->sample_hz) {
+        json_object_object_add(o, "mode", json_object_new_string("sample"));
+        json_object_object_add(o, "sample_hz", spanprof__json_u64(v->sample_hz));
+    }
 
     json_object *threads = json_object_new_array();
     for (size_t i = 0; i < v->nthreads; i++) {
@@ -93,6 +103,11 @@ json_object *spanprof__json_build(const struct spanprof__view *v, const struct s
         json_object_object_add(js, "total_ns", spanprof__json_u64(spanprof__ticks_to_ns(v, st[i].total)));
         json_object_object_add(js, "self_ns", spanprof__json_u64(spanprof__ticks_to_ns(v, st[i].self)));
         json_object_object_add(js, "max_depth", spanprof__json_u64(st[i].max_depth));
+        if (v->sample_hz) {
+            json_object_object_add(js, "cpu_total_ns", spanprof__json_u64(st[i].cpu_total));
+            json_object_object_add(js, "cpu_self_ns", spanprof__json_u64(st[i].cpu_self));
+            json_object_object_add(js, "samples", spanprof__json_u64(st[i].samples));
+        }
         spanprof__res_json(res, s, js, v); /* p50_ns…, cpu_*_ns, allocs… when enabled */
         json_object_array_add(spans, js);
     }

@@ -185,13 +185,16 @@ int spanprof__write_all(const struct spanprof__outputs *o)
     size_t i = n;
     for (struct spanprof__thread *t = spanprof__g.threads; t; t = t->next) {
         spanprof__thread_refresh_name(t);
+        if (spanprof__collect.sample_hz)
+            spanprof__sample_sums(t); /* the sampled inclusive figures, as of now */
         ts[--i] = t;
     }
     struct spanprof__view v = {
         .threads = ts,
         .nthreads = n,
-        .ns_per_tick = spanprof__clock_ns_per_tick(),
-        .counting = spanprof__flags.counting,
+        .ns_per_tick = spanprof__collect.sample_hz ? 1.0 : spanprof__clock_ns_per_tick(),
+        .counting = spanprof__flags.counting && !spanprof__collect.sample_hz,
+        .sample_hz = spanprof__collect.sample_hz,
         .threads_root = o->threads_root,
         .file_line = o->file_line,
         .idle = o->idle,

@@ -6,7 +6,8 @@
  * first, as pprof wants), with the values
  *     calls/count          calls that entered the stack's innermost span there
  *     wall/nanoseconds     self wall time (not with SPANPROF=count, which reads no clock)
- *     cpu/nanoseconds      self user + system CPU time, with SPANPROF_CPU=1
+ *     cpu/nanoseconds      self user + system CPU time, with SPANPROF_CPU=1; with
+ *                          SPANPROF=sample the sampled CPU time instead (wall is sampled too)
  *     alloc_objects/count, alloc_space/bytes   self, with SPANPROF_ALLOC=1
  * so that pprof's flat and cumulative figures are the folded file's and the JSON's.  Stacks of
  * all threads are summed, except with SPANPROF_THREADS=1, where each thread's stacks stay apart
@@ -48,12 +49,16 @@ static void frame_of(struct spanprof__pprof_frame *f, const struct spanprof_site
 
 /* The values of N alone, or of N's whole subtree (BELOW: the part of a stack that is cut). */
 struct sums {
+    const struct spanprof__view *v;
     uint64_t calls, self, cpu, allocs, alloc_bytes;
 };
 
-/* CPU time of N's own activations (the per-node counters are inclusive) less its children's. */
+/* CPU time of N's own activations (the per-node counters are inclusive) less its children's;
+ * sampled, the sampler's self figure. */
 static uint64_t cpu_self(struct spanprof__node *n)
 {
+    if (spanprof__collect.sample_hz)
+        return __atomic_load_n(&spanprof__sample_of(n)->cpu_ns, __ATOMIC_RELAXED);
     const struct spanprof__res_node *r = spanprof__res_of(n);
     uint64_t own = __atomic_load_n(&r->cpu_user_ns, __ATOMIC_RELAXED) +
                    __atomic_load_n(&r->cpu_sys_ns, __ATOMIC_RELAXED);
@@ -72,8 +77,8 @@ static int add_node(struct spanprof__node *n, size_t depth, void *ctx)
     (void)depth;
     struct sums *s = ctx;
     s->calls += __atomic_load_n(&n->calls, __ATOMIC_RELAXED);
-    s->self += spanprof__node_self(n);
-    if (spanprof__collect.cpu)
+    s->self += spanprof__view_self(s->v, n);
+    if (spanprof__collect.cpu || spanprof__collect.sample_hz)
         s->cpu += cpu_self(n);
     if (spanprof__collect.alloc) {
         const struct spanprof__res_node *r = spanprof__res_of(n);
@@ -102,11 +107,13 @@ static void add_sample(struct walk *w, size_t depth, const struct sums *s)
 }
 
 /* SPANPROF_IDLE: the thread's time outside spans as a stack of its own, one frame, with wall
- * time only (no calls: it is no span). */
-static void add_idle(struct walk *w, uint64_t ns)
+ * time only (no calls: it is no span); sampled, its CPU time too. */
+static void add_idle(struct walk *w, const struct spanprof__thread *t, uint64_t ns)
 {
     int64_t values[NVALUES_MAX] = {0};
     values[1] = clamp(ns); /* wall: after calls */
+    if (w->v->sample_hz && w->cpu && t->sample)
+        values[2] = clamp(__atomic_load_n(&t->sample->root.cpu_ns, __ATOMIC_RELAXED));
     w->path[0] = (struct spanprof__pprof_frame){spanprof__idle_frame, NULL, 0};
     struct spanprof__pprof_sample smp = {w->path, 1, values, w->thread};
     if (spanprof__pprof_add(w->b, &smp))
@@ -119,7 +126,7 @@ static int pre(struct spanprof__node *n, size_t depth, void *ctx)
     if (w->failed)
         return 0;
     frame_of(&w->path[depth - 1], n->site);
-    struct sums own = {0};
+    struct sums own = {.v = w->v};
     add_node(n, depth, &own);
     /* A stack that ran but took 0 ns keeps its sample, as in the folded file. */
     if (__atomic_load_n(&n->calls, __ATOMIC_RELAXED) || __atomic_load_n(&n->total, __ATOMIC_RELAXED))
@@ -127,7 +134,7 @@ static int pre(struct spanprof__node *n, size_t depth, void *ctx)
     if (depth < SPANPROF_FOLDED_MAX_DEPTH)
         return 1;
     if (__atomic_load_n(&n->first_child, __ATOMIC_ACQUIRE)) {
-        struct sums below = {0};
+        struct sums below = {.v = w->v};
         spanprof__tree_walk(n, add_node, NULL, &below);
         w->path[depth].name = "[truncated]";
         w->path[depth].file = NULL;
@@ -140,7 +147,8 @@ static int pre(struct spanprof__node *n, size_t depth, void *ctx)
 int spanprof__pprof_write_view(FILE *f, const struct spanprof__view *v,
                                const struct spanprof__json_meta *m)
 {
-    struct walk w = {.v = v, .timed = !v->counting, .cpu = spanprof__collect.cpu,
+    struct walk w = {.v = v, .timed = !v->counting,
+                     .cpu = spanprof__collect.cpu || v->sample_hz != 0,
                      .allocs = spanprof__collect.alloc};
     struct spanprof__pprof_type types[NVALUES_MAX];
     size_t ntypes = 0;
@@ -173,7 +181,7 @@ int spanprof__pprof_write_view(FILE *f, const struct spanprof__view *v,
         spanprof__tree_walk((struct spanprof__node *)&v->threads[i]->root, pre, NULL, &w);
         uint64_t idle;
         if (w.timed && !w.failed && spanprof__thread_idle_ns(v, v->threads[i], &idle))
-            add_idle(&w, idle);
+            add_idle(&w, v->threads[i], idle);
     }
     int rc = spanprof__pprof_finish(w.b, f); /* reports a failed add too */
     free(w.path);

@@ -8,6 +8,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "collect/collect.h"
 #include "record/record.h"
 
 #pragma GCC visibility push(hidden)
@@ -59,15 +60,37 @@ struct spanprof__view {
     int threads_root; /* SPANPROF_THREADS */
     int file_line;    /* SPANPROF_FILE_LINE */
     int counting;     /* SPANPROF=count: folded values are calls, not ns */
+    uint32_t sample_hz; /* SPANPROF=sample's rate (0: not sampled): times are the sampled
+                         * estimates, in ns (ns_per_tick 1), from spanprof__view_self/_total */
     int idle;         /* SPANPROF_IDLE: time outside spans too */
     uint64_t now;     /* the write's timestamp (ticks) */
     const struct spanprof__folded_limits *folded_limits; /* NULL: the defaults */
 };
+/* Node N's self time as V prints it, in V's ticks: the recorded time, or the sampled wall time.
+ * Sampled figures are written by the sampler only while it holds the process lock, as the
+ * writers do: a write reads one pass's state. */
+static inline uint64_t spanprof__view_self(const struct spanprof__view *v,
+                                           const struct spanprof__node *n)
+{
+    if (v->sample_hz)
+        return __atomic_load_n(&spanprof__sample_of(n)->wall_ns, __ATOMIC_RELAXED);
+    return spanprof__node_self(n);
+}
+/* Its inclusive time (sampled: as of the write's spanprof__sample_sums). */
+static inline uint64_t spanprof__view_total(const struct spanprof__view *v,
+                                            const struct spanprof__node *n)
+{
+    if (v->sample_hz)
+        return spanprof__sample_of(n)->wall_incl;
+    return __atomic_load_n(&n->total, __ATOMIC_RELAXED);
+}
 struct spanprof__site_stats {
     const struct spanprof_site *site;
     uint64_t calls;
     uint64_t total;  /* ticks, outermost activations only (recursion not double counted) */
     uint64_t self;   /* ticks */
+    uint64_t cpu_total, cpu_self, samples; /* SPANPROF=sample: sampled CPU ns (total as total
+                                            * is), and the samples behind total */
     uint64_t max_depth; /* deepest recursion of this site on one stack */
     uint64_t active;    /* walk state */
 };

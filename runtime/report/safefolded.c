@@ -109,7 +109,8 @@ static int sum_below(struct spanprof__node *n, size_t depth, void *ctx)
 {
     (void)depth;
     struct safe *S = ctx;
-    S->below += S->v->counting ? __atomic_load_n(&n->calls, __ATOMIC_RELAXED) : spanprof__node_self(n);
+    S->below += S->v->counting ? __atomic_load_n(&n->calls, __ATOMIC_RELAXED)
+                               : spanprof__view_self(S->v, n);
     return 1;
 }
 
@@ -122,7 +123,7 @@ static int pre(struct spanprof__node *n, size_t depth, void *ctx)
     S->lens[depth] = len;
     uint64_t calls = __atomic_load_n(&n->calls, __ATOMIC_RELAXED);
     if (calls || __atomic_load_n(&n->total, __ATOMIC_RELAXED))
-        add_line(S, len, S->v->counting ? calls : spanprof__node_self(n));
+        add_line(S, len, S->v->counting ? calls : spanprof__view_self(S->v, n));
     if (depth < SPANPROF_FOLDED_MAX_DEPTH)
         return 1;
     if (__atomic_load_n(&n->first_child, __ATOMIC_ACQUIRE)) {
@@ -341,8 +342,9 @@ static int write_safe(const struct spanprof__outputs *o)
     struct spanprof__view v = {
         .threads = ts + i,
         .nthreads = n - i,
-        .ns_per_tick = spanprof__clock_ns_per_tick(),
-        .counting = spanprof__flags.counting,
+        .ns_per_tick = spanprof__collect.sample_hz ? 1.0 : spanprof__clock_ns_per_tick(),
+        .counting = spanprof__flags.counting && !spanprof__collect.sample_hz,
+        .sample_hz = spanprof__collect.sample_hz,
         .threads_root = o->threads_root,
         .file_line = o->file_line,
         .idle = o->idle,

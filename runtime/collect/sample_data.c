@@ -1,0 +1,182 @@
+/* sample_data.c — SPANPROF=sample's figures: what one sample charges, and to which node.
+ *
+ * Calls per stack stay exact (the sites take count mode's inline path, no timestamps); time comes
+ * from the sampler thread (sampler.c), which wakes SPANPROF_SAMPLE_HZ times a second and, for
+ * every live registered thread, reads its top frame's node and charges it
+ *  - the wall time since that thread's previous sample (measured, so a late wake-up or a pass
+ *    held up by a write is still charged in full),
+ *  - the thread's CPU time since then (its per-thread CPU clock, which Linux lets any thread of
+ *    the process read: the clock id is built from the tid, as glibc's pthread_getcpuclockid
+ *    does; one system call per thread and sample),
+ *  - one sample.
+ * A thread outside every span is charged to its root (the time SPANPROF_IDLE shows).  The
+ * figures live behind each node (struct spanprof__sample_node); the sampler is their only writer
+ * (relaxed atomic adds), the writers read them under the process lock, which a pass holds too,
+ * so a write never sees half a pass.
+ *
+ * Reading another thread's top frame: the owner publishes top with a relaxed store after writing
+ * the frame (x86 keeps the order; the frame's node is a valid node pointer in any case: slots
+ * only ever hold nodes, and nodes are never freed).  The frame array may move (stack.c's grow);
+ * with frames_shared set it keeps the old array mapped, so a top loaded just before the move
+ * still points to mapped memory holding a node of that thread.  The owner's stores to frames are
+ * plain (the hot path's), hence the read below is not instrumented by ThreadSanitizer.
+ */
+#define _GNU_SOURCE
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "collect/collect.h"
+#include "record/clock.h"
+
+size_t spanprof__sample_ext_offset;
+
+size_t spanprof__sample_layout(size_t ext)
+{
+    spanprof__sample_ext_offset = ext;
+    spanprof__flags.frames_shared = 1;
+    return ext + sizeof(struct spanprof__sample_node);
+}
+
+/* Linux's clock id for thread TID's CPU time (CPUCLOCK_SCHED | CPUCLOCK_PERTHREAD_MASK). */
+static int thread_cpu_clock(pid_t tid)
+{
+    return (int)(~(unsigned)tid << 3) | 6;
+}
+
+static uint64_t clock_ns(int clock, int *ok)
+{
+    struct timespec ts;
+    *ok = clock_gettime((clockid_t)clock, &ts) == 0;
+    return *ok ? (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec : 0;
+}
+
+/* The thread's own clocks, as the sampler's starting point. */
+static void restart(struct spanprof__sample_thread *st, struct spanprof__thread *t, uint64_t wall)
+{
+    int saved_errno = errno, ok;
+    st->cpu_clock = thread_cpu_clock(t->tid);
+    st->last_cpu_ns = clock_ns(CLOCK_THREAD_CPUTIME_ID, &ok);
+    st->last_wall_ns = wall;
+    errno = saved_errno;
+}
+
+void spanprof__sample_thread_new(struct spanprof__thread *t)
+{
+    struct spanprof__sample_thread *st = spanprof__arena_alloc(&t->arena, sizeof *st);
+    if (!st)
+        return; /* out of memory: this thread is not sampled */
+    /* The main thread's time counts from the process's start, as SPANPROF_IDLE's does. */
+    restart(st, t, t->tid == getpid() ? spanprof__g.start_mono_ns : spanprof__mono_ns());
+    if (t->tid == getpid())
+        st->last_cpu_ns = 0;
+    t->sample = st;
+}
+
+static int reset_node(struct spanprof__node *n, size_t depth, void *ctx)
+{
+    (void)depth, (void)ctx;
+    memset(spanprof__sample_of(n), 0, sizeof(struct spanprof__sample_node));
+    return 1;
+}
+
+void spanprof__sample_fork_child(struct spanprof__thread *t)
+{
+    struct spanprof__sample_thread *st = t->sample;
+    if (!st)
+        return;
+    spanprof__tree_walk(&t->root, reset_node, NULL, NULL);
+    memset(&st->root, 0, sizeof st->root);
+    restart(st, t, spanprof__g.start_mono_ns); /* the child's start: the fork */
+}
+
+/* Pre-order: a node's subtree starts with its own figures; post-order: it adds into its
+ * parent's (the root's are its own, in struct spanprof__sample_thread). */
+static int sums_pre(struct spanprof__node *n, size_t depth, void *ctx)
+{
+    (void)depth, (void)ctx;
+    struct spanprof__sample_node *s = spanprof__sample_of(n);
+    s->wall_incl = __atomic_load_n(&s->wall_ns, __ATOMIC_RELAXED);
+    s->cpu_incl = __atomic_load_n(&s->cpu_ns, __ATOMIC_RELAXED);
+    s->samples_incl = __atomic_load_n(&s->samples, __ATOMIC_RELAXED);
+    return 1;
+}
+
+static void sums_post(struct spanprof__node *n, size_t depth, void *ctx)
+{
+    (void)ctx;
+    if (depth == 1)
+        return;
+    const struct spanprof__sample_node *s = spanprof__sample_of(n);
+    struct spanprof__sample_node *p = spanprof__sample_of(n->parent);
+    p->wall_incl += s->wall_incl;
+    p->cpu_incl += s->cpu_incl;
+    p->samples_incl += s->samples_incl;
+}
+
+void spanprof__sample_sums(struct spanprof__thread *t)
+{
+    spanprof__tree_walk(&t->root, sums_pre, sums_post, NULL);
+}
+
+void spanprof__sample_node_merge(void *dst_ext, const void *src_ext)
+{
+    struct spanprof__sample_node *d =
+        (struct spanprof__sample_node *)((char *)dst_ext + spanprof__sample_ext_offset);
+    const struct spanprof__sample_node *s =
+        (const struct spanprof__sample_node *)((const char *)src_ext + spanprof__sample_ext_offset);
+    /* Relaxed atomic adds: a writer may read DST meanwhile.  The *_incl figures are recomputed
+     * by the next write. */
+    __atomic_add_fetch(&d->wall_ns, __atomic_load_n(&s->wall_ns, __ATOMIC_RELAXED), __ATOMIC_RELAXED);
+    __atomic_add_fetch(&d->cpu_ns, __atomic_load_n(&s->cpu_ns, __ATOMIC_RELAXED), __ATOMIC_RELAXED);
+    __atomic_add_fetch(&d->samples, __atomic_load_n(&s->samples, __ATOMIC_RELAXED), __ATOMIC_RELAXED);
+}
+
+/* T's current innermost span's node, or NULL outside every span.  A parked thread (past the depth
+ * cap) is charged to its deepest recorded frame. */
+__attribute__((no_sanitize_thread)) static struct spanprof__node *
+top_node(const struct spanprof__thread *t)
+{
+    const struct spanprof__frame *f = SPANPROF_PEEK(t->top);
+    struct spanprof__node *n = *(struct spanprof__node *const volatile *)&f->node;
+    if (n == &spanprof__miss_node) {
+        f = *(struct spanprof__frame *const volatile *)&t->parked_top;
+        n = f ? *(struct spanprof__node *const volatile *)&f->node : NULL;
+    }
+    return n && n->site ? n : NULL;
+}
+
+static void add(uint64_t *p, uint64_t v)
+{
+    __atomic_add_fetch(p, v, __ATOMIC_RELAXED);
+}
+
+static void sample_thread(struct spanprof__thread *t, struct spanprof__sample_thread *st)
+{
+    uint64_t wall = spanprof__mono_ns();
+    int ok;
+    uint64_t cpu = clock_ns(st->cpu_clock, &ok); /* fails only once the thread is gone */
+    uint64_t dwall = wall > st->last_wall_ns ? wall - st->last_wall_ns : 0;
+    uint64_t dcpu = ok && cpu > st->last_cpu_ns ? cpu - st->last_cpu_ns : 0;
+    st->last_wall_ns = wall;
+    if (ok)
+        st->last_cpu_ns = cpu;
+    struct spanprof__node *n = top_node(t);
+    struct spanprof__sample_node *s = n ? spanprof__sample_of(n) : &st->root;
+    add(&s->wall_ns, dwall);
+    add(&s->cpu_ns, dcpu);
+    add(&s->samples, 1);
+}
+
+void spanprof__sample_pass(void)
+{
+    int saved_errno = errno;
+    spanprof__lock();
+    for (struct spanprof__thread *t = spanprof__g.threads; t; t = t->next) {
+        struct spanprof__sample_thread *st = t->sample;
+        if (st && !__atomic_load_n(&t->exited, __ATOMIC_ACQUIRE))
+            sample_thread(t, st);
+    }
+    spanprof__unlock();
+    errno = saved_errno;
+}

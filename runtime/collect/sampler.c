@@ -1,0 +1,109 @@
+/* sampler.c — SPANPROF=sample's sampler thread: wakes SPANPROF_SAMPLE_HZ times a second and
+ * samples every thread's shadow stack (sample_data.c says what a sample charges).
+ *
+ * No signals: the sampler reads the stacks from its own thread, so the program's system calls
+ * never see EINTR because of sampling.  It blocks every signal, so none meant for the program is
+ * delivered to it, and it runs no spans.  Ticks are on an absolute CLOCK_MONOTONIC schedule; a
+ * pass that ends after the next tick (the process lock held by a long write) skips the ticks it
+ * missed rather than running them back to back: each sample charges the time actually elapsed.
+ *
+ * Lifetime: started at start-up when the mode is on (never in other modes), restarted in a fork
+ * child (which has no copy of it; a fork child that execs at once pays one thread creation),
+ * stopped and joined before the process-exit write and when the runtime is unloaded
+ * (spanprof__sampler_stop).
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include "collect/collect.h"
+#include "record/clock.h"
+
+static struct {
+    pthread_mutex_t mu; /* stop and the wake-up (never held across a pass) */
+    pthread_cond_t cv;  /* on CLOCK_MONOTONIC: the stop request wakes the thread at once */
+    int stop;
+    int running;        /* a thread was created and not joined (only start and stop touch it) */
+    pthread_t thread;
+} S = {.mu = PTHREAD_MUTEX_INITIALIZER};
+
+static void *sampler_main(void *arg)
+{
+    (void)arg;
+    uint64_t period = 1000000000u / spanprof__collect.sample_hz;
+    uint64_t next = spanprof__mono_ns();
+    pthread_mutex_lock(&S.mu);
+    while (!S.stop) {
+        next += period;
+        uint64_t now = spanprof__mono_ns();
+        if (next <= now)
+            next = now + period; /* late: skip the missed ticks */
+        struct timespec at = {(time_t)(next / 1000000000u), (long)(next % 1000000000u)};
+        while (!S.stop && pthread_cond_timedwait(&S.cv, &S.mu, &at) != ETIMEDOUT)
+            ;
+        if (S.stop)
+            break;
+        pthread_mutex_unlock(&S.mu);
+        spanprof__sample_pass();
+        pthread_mutex_lock(&S.mu);
+    }
+    pthread_mutex_unlock(&S.mu);
+    return NULL;
+}
+
+int spanprof__sampler_start(void)
+{
+    if (S.running || !spanprof__collect.sample_hz)
+        return S.running;
+    pthread_condattr_t ca;
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    pthread_cond_init(&S.cv, &ca);
+    pthread_condattr_destroy(&ca);
+    S.stop = 0;
+    /* The thread starts with every signal blocked (it inherits this thread's mask). */
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old);
+    int rc = pthread_create(&S.thread, NULL, sampler_main, NULL);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    if (rc != 0) {
+        fprintf(stderr, "spanprof: warning: cannot start the sampler thread: %s; "
+                        "SPANPROF=sample records calls only\n", strerror(rc));
+        return 0;
+    }
+    pthread_setname_np(S.thread, "spanprof-sample");
+    S.running = 1;
+    return 1;
+}
+
+void spanprof__sampler_stop(void)
+{
+    if (!S.running)
+        return;
+    pthread_mutex_lock(&S.mu);
+    S.stop = 1;
+    pthread_cond_signal(&S.cv);
+    pthread_mutex_unlock(&S.mu);
+    pthread_join(S.thread, NULL);
+    S.running = 0;
+}
+
+/* The child has no sampler thread, and S.mu may have been held by it at the fork. */
+static void fork_child(void)
+{
+    pthread_mutex_init(&S.mu, NULL);
+    S.running = 0;
+    spanprof__sampler_start();
+}
+
+/* Start-up's entry: the thread and the fork handler. */
+int spanprof__sampler_setup(void)
+{
+    pthread_atfork(NULL, NULL, fork_child);
+    return spanprof__sampler_start();
+}
