@@ -31,6 +31,9 @@ const struct span_extra_field span_extras[NEXTRA] = {
     [X_LIVE_BLOCKS] = { "live_blocks", MERGE_SUM },
     [X_LIVE_BYTES] = { "live_bytes", MERGE_SUM },
     [X_PEAK_LIVE_BYTES] = { "peak_live_bytes", MERGE_MAX },
+    [X_CPU_TOTAL] = { "cpu_total_ns", MERGE_SUM },   /* SPANPROF=sample */
+    [X_CPU_SELF] = { "cpu_self_ns", MERGE_SUM },
+    [X_SAMPLES] = { "samples", MERGE_SUM },
 };
 
 static const char *opt_string(json_object *o, const char *key)

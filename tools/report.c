@@ -73,11 +73,16 @@ int cmd_report(const struct sp_profile *p, enum report_sort sort, long limit)
     print_header(p);
     putchar('\n');
 
-    uint64_t self_sum = 0;
+    uint64_t self_sum = 0, samples = 0;
+    int sampled = 0; /* SPANPROF=sample: times are estimates, and CPU time is known */
     const struct sp_span **order = xmalloc(p->nspans * sizeof *order);
     for (size_t i = 0; i < p->nspans; i++) {
         order[i] = &p->spans[i];
         self_sum += p->spans[i].self_ns;
+        if (p->spans[i].has_extra & (1u << X_CPU_TOTAL)) {
+            sampled = 1;
+            samples += p->spans[i].extra[X_SAMPLES];
+        }
     }
     sort_key = sort;
     qsort(order, p->nspans, sizeof *order, cmp_span);
@@ -90,9 +95,9 @@ int cmd_report(const struct sp_profile *p, enum report_sort sort, long limit)
         puts("no spans recorded");
     } else {
         struct table t;
-        table_init(&t, 7, "llrrrrr");
+        table_init(&t, sampled ? 8 : 7, sampled ? "llrrrrrr" : "llrrrrr");
         table_row(&t, xstrdup("span"), xstrdup("location"), xstrdup("calls"), xstrdup("total"),
-                  xstrdup("self"), xstrdup("mean"), xstrdup("self%"));
+                  xstrdup("self"), xstrdup("mean"), xstrdup("self%"), sampled ? xstrdup("cpu") : NULL);
         for (size_t i = 0; i < shown; i++) {
             const struct sp_span *s = order[i];
             /* file:line always: two spans may share a name (static functions in two files). */
@@ -101,10 +106,16 @@ int cmd_report(const struct sp_profile *p, enum report_sort sort, long limit)
                       fmt_duration((double)s->self_ns),
                       s->calls ? fmt_duration((double)s->total_ns / (double)s->calls) : xstrdup("-"),
                       self_sum ? xasprintf("%.1f%%", 100.0 * (double)s->self_ns / (double)self_sum)
-                               : xstrdup("-"));
+                               : xstrdup("-"),
+                      !sampled ? NULL
+                      : s->has_extra & (1u << X_CPU_TOTAL) ? fmt_duration((double)s->extra[X_CPU_TOTAL])
+                                                           : xstrdup("-"));
         }
         table_print(&t, "");
         table_free(&t);
+        if (sampled)
+            printf("times sampled (SPANPROF=sample): wall and CPU estimates from %llu %s; calls exact\n",
+                   (unsigned long long)samples, plural(samples, "sample", "samples"));
         if (shown < p->nspans)
             printf("(%zu more %s not shown)\n", p->nspans - shown, plural(p->nspans - shown, "span", "spans"));
     }

@@ -66,6 +66,41 @@ START_TEST(counting_mode)
 }
 END_TEST
 
+/* SPANPROF=sample and its rate: 997 by default, 1 to 10000, a bad value one warning and 997. */
+START_TEST(sample_mode)
+{
+    static const char *const env[] = {"SPANPROF", "sample", NULL};
+    struct spanprof__options c;
+    char *w = load(&c, env);
+    ck_assert_str_eq(w, "");
+    ck_assert_int_eq(c.mode, SPANPROF_MODE_SAMPLE);
+    ck_assert_uint_eq(c.sample_hz, 997);
+    free(w);
+    static const char *const good[][2] = {{"1", "1"}, {"250", "250"}, {"10000", "10000"}};
+    for (size_t i = 0; i < sizeof good / sizeof *good; i++) {
+        const char *e[] = {"SPANPROF", "sample", "SPANPROF_SAMPLE_HZ", good[i][0], NULL};
+        w = load(&c, e);
+        ck_assert_str_eq(w, "");
+        ck_assert_uint_eq(c.sample_hz, strtoull(good[i][1], NULL, 10));
+        free(w);
+    }
+    static const char *const bad[] = {"0", "10001", "-5", "99.5", "fast", "", "18446744073709551616"};
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        const char *e[] = {"SPANPROF", "sample", "SPANPROF_SAMPLE_HZ", bad[i], NULL};
+        w = load(&c, e);
+        char want[200];
+        snprintf(want, sizeof want,
+                 "spanprof: warning: SPANPROF_SAMPLE_HZ='%s' is not a whole number from 1 to "
+                 "10000; using 997\n",
+                 bad[i]);
+        ck_assert_str_eq(w, want);
+        ck_assert_int_eq(c.mode, SPANPROF_MODE_SAMPLE);
+        ck_assert_uint_eq(c.sample_hz, 997);
+        free(w);
+    }
+}
+END_TEST
+
 START_TEST(bad_values_warn_and_default)
 {
     static const char *const env[] = {"SPANPROF", "yes", "SPANPROF_THREADS", "yes", "SPANPROF_FILE_LINE", "",
@@ -73,7 +108,7 @@ START_TEST(bad_values_warn_and_default)
     struct spanprof__options c;
     char *w = load(&c, env);
     ck_assert_str_eq(w,
-                     "spanprof: warning: SPANPROF='yes' is not 0, 1 or count; using 1\n"
+                     "spanprof: warning: SPANPROF='yes' is not 0, 1, count or sample; using 1\n"
                      "spanprof: warning: SPANPROF_THREADS='yes' is not 0 or 1; using 0\n"
                      "spanprof: warning: SPANPROF_FILE_LINE='' is not 0 or 1; using 0\n"
                      "spanprof: warning: SPANPROF_FOLDED='a%x' has a '%' not followed by 'p' or '%'; "
@@ -151,6 +186,7 @@ Suite *env_suite(void)
     tcase_add_test(tc, defaults);
     tcase_add_test(tc, values);
     tcase_add_test(tc, counting_mode);
+    tcase_add_test(tc, sample_mode);
     tcase_add_test(tc, bad_values_warn_and_default);
     tcase_add_test(tc, dump_variables);
     tcase_add_test(tc, unknown_variables);

@@ -1,0 +1,157 @@
+/* test_sample.c — SPANPROF=sample's figures on hand-built trees: merging two nodes' data, the
+ * inclusive sums a write computes, and what the writers print from them (exact values). */
+#include <json-c/json.h>
+#include <string.h>
+
+#include "unit.h"
+
+UNIT_SITE(s_outer, "outer");
+UNIT_SITE(s_inner, "inner");
+UNIT_SITE(s_other, "other");
+
+/* A node with sample data right behind it (offset 0, as when no other collector is on). */
+static struct spanprof__node *node(const struct spanprof_site *site, struct spanprof__node *parent,
+                                   uint64_t calls, uint64_t wall, uint64_t cpu, uint64_t samples)
+{
+    struct spanprof__node *n = calloc(1, sizeof *n + sizeof(struct spanprof__sample_node));
+    ck_assert_ptr_nonnull(n);
+    spanprof__node_init(n, site, parent);
+    n->next_sibling = parent->first_child;
+    parent->first_child = n;
+    n->calls = calls;
+    struct spanprof__sample_node *s = spanprof__sample_of(n);
+    s->wall_ns = wall;
+    s->cpu_ns = cpu;
+    s->samples = samples;
+    return n;
+}
+
+/* outer (wall 100, cpu 60, 10 samples) -> inner (40, 30, 4) -> outer (20, 0, 2);
+ * outer -> other (5, 5, 1).  Calls 1, 3, 2, 7. */
+static struct spanprof__thread *tree(void)
+{
+    struct spanprof__thread *t = calloc(1, sizeof *t);
+    ck_assert_ptr_nonnull(t);
+    spanprof__node_init(&t->root, NULL, NULL);
+    t->tid = 42;
+    strcpy(t->name, "sampled");
+    struct spanprof__node *outer = node(&s_outer, &t->root, 1, 100, 60, 10);
+    struct spanprof__node *inner = node(&s_inner, outer, 3, 40, 30, 4);
+    node(&s_outer, inner, 2, 20, 0, 2);
+    node(&s_other, outer, 7, 5, 5, 1);
+    return t;
+}
+
+START_TEST(merge)
+{
+    spanprof__sample_ext_offset = 0;
+    struct spanprof__sample_node d = {10, 2, 1, 99, 99, 99}, s = {5, 1, 2, 7, 7, 7};
+    spanprof__sample_node_merge(&d, &s);
+    ck_assert_uint_eq(d.wall_ns, 15);
+    ck_assert_uint_eq(d.cpu_ns, 3);
+    ck_assert_uint_eq(d.samples, 3);
+    /* the inclusive figures are the next write's to compute */
+    ck_assert_uint_eq(d.wall_incl, 99);
+    ck_assert_uint_eq(s.wall_ns, 5);
+    /* behind another collector's data */
+    uint64_t dst[8] = {1, 2, 10, 2, 1, 0, 0, 0}, src[8] = {3, 4, 5, 1, 2, 0, 0, 0};
+    spanprof__sample_ext_offset = 2 * sizeof(uint64_t);
+    spanprof__sample_node_merge(dst, src);
+    spanprof__sample_ext_offset = 0;
+    ck_assert_uint_eq(dst[0], 1); /* not ours */
+    ck_assert_uint_eq(dst[1], 2);
+    ck_assert_uint_eq(dst[2], 15);
+    ck_assert_uint_eq(dst[3], 3);
+    ck_assert_uint_eq(dst[4], 3);
+}
+END_TEST
+
+START_TEST(sums_and_sites)
+{
+    spanprof__sample_ext_offset = 0;
+    struct spanprof__thread *t = tree();
+    spanprof__sample_sums(t);
+    struct spanprof__node *outer = unit_child(&t->root, &s_outer);
+    ck_assert_uint_eq(spanprof__sample_of(outer)->wall_incl, 165);
+    ck_assert_uint_eq(spanprof__sample_of(outer)->cpu_incl, 95);
+    ck_assert_uint_eq(spanprof__sample_of(outer)->samples_incl, 17);
+    struct spanprof__view v = unit_view(&t, 1);
+    v.sample_hz = 997;
+    size_t n;
+    struct spanprof__site_stats *st = spanprof__aggregate_sites(&v, &n);
+    ck_assert_uint_eq(n, 3);
+    /* sorted by name: inner, other, outer; outer's recursion counted once in its totals */
+    ck_assert_str_eq(st[0].site->name, "inner");
+    ck_assert_uint_eq(st[0].calls, 3);
+    ck_assert_uint_eq(st[0].total, 60);
+    ck_assert_uint_eq(st[0].self, 40);
+    ck_assert_uint_eq(st[0].cpu_total, 30);
+    ck_assert_uint_eq(st[0].cpu_self, 30);
+    ck_assert_uint_eq(st[0].samples, 6);
+    ck_assert_str_eq(st[2].site->name, "outer");
+    ck_assert_uint_eq(st[2].calls, 3);
+    ck_assert_uint_eq(st[2].total, 165);
+    ck_assert_uint_eq(st[2].self, 120);
+    ck_assert_uint_eq(st[2].cpu_total, 95);
+    ck_assert_uint_eq(st[2].cpu_self, 60);
+    ck_assert_uint_eq(st[2].samples, 17);
+    free(st);
+    /* folded values are the sampled self wall times */
+    char *folded = unit_folded(&v);
+    ck_assert_str_eq(folded, "outer 100\n"
+                             "outer;inner 40\n"
+                             "outer;inner;outer 20\n"
+                             "outer;other 5\n");
+    free(folded);
+    /* the JSON: mode and rate, the CPU figures and samples per span */
+    struct spanprof__json_meta m = {.program = "p", .start_time = "t", .clock = "none"};
+    json_object *o = spanprof__json_build(&v, &m), *x;
+    ck_assert(json_object_object_get_ex(o, "mode", &x));
+    ck_assert_str_eq(json_object_get_string(x), "sample");
+    ck_assert(json_object_object_get_ex(o, "sample_hz", &x));
+    ck_assert_int_eq(json_object_get_int(x), 997);
+    json_object *spans = json_object_object_get(o, "spans");
+    json_object *so = json_object_array_get_idx(spans, 2);
+    ck_assert_str_eq(json_object_get_string(json_object_object_get(so, "name")), "outer");
+    ck_assert_int_eq(json_object_get_int64(json_object_object_get(so, "total_ns")), 165);
+    ck_assert_int_eq(json_object_get_int64(json_object_object_get(so, "self_ns")), 120);
+    ck_assert_int_eq(json_object_get_int64(json_object_object_get(so, "cpu_total_ns")), 95);
+    ck_assert_int_eq(json_object_get_int64(json_object_object_get(so, "cpu_self_ns")), 60);
+    ck_assert_int_eq(json_object_get_int64(json_object_object_get(so, "samples")), 17);
+    json_object_put(o);
+    /* not sampled: none of it */
+    v.sample_hz = 0;
+    o = spanprof__json_build(&v, &m);
+    ck_assert(!json_object_object_get_ex(o, "mode", &x));
+    so = json_object_array_get_idx(json_object_object_get(o, "spans"), 0);
+    ck_assert(!json_object_object_get_ex(so, "samples", &x));
+    json_object_put(o);
+}
+END_TEST
+
+/* Time outside spans is the root's sampled wall time, known for every thread. */
+START_TEST(idle)
+{
+    spanprof__sample_ext_offset = 0;
+    struct spanprof__thread *t = tree();
+    struct spanprof__sample_thread st = {.root = {.wall_ns = 333, .cpu_ns = 3, .samples = 4}};
+    t->sample = &st;
+    struct spanprof__view v = unit_view(&t, 1);
+    v.sample_hz = 997;
+    v.idle = 1;
+    uint64_t ns;
+    ck_assert_int_eq(spanprof__thread_idle_ns(&v, t, &ns), 1);
+    ck_assert_uint_eq(ns, 333);
+}
+END_TEST
+
+Suite *sample_suite(void)
+{
+    Suite *s = suite_create("sample");
+    TCase *tc = tcase_create("sample");
+    tcase_add_test(tc, merge);
+    tcase_add_test(tc, sums_and_sites);
+    tcase_add_test(tc, idle);
+    suite_add_tcase(s, tc);
+    return s;
+}
