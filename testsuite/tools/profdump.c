@@ -2,6 +2,7 @@
  * form, so tests can compare runs against expected files exactly.
  *
  *   profdump [--resources] PROFILE.json [PROFILE.folded]
+ *   profdump --times PROFILE.json
  *
  * Output, each section sorted:
  *   span NAME calls=N            one per span site in the JSON (sites with equal names summed)
@@ -13,6 +14,8 @@
  *   alloc NAME allocs=N bytes=N frees=N freed=N incl=A/B/F/G live=BLOCKS/BYTES peak=N
  *   latency NAME                 when p50_ns..max_ns are present (checked p50<=p90<=p99<=max)
  *   cpu NAME                     when cpu_user_ns and cpu_system_ns are present
+ * With --times, only the times, for a test that computes with them (shares of a run):
+ *   NAME total_ns=N self_ns=N [cpu_total_ns=N cpu_self_ns=N samples=N]   in the JSON's order
  * It also checks what is time-dependent but still has rules (self <= total, values are
  * non-negative integers, one line per stack) and exits 1 with a message when one is broken.
  * JSON is read with json-c, never grepped. */
@@ -262,15 +265,43 @@ static void dump_folded(const char *path)
     lines_print_sorted(&out);
 }
 
+static void dump_times(const char *path)
+{
+    json_object *root = json_object_from_file(path), *spans;
+    if (!root || !json_object_object_get_ex(root, "spans", &spans) ||
+        !json_object_is_type(spans, json_type_array)) {
+        fprintf(stderr, "profdump: %s: not a profile with a \"spans\" array\n", path);
+        exit(1);
+    }
+    static const char *const keys[] = {"total_ns", "self_ns", "cpu_total_ns", "cpu_self_ns",
+                                       "samples"};
+    for (size_t i = 0; i < json_object_array_length(spans); i++) {
+        json_object *span = json_object_array_get_idx(spans, i), *name;
+        if (!json_object_object_get_ex(span, "name", &name))
+            continue;
+        printf("%s", json_object_get_string(name));
+        for (size_t k = 0; k < sizeof keys / sizeof *keys; k++)
+            if (k < 2 || has(span, keys[k]))
+                printf(" %s=%" PRId64, keys[k], get_int(span, keys[k], json_object_get_string(name)));
+        putchar('\n');
+    }
+    json_object_put(root);
+}
+
 int main(int argc, char **argv)
 {
+    if (argc == 3 && strcmp(argv[1], "--times") == 0) {
+        dump_times(argv[2]);
+        return failed;
+    }
     if (argc > 1 && strcmp(argv[1], "--resources") == 0) {
         resources = 1;
         argv++;
         argc--;
     }
     if (argc < 2 || argc > 3) {
-        fprintf(stderr, "usage: profdump [--resources] PROFILE.json [PROFILE.folded]\n");
+        fprintf(stderr, "usage: profdump [--resources] PROFILE.json [PROFILE.folded]\n"
+                        "       profdump --times PROFILE.json\n");
         return 2;
     }
     dump_json(argv[1]);

@@ -1,0 +1,62 @@
+/* accuracy.c — two CPU-bound spans doing work in a 7:3 ratio and one sleeping span, in turns for
+ * about a second.  The work is a busy loop for a stretch of wall time (14 ms and 6 ms), so the
+ * shares stay the same on a loaded machine, where a fixed number of iterations would take
+ * longer from one run to the next.  Each span also measures its own wall time with the monotonic
+ * clock, and the program prints those totals ("truth NAME NS") so the test can compare the
+ * profile's shares with what this run really did. */
+#include <stdint.h>
+#include <stdio.h>
+#include <time.h>
+
+static volatile uint64_t sink;
+static uint64_t truth[3];
+
+static uint64_t now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* Busy for MS milliseconds of wall time; returns the time it took. */
+static uint64_t busy(uint64_t ms)
+{
+    uint64_t t0 = now_ns(), t = t0;
+    while (t - t0 < ms * 1000000u) {
+        for (int i = 0; i < 1000; i++)
+            sink += (uint64_t)i ^ (sink >> 3);
+        t = now_ns();
+    }
+    return t - t0;
+}
+
+__attribute__((span, noinline)) static void work_a(void)
+{
+    truth[0] += busy(14);
+}
+
+__attribute__((span, noinline)) static void work_b(void)
+{
+    truth[1] += busy(6);
+}
+
+__attribute__((span, noinline)) static void nap(void)
+{
+    uint64_t t0 = now_ns();
+    struct timespec ts = {0, 20000000}; /* 20 ms */
+    while (nanosleep(&ts, &ts) != 0)
+        ;
+    truth[2] += now_ns() - t0;
+}
+
+int main(void)
+{
+    for (int i = 0; i < 25; i++) {
+        work_a();
+        work_b();
+        nap();
+    }
+    printf("truth work_a %llu\ntruth work_b %llu\ntruth nap %llu\n", (unsigned long long)truth[0],
+           (unsigned long long)truth[1], (unsigned long long)truth[2]);
+    return 0;
+}

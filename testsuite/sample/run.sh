@@ -1,0 +1,142 @@
+#!/bin/sh
+# run.sh — SPANPROF=sample: builds each program in this folder with spanplugin (gcc -O2, linked
+# with libspanprof.so), runs it with SPANPROF=sample and SPANPROF_JSON=out.%p.json in a folder of
+# its own, and compares with NAME.expected: exit status, stdout, stderr, then for each profile
+# the exact calls per span (profdump) and whether each span got samples.
+#
+# accuracy.c is run three times (exact, sample and count mode) and its expected file holds the
+# verdicts: calls identical to count mode's; each span's share of wall time within 5 points of
+# what the program measured itself in the same run, in exact and in sample mode, and the two
+# modes within 5 points of each other; the sleeping span's CPU time under 10 % of its wall time.
+# The machine may be loaded, so shares are compared (never absolute times), the program's work
+# is measured in wall time (a busy loop on the clock: the same shares under any load), it
+# measures itself too, and an attempt that misses is repeated (at most 3).  sampler_thread.c also runs with
+# SPANPROF=count and SPANPROF=1 (no sampler thread there).
+#
+# Environment: CC, PLUGIN, INCLUDE_DIR, LIBDIR, PROFDUMP.  Optional: ONLY="a b"; REGEN=1
+# rewrites the expected files (see ../lib.sh).  A program may carry a line
+#   test-env: VAR=VALUE ...    extra environment
+# shellcheck source=testsuite/lib.sh
+. "$(dirname "$0")/../lib.sh"
+make_work_dir
+
+# sampled JSON: "time NAME sampled" (samples > 0) or "time NAME not sampled", one per span.
+sampled() {
+    "$PROFDUMP" --times "$1" | awk '{
+        s = "not sampled"
+        for (i = 2; i <= NF; i++)
+            if ($i ~ /^samples=/ && substr($i, 9) + 0 > 0)
+                s = "sampled"
+        print "time " $1 " " s
+    }' | sort
+}
+
+# describe DIR PID: the run, then each profile (the process's own first, then its children's).
+describe() {
+    print_run "$1"
+    if [ -f "$1/out.$2.json" ]; then
+        echo "# profile"
+        "$PROFDUMP" "$1/out.$2.json" 2>&1
+        sampled "$1/out.$2.json"
+    fi
+    for json in "$1"/out.*.json; do
+        [ -f "$json" ] && [ "$json" != "$1/out.$2.json" ] || continue
+        echo "# profile of a child process"
+        "$PROFDUMP" "$json" 2>&1
+        sampled "$json"
+    done
+}
+
+# run_mode MODE: runs the program built in $dir with SPANPROF=MODE in $dir/MODE.
+run_mode() {
+    rm -rf "${dir:?}/$1"
+    mkdir -p "$dir/$1"
+    # shellcheck disable=SC2086 # test_env is a list of assignments
+    (cd "$dir/$1" && env SPANPROF="$1" SPANPROF_JSON="out.%p.json" SPANPROF_FOLDED= $test_env \
+        "$dir/prog" >stdout 2>stderr & echo $! >"$dir/$1/pid"
+     wait $!; echo $? >"$dir/$1/status")
+}
+
+# One attempt of the accuracy test: its verdicts into $dir/actual.
+accuracy_attempt() {
+    for mode in 1 sample count; do
+        run_mode "$mode"
+    done
+    {
+        echo "# exit $(cat "$dir/sample/status")"
+        echo "# stderr"
+        cat "$dir/sample/stderr"
+        for mode in count sample; do
+            echo "# calls, $mode mode"
+            "$PROFDUMP" "$dir/$mode/out.$(cat "$dir/$mode/pid").json" 2>&1
+        done
+        echo "# shares of wall time"
+        for mode in 1 sample; do
+            grep '^truth ' "$dir/$mode/stdout" | sed "s/^/$mode /"
+            "$PROFDUMP" --times "$dir/$mode/out.$(cat "$dir/$mode/pid").json" | sed "s/^/$mode span /"
+        done | awk '
+            function share(mode, kind, name) { return 100 * v[mode, kind, name] / sum[mode, kind] }
+            function verdict(what, a, b) {
+                d = a - b
+                if (d < 0) d = -d
+                if (d <= 5)
+                    print what ": within 5 points"
+                else
+                    printf "%s: %.1f and %.1f, %.1f points apart\n", what, a, b, d
+            }
+            $2 == "truth" { v[$1, "truth", $3] = $4; sum[$1, "truth"] += $4 }
+            $2 == "span" {
+                split($4, t, "="); v[$1, "profile", $3] = t[2]; sum[$1, "profile"] += t[2]
+                for (i = 5; i <= NF; i++) { split($i, f, "="); x[$1, $3, f[1]] = f[2] }
+                names[$3] = 1
+            }
+            END {
+                n = split("work_a work_b nap", order, " ")
+                for (k = 1; k <= n; k++) {
+                    s = order[k]
+                    verdict(s " sampled vs the program'"'"'s own clock", share("sample", "profile", s),
+                            share("sample", "truth", s))
+                    verdict(s " exact vs the program'"'"'s own clock", share("1", "profile", s),
+                            share("1", "truth", s))
+                    verdict(s " sampled vs exact", share("sample", "profile", s), share("1", "profile", s))
+                }
+                cpu = x["sample", "nap", "cpu_total_ns"]; wall = v["sample", "profile", "nap"]
+                if (wall > 0 && cpu < wall / 10)
+                    print "nap: CPU time under 10 % of its wall time"
+                else
+                    printf "nap: CPU time %d ns of %d ns wall\n", cpu, wall
+            }'
+    } >"$dir/actual"
+}
+
+test_accuracy() {
+    for attempt in 1 2 3; do
+        accuracy_attempt
+        [ "${REGEN:-0}" = 1 ] && break
+        cmp -s "$dir/actual" "$here/accuracy.expected" && break
+        echo "  accuracy: attempt $attempt missed, the machine may be busy:" >&2
+        sed 's/^/  | /' "$dir/actual" >&2
+    done
+    compare_expected accuracy "gcc -O2" "$dir/actual" "built with: $cmd"
+}
+
+test_program() {
+    build_sample "$1" "$2" "gcc -O2" "$CC -g -O2" || return
+    if [ "$2" = accuracy ]; then
+        test_accuracy
+        return
+    fi
+    run_mode sample
+    describe "$dir/sample" "$(cat "$dir/sample/pid")" >"$dir/actual"
+    if [ "$2" = sampler_thread ]; then
+        for mode in count 1; do
+            run_mode "$mode"
+            echo "# SPANPROF=$mode"
+            cat "$dir/$mode/stdout" "$dir/$mode/stderr"
+        done >>"$dir/actual"
+    fi
+    compare_expected "$2" "gcc -O2" "$dir/actual" "built with: $cmd"
+}
+
+for_each_test test_program c
+summary
