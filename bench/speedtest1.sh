@@ -113,7 +113,7 @@ run() {
     bytes=$(find "$dir" -type f ! -name '.measure' ! -name '.stderr' -printf '%s\n' | awk '{ s += $1 } END { print s + 0 }')
     state=ok
     [ "${status:-1}" = 0 ] || state=failed
-    grep -q "is not 0, 1 or count\|is not a spanprof variable" "$dir/.stderr" && state=pending
+    grep -q "is not 0, 1, count or sample\|is not a spanprof variable" "$dir/.stderr" && state=pending
     [ $state = failed ] && sed 's/^/  | /' "$dir/.stderr" | tail -n 5 >&2
     echo "$label|$rep|${cpu:-0}|${wall:-0}|${rss:-0}|$bytes|$state" >>"$work/results"
 }

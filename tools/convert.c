@@ -5,7 +5,9 @@
  * What each input can give:
  *   JSON profile   one sample per span, its stack the span alone (the JSON has no stacks):
  *                  calls/count, wall/nanoseconds (self time, so the samples add up to the time
- *                  in spans; left out when the run only counted: "clock": "none"), and
+ *                  in spans; left out when the run only counted: "clock": "none"), with
+ *                  SPANPROF=sample ("mode": "sample") the sampled wall and cpu/nanoseconds
+ *                  (self), and
  *                  alloc_objects/count, alloc_space/bytes (self) when the spans carry
  *                  allocation fields.  Functions get the span's file and first line; the
  *                  duration and start come from wall_ns and start_time.
@@ -63,13 +65,13 @@ static int usage_error(const char *fmt, const char *arg)
 
 /* What convert collects before handing it to the encoder. */
 struct conv {
-    struct spanprof__pprof_type types[4];
+    struct spanprof__pprof_type types[5]; /* calls, wall, cpu, alloc_objects, alloc_space */
     size_t ntypes;
     struct spanprof__pprof_frame *frames; /* every sample's stack, one after the other */
     size_t nframes, frames_cap;
     struct sample {
         size_t first, depth;              /* in frames */
-        int64_t values[4];
+        int64_t values[5];
         const char *thread;
     } *samples;
     size_t nsamples, samples_cap;
@@ -208,8 +210,10 @@ static int load_json(const char *path, struct conv *c)
         json_object_put(root);
         return -1;
     }
-    const char *clock = json_str(root, "clock");
-    int timed = !clock || strcmp(clock, "none") != 0;
+    /* No clock: a count-mode run, calls only; but SPANPROF=sample's times are sampled ones. */
+    const char *clock = json_str(root, "clock"), *mode = json_str(root, "mode");
+    int timed = !clock || strcmp(clock, "none") != 0 || (mode && strcmp(mode, "sample") == 0);
+    int sampled = mode && strcmp(mode, "sample") == 0;
     size_t n = json_object_array_length(spans);
     int allocs = 0;
     for (size_t i = 0; i < n; i++) {
@@ -220,6 +224,8 @@ static int load_json(const char *path, struct conv *c)
     c->types[c->ntypes++] = (struct spanprof__pprof_type){"calls", "count"};
     if (timed)
         c->types[c->ntypes++] = (struct spanprof__pprof_type){"wall", "nanoseconds"};
+    if (sampled)
+        c->types[c->ntypes++] = (struct spanprof__pprof_type){"cpu", "nanoseconds"};
     if (allocs) {
         c->types[c->ntypes++] = (struct spanprof__pprof_type){"alloc_objects", "count"};
         c->types[c->ntypes++] = (struct spanprof__pprof_type){"alloc_space", "bytes"};
@@ -243,6 +249,8 @@ static int load_json(const char *path, struct conv *c)
         smp->values[k++] = calls;
         if (timed)
             smp->values[k++] = json_i64(s, "self_ns", NULL);
+        if (sampled)
+            smp->values[k++] = json_i64(s, "cpu_self_ns", NULL);
         if (allocs) {
             smp->values[k++] = json_i64(s, "allocs", NULL);
             smp->values[k++] = json_i64(s, "alloc_bytes", NULL);

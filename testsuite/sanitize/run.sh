@@ -2,8 +2,9 @@
 # run.sh — dumps while threads record, under ThreadSanitizer: builds flush.c with spanplugin
 # against the runtime built with -fsanitize=thread (static, so the runtime itself is
 # instrumented), runs it in each recording mode whose per-call data the writers read (default,
-# histogram, CPU time, trace, counting) and fails on any ThreadSanitizer report, on a nonzero
-# exit, or when the final profile does not hold every call (compared with flush.expected).
+# histogram, CPU time, trace, counting, and sampling, whose sampler thread reads every thread's
+# top frame) and fails on any ThreadSanitizer report, on a nonzero exit, or when the final
+# profile does not hold every call (compared with flush.expected).
 #
 # Environment: CC (with -fsanitize=thread), PLUGIN, INCLUDE_DIR, LIB (the TSan-built
 # libspanprof.a), RUNTIME_LIBS (the libraries it needs), PROFDUMP.  Optional: ONLY, REGEN
@@ -21,7 +22,7 @@ if ! $build >"$work/build.log" 2>&1; then
     sed 's/^/  | /' "$work/build.log"
     finish
 fi
-for mode in default histogram cpu trace count; do
+for mode in default histogram cpu trace count sample; do
     dir="$work/$mode"
     mkdir -p "$dir"
     case $mode in
@@ -30,6 +31,7 @@ for mode in default histogram cpu trace count; do
     cpu) set -- SPANPROF_CPU=1 ;;
     trace) set -- SPANPROF_TRACE="$dir/trace.json" ;;
     count) set -- SPANPROF=count ;;
+    sample) set -- SPANPROF=sample SPANPROF_SAMPLE_HZ=10000 ;;
     esac
     (cd "$dir" && env SPANPROF_JSON="$dir/out.json" SPANPROF_FOLDED="$dir/out.folded" \
         TSAN_OPTIONS="exitcode=66 halt_on_error=0" "$@" "$exe" >stdout 2>stderr; echo $? >status)

@@ -71,11 +71,12 @@ for level in ${LEVELS:--O0 -O2}; do
     mkdir -p "$work/$level"
     if selected sigalrm && build_signal_sample "$here/sigalrm.c" "$work/$level/sigalrm"; then
         for stack in normal altstack altabove; do
-            for mode in ${SIGNAL_MODES:-default count histogram cpu alloc trace}; do
+            for mode in ${SIGNAL_MODES:-default count sample histogram cpu alloc trace}; do
                 expected=sigalrm rounds=400000
                 case $mode in
                 default) set -- X=1 ;;
                 count) set -- SPANPROF=count ;;
+                sample) set -- SPANPROF=sample SPANPROF_SAMPLE_HZ=10000 ;;
                 histogram) set -- SPANPROF_HISTOGRAM=1 ;;
                 cpu) set -- SPANPROF_CPU=1; rounds=100000; expected=sigalrm-cpu ;;
                 alloc) set -- LD_PRELOAD="$preload" SPANPROF_ALLOC=1 ;;

@@ -9,12 +9,29 @@ UNIT_SITE(s_outer, "outer");
 UNIT_SITE(s_inner, "inner");
 UNIT_SITE(s_other, "other");
 
+/* What the hand-built trees took from malloc, freed at the end of each test. */
+static void *allocated[16];
+static size_t nallocated;
+
+static void *take(size_t size)
+{
+    ck_assert_uint_lt(nallocated, sizeof allocated / sizeof *allocated);
+    void *p = calloc(1, size);
+    ck_assert_ptr_nonnull(p);
+    return allocated[nallocated++] = p;
+}
+
+static void release(void)
+{
+    while (nallocated)
+        free(allocated[--nallocated]);
+}
+
 /* A node with sample data right behind it (offset 0, as when no other collector is on). */
 static struct spanprof__node *node(const struct spanprof_site *site, struct spanprof__node *parent,
                                    uint64_t calls, uint64_t wall, uint64_t cpu, uint64_t samples)
 {
-    struct spanprof__node *n = calloc(1, sizeof *n + sizeof(struct spanprof__sample_node));
-    ck_assert_ptr_nonnull(n);
+    struct spanprof__node *n = take(sizeof *n + sizeof(struct spanprof__sample_node));
     spanprof__node_init(n, site, parent);
     n->next_sibling = parent->first_child;
     parent->first_child = n;
@@ -30,8 +47,7 @@ static struct spanprof__node *node(const struct spanprof_site *site, struct span
  * outer -> other (5, 5, 1).  Calls 1, 3, 2, 7. */
 static struct spanprof__thread *tree(void)
 {
-    struct spanprof__thread *t = calloc(1, sizeof *t);
-    ck_assert_ptr_nonnull(t);
+    struct spanprof__thread *t = take(sizeof *t);
     spanprof__node_init(&t->root, NULL, NULL);
     t->tid = 42;
     strcpy(t->name, "sampled");
@@ -126,6 +142,7 @@ START_TEST(sums_and_sites)
     so = json_object_array_get_idx(json_object_object_get(o, "spans"), 0);
     ck_assert(!json_object_object_get_ex(so, "samples", &x));
     json_object_put(o);
+    release();
 }
 END_TEST
 
@@ -142,6 +159,7 @@ START_TEST(idle)
     uint64_t ns;
     ck_assert_int_eq(spanprof__thread_idle_ns(&v, t, &ns), 1);
     ck_assert_uint_eq(ns, 333);
+    release();
 }
 END_TEST
 
