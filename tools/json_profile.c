@@ -128,6 +128,9 @@ static int read_member(struct sp_profile *p, const char *key, json_object *v)
                 p->has_wall = 1;
             }
         }
+    } else if (!strcmp(key, "sample_hz")) {
+        if (json_object_is_type(v, json_type_int) && json_object_get_int64(v) > 0)
+            p->sample_hz = json_object_get_uint64(v);
     } else if (!strcmp(key, "anomalies") && json_object_is_type(v, json_type_object)) {
         get_uint(v, "abandoned_frames", &p->abandoned_frames);
         get_uint(v, "unmatched_exits", &p->unmatched_exits);

@@ -73,16 +73,14 @@ int cmd_report(const struct sp_profile *p, enum report_sort sort, long limit)
     print_header(p);
     putchar('\n');
 
-    uint64_t self_sum = 0, samples = 0;
+    uint64_t self_sum = 0;
     int sampled = 0; /* SPANPROF=sample: times are estimates, and CPU time is known */
     const struct sp_span **order = xmalloc(p->nspans * sizeof *order);
     for (size_t i = 0; i < p->nspans; i++) {
         order[i] = &p->spans[i];
         self_sum += p->spans[i].self_ns;
-        if (p->spans[i].has_extra & (1u << X_CPU_TOTAL)) {
+        if (p->spans[i].has_extra & (1u << X_CPU_TOTAL))
             sampled = 1;
-            samples += p->spans[i].extra[X_SAMPLES];
-        }
     }
     sort_key = sort;
     qsort(order, p->nspans, sizeof *order, cmp_span);
@@ -113,9 +111,11 @@ int cmd_report(const struct sp_profile *p, enum report_sort sort, long limit)
         }
         table_print(&t, "");
         table_free(&t);
-        if (sampled)
-            printf("times sampled (SPANPROF=sample): wall and CPU estimates from %llu %s; calls exact\n",
-                   (unsigned long long)samples, plural(samples, "sample", "samples"));
+        if (sampled && p->sample_hz)
+            printf("times sampled %llu times a second (SPANPROF=sample): wall and CPU time are "
+                   "estimates, calls exact\n", (unsigned long long)p->sample_hz);
+        else if (sampled)
+            puts("times sampled (SPANPROF=sample): wall and CPU time are estimates, calls exact");
         if (shown < p->nspans)
             printf("(%zu more %s not shown)\n", p->nspans - shown, plural(p->nspans - shown, "span", "spans"));
     }

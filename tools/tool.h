@@ -68,6 +68,7 @@ struct sp_profile {
     long long pid, thread_count;          /* -1 when absent */
     uint64_t wall_ns;
     int has_wall;
+    uint64_t sample_hz;                   /* SPANPROF=sample's rate, 0 when absent */
     struct sp_span *spans;
     size_t nspans;
     struct sp_progress *progress;         /* the optional top-level "progress" array */
