@@ -1,7 +1,10 @@
 /* test_sample.c — SPANPROF=sample's figures on hand-built trees: merging two nodes' data, the
- * inclusive sums a write computes, and what the writers print from them (exact values). */
+ * inclusive sums a write computes, and what the writers print from them (exact values); and
+ * frame arrays a thread outgrew staying mapped for the sampler. */
 #include <json-c/json.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include "unit.h"
 
@@ -163,6 +166,47 @@ START_TEST(idle)
 }
 END_TEST
 
+UNIT_SITE(s_deep, "deep");
+
+static __attribute__((noinline)) void deep(int n)
+{
+    __spanprof_enter(&s_deep, __builtin_dwarf_cfa());
+    if (n > 1)
+        deep(n - 1);
+    __asm__ volatile("" ::: "memory");
+    __spanprof_exit(&s_deep, __builtin_dwarf_cfa());
+}
+
+/* 1 when the page holding P is mapped. */
+static int mapped(const void *p)
+{
+    long page = sysconf(_SC_PAGESIZE);
+    unsigned char v;
+    return mincore((void *)((uintptr_t)p & ~(uintptr_t)(page - 1)), (size_t)page, &v) == 0;
+}
+
+/* The sampler may have loaded a thread's top frame just before the array moved: with
+ * frames_shared (set by sample mode) the old array stays mapped and keeps its frames.  (Without
+ * it, this fails at the first mapped() check.) */
+START_TEST(outgrown_frames_stay_mapped)
+{
+    spanprof__flags.frames_shared = 1;
+    deep(1);
+    struct spanprof__thread *t = unit_self();
+    struct spanprof__frame *first = t->frames;
+    size_t cap = t->capacity;
+    deep(3 * (int)cap); /* two moves */
+    ck_assert_ptr_ne(t->frames, first);
+    ck_assert_uint_ge(t->capacity, 4 * cap);
+    ck_assert(mapped(first));
+    ck_assert(mapped(&first[cap - 1]));
+    /* what a sampler that read the old top before the first move finds there */
+    ck_assert_ptr_eq(first[cap - 1].node, t->frames[cap - 1].node);
+    ck_assert_ptr_eq(first[cap - 1].node->site, &s_deep);
+    spanprof__flags.frames_shared = 0;
+}
+END_TEST
+
 Suite *sample_suite(void)
 {
     Suite *s = suite_create("sample");
@@ -170,6 +214,7 @@ Suite *sample_suite(void)
     tcase_add_test(tc, merge);
     tcase_add_test(tc, sums_and_sites);
     tcase_add_test(tc, idle);
+    tcase_add_test(tc, outgrown_frames_stay_mapped);
     suite_add_tcase(s, tc);
     return s;
 }
