@@ -262,6 +262,34 @@ START_TEST(cpu_self_per_stack)
 }
 END_TEST
 
+/* SPANPROF=sample: wall and cpu are the sampled self figures (not SPANPROF_CPU's). */
+START_TEST(sampled_wall_and_cpu)
+{
+    spanprof__collect.sample_hz = 997; /* as the collectors set it up for SPANPROF=sample */
+    spanprof__flags.node_ext = spanprof__sample_layout(0);
+    struct spanprof__thread *t = unit_tree1("t1", 11);
+    struct spanprof__node *m = unit_child(&t->root, &unit_sa);
+    struct spanprof__node *w = unit_child(m, &unit_sb);
+    struct spanprof__node *r = unit_child(w, &unit_sc);
+    *spanprof__sample_of(m) = (struct spanprof__sample_node){.wall_ns = 7000, .cpu_ns = 6000};
+    *spanprof__sample_of(w) = (struct spanprof__sample_node){.wall_ns = 3000, .cpu_ns = 100};
+    *spanprof__sample_of(r) = (struct spanprof__sample_node){.wall_ns = 1000, .cpu_ns = 0};
+    struct spanprof__view v = unit_view(&t, 1);
+    v.sample_hz = 997;
+    Profile *p = roundtrip(&v);
+    char *s = types(p);
+    ck_assert_str_eq(s, "calls/count wall/nanoseconds cpu/nanoseconds");
+    free(s);
+    s = render(p);
+    ck_assert_str_eq(s, "main 1 7000 6000\n"
+                        "main;work 2 3000 100\n"
+                        "main;work;io;read 4 1000 0\n"
+                        "main;zero 1 0 0\n");
+    free(s);
+    spanprof__pprof__profile__free_unpacked(p, NULL);
+}
+END_TEST
+
 /* A chain deeper than the folded depth cap: everything below the cap is one [truncated] sample. */
 START_TEST(deep_stacks_are_cut)
 {
@@ -326,6 +354,7 @@ Suite *pprof_suite(void)
     tcase_add_test(tc, counting_mode_has_calls_only);
     tcase_add_test(tc, allocations_per_stack);
     tcase_add_test(tc, cpu_self_per_stack);
+    tcase_add_test(tc, sampled_wall_and_cpu);
     tcase_add_test(tc, deep_stacks_are_cut);
     tcase_add_test(tc, env_path);
     suite_add_tcase(s, tc);
