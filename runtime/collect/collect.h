@@ -5,12 +5,15 @@
  *  - CPU time and peak live bytes per span (resources.c, cputime.c), allocation counts and
  *    sampled allocation stacks (allocstats.c, allocsamples.c, fed by libspanprof-alloc.so);
  *  - the per-thread trace ring (trace_ring.h, trace_ring.c);
+ *  - SPANPROF=sample's wall and CPU time per stack, from a sampler thread (sampler.c,
+ *    sample_data.c);
  *  - coz's counters, bumped per call (slowpath.c).
  * collectors.c switches them on at start-up and hooks them into recording (spanprof__hooks):
  * the recording layer never names them.
  *
  * Per-node data: when CPU or allocation tracking is on, every call-tree node is allocated with
- * struct spanprof__res_node right behind it (spanprof__flags.node_ext more bytes).  Per-frame data
+ * struct spanprof__res_node right behind it (spanprof__flags.node_ext more bytes), and with
+ * SPANPROF=sample struct spanprof__sample_node after that (the sampler's figures).  Per-frame data
  * for CPU time and peak live bytes lives in a per-thread array parallel to the shadow stack
  * (struct spanprof__res_thread, reached through spanprof__thread.res).
  */

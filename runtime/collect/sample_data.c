@@ -119,6 +119,11 @@ void spanprof__sample_sums(struct spanprof__thread *t)
     spanprof__tree_walk(&t->root, sums_pre, sums_post, NULL);
 }
 
+static void add(uint64_t *p, uint64_t v)
+{
+    __atomic_add_fetch(p, v, __ATOMIC_RELAXED);
+}
+
 void spanprof__sample_node_merge(void *dst_ext, const void *src_ext)
 {
     struct spanprof__sample_node *d =
@@ -127,9 +132,9 @@ void spanprof__sample_node_merge(void *dst_ext, const void *src_ext)
         (const struct spanprof__sample_node *)((const char *)src_ext + spanprof__sample_ext_offset);
     /* Relaxed atomic adds: a writer may read DST meanwhile.  The *_incl figures are recomputed
      * by the next write. */
-    __atomic_add_fetch(&d->wall_ns, __atomic_load_n(&s->wall_ns, __ATOMIC_RELAXED), __ATOMIC_RELAXED);
-    __atomic_add_fetch(&d->cpu_ns, __atomic_load_n(&s->cpu_ns, __ATOMIC_RELAXED), __ATOMIC_RELAXED);
-    __atomic_add_fetch(&d->samples, __atomic_load_n(&s->samples, __ATOMIC_RELAXED), __ATOMIC_RELAXED);
+    add(&d->wall_ns, __atomic_load_n(&s->wall_ns, __ATOMIC_RELAXED));
+    add(&d->cpu_ns, __atomic_load_n(&s->cpu_ns, __ATOMIC_RELAXED));
+    add(&d->samples, __atomic_load_n(&s->samples, __ATOMIC_RELAXED));
 }
 
 /* T's current innermost span's node, or NULL outside every span.  A parked thread (past the depth
@@ -144,11 +149,6 @@ top_node(const struct spanprof__thread *t)
         n = f ? *(struct spanprof__node *const volatile *)&f->node : NULL;
     }
     return n && n->site ? n : NULL;
-}
-
-static void add(uint64_t *p, uint64_t v)
-{
-    __atomic_add_fetch(p, v, __ATOMIC_RELAXED);
 }
 
 static void sample_thread(struct spanprof__thread *t, struct spanprof__sample_thread *st)

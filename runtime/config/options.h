@@ -11,7 +11,12 @@
 #pragma GCC visibility push(hidden)
 
 /* Values of SPANPROF. */
-enum { SPANPROF_MODE_OFF = 0, SPANPROF_MODE_ON = 1, SPANPROF_MODE_COUNT = 2, SPANPROF_MODE_SAMPLE = 3 };
+enum {
+    SPANPROF_MODE_OFF = 0,
+    SPANPROF_MODE_ON = 1,
+    SPANPROF_MODE_COUNT = 2,
+    SPANPROF_MODE_SAMPLE = 3, /* counts as COUNT does, time from the sampler thread */
+};
 
 /* The parsed values, one field per variable. */
 struct spanprof__options {
