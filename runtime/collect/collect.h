@@ -113,6 +113,9 @@ void spanprof__sample_sums(struct spanprof__thread *t);
 /* Adds the self figures of SRC_EXT into DST_EXT: the data behind two nodes (spanprof__node + 1)
  * of one stack, when one is merged into the other. */
 void spanprof__sample_node_merge(void *dst_ext, const void *src_ext);
+/* Adds SRC's samples outside every span into DST's (threads merged into one; nothing when
+ * either has no sampler state). */
+void spanprof__sample_thread_merge(struct spanprof__thread *dst, const struct spanprof__thread *src);
 /* One sample of every live registered thread (takes the process lock). */
 void spanprof__sample_pass(void);
 

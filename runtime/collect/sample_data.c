@@ -137,6 +137,17 @@ void spanprof__sample_node_merge(void *dst_ext, const void *src_ext)
     add(&d->samples, __atomic_load_n(&s->samples, __ATOMIC_RELAXED));
 }
 
+void spanprof__sample_thread_merge(struct spanprof__thread *dst, const struct spanprof__thread *src)
+{
+    if (!dst->sample || !src->sample)
+        return;
+    struct spanprof__sample_node *d = &dst->sample->root;
+    const struct spanprof__sample_node *s = &src->sample->root;
+    add(&d->wall_ns, __atomic_load_n(&s->wall_ns, __ATOMIC_RELAXED));
+    add(&d->cpu_ns, __atomic_load_n(&s->cpu_ns, __ATOMIC_RELAXED));
+    add(&d->samples, __atomic_load_n(&s->samples, __ATOMIC_RELAXED));
+}
+
 /* T's current innermost span's node, or NULL outside every span.  A parked thread (past the depth
  * cap) is charged to its deepest recorded frame. */
 __attribute__((no_sanitize_thread)) static struct spanprof__node *

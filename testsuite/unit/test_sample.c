@@ -162,6 +162,17 @@ START_TEST(idle)
     uint64_t ns;
     ck_assert_int_eq(spanprof__thread_idle_ns(&v, t, &ns), 1);
     ck_assert_uint_eq(ns, 333);
+    /* two threads merged into one: their time outside spans adds up */
+    struct spanprof__thread other = {0};
+    struct spanprof__sample_thread ost = {.root = {.wall_ns = 7, .cpu_ns = 1, .samples = 2}};
+    other.sample = &ost;
+    spanprof__sample_thread_merge(t, &other);
+    ck_assert_uint_eq(st.root.wall_ns, 340);
+    ck_assert_uint_eq(st.root.cpu_ns, 4);
+    ck_assert_uint_eq(st.root.samples, 6);
+    other.sample = NULL;
+    spanprof__sample_thread_merge(t, &other); /* no sampler state: nothing */
+    ck_assert_uint_eq(st.root.wall_ns, 340);
     release();
 }
 END_TEST
