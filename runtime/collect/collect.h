@@ -78,6 +78,11 @@ void spanprof__res_enter(const struct spanprof_site *site);
 void spanprof__res_exit(const struct spanprof_site *site, uintptr_t cfa);
 struct spanprof__res_thread *spanprof__res_thread_get(struct spanprof__thread *t);
 
+/* ---- trace_ring.c ---- */
+/* Objects going away: the rings' site pointers into them turned to copies (record/retire.c).
+ * With the process lock held. */
+void spanprof__trace_retire(struct spanprof__retire *r);
+
 /* ---- cputime.c ---- */
 void spanprof__cputime(uint64_t *user_ns, uint64_t *sys_ns);
 
