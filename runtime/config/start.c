@@ -27,6 +27,7 @@ static const char *env_get(const char *name)
 
 static void write_at_exit(void)
 {
+    __atomic_store_n(&spanprof__exit_ran, 1, __ATOMIC_RELEASE); /* see unload.c */
     spanprof__write_final();
 }
 
@@ -88,12 +89,16 @@ static void start(void)
         });
         if (spanprof__collect.alloc_stacks)
             spanprof__outputs.alloc_folded = o->alloc_folded;
+        /* A copy of the runtime unloaded earlier in this process left its profile: go on with
+         * it (before the ancestry, which would take that copy for a second runtime). */
+        spanprof__handover_adopt(o->handover, &spanprof__outputs);
         if (spanprof__ancestry_start(o->ancestor, &spanprof__outputs) &&
             pthread_key_create(&spanprof__g.key, spanprof__thread_exit_hook) == 0) {
             pthread_atfork(spanprof__fork_prepare, spanprof__fork_parent, spanprof__fork_child);
             pthread_atfork(NULL, NULL, fork_child);
             spanprof__writer_setup(o->dump_interval);
             spanprof__exec_start();
+            spanprof__dlclose_start();
             atexit(write_at_exit);
             collectors_thread_new = spanprof__hooks.thread_new;
             spanprof__hooks.thread_new = thread_new;
