@@ -25,8 +25,15 @@ static const char *env_get(const char *name)
     return getenv(name);
 }
 
-static void write_at_exit(void)
+/* Registered as atexit does it, keyed on this object (__dso_handle), but by hand: an atexit
+ * interposed by a tool (ThreadSanitizer's) keys it on no object, and the C library would then
+ * call it at exit after the library holding the runtime was unloaded. */
+extern void *__dso_handle __attribute__((weak, visibility("hidden")));
+int __cxa_atexit(void (*fn)(void *), void *arg, void *dso);
+
+static void write_at_exit(void *arg)
 {
+    (void)arg;
     __atomic_store_n(&spanprof__exit_ran, 1, __ATOMIC_RELEASE); /* see unload.c */
     spanprof__write_final();
 }
@@ -99,7 +106,7 @@ static void start(void)
             spanprof__writer_setup(o->dump_interval);
             spanprof__exec_start();
             spanprof__dlclose_start();
-            atexit(write_at_exit);
+            __cxa_atexit(write_at_exit, NULL, &__dso_handle ? __dso_handle : NULL);
             collectors_thread_new = spanprof__hooks.thread_new;
             spanprof__hooks.thread_new = thread_new;
             spanprof__signals_start(o->dump_signal);
