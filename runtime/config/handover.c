@@ -9,8 +9,8 @@
  * environment, SPANPROF_HANDOVER=PID:ID:ADDRESS: the process, the image (the kernel's random
  * bytes for this exec, as in SPANPROF_ANCESTOR) and the address of a block holding the rest.  A
  * copy that starts later in the same image finds it, checks the block's stamp and layout, and
- * adopts the registry as a whole, the start time, the site ids and the file naming: its writes
- * are then cumulative.  The environment is the one place two copies of the runtime, which share
+ * adopts the registry as a whole, the start time, the site ids, the sites' copies and the file
+ * naming: its writes are then cumulative, and the library's spans go on in the same nodes.  The environment is the one place two copies of the runtime, which share
  * no symbol, both see; the pid and image in the entry keep a program started by exec (which
  * inherits it) from ever reading the address.
  */
@@ -40,6 +40,8 @@ struct handover {
     int descendant;
     unsigned image;
     int image_wrote;
+    void *copies; /* the sites' copies, by name (record/retire.c), for the library loaded again */
+    size_t copies_cap, copies_n;
 };
 
 int spanprof__successor;
@@ -82,6 +84,12 @@ void spanprof__handover_leave(const struct spanprof__outputs *out)
     h->descendant = out->descendant;
     h->image = out->image;
     h->image_wrote = spanprof__image_wrote;
+    void **table;
+    size_t *cap, *n;
+    spanprof__retire_copies(&table, &cap, &n);
+    h->copies = *table;
+    h->copies_cap = *cap;
+    h->copies_n = *n;
     char key[64], value[96];
     image_key(key, sizeof key);
     snprintf(value, sizeof value, "%s:%lx", key, (unsigned long)(uintptr_t)h);
@@ -123,4 +131,10 @@ void spanprof__handover_adopt(const char *value, struct spanprof__outputs *out)
     spanprof__g.start_tick = h->start_tick;
     spanprof__g.start_real_sec = h->start_real_sec;
     spanprof__g.start_real_nsec = h->start_real_nsec;
+    void **table;
+    size_t *cap, *n;
+    spanprof__retire_copies(&table, &cap, &n);
+    *table = h->copies;
+    *cap = h->copies_cap;
+    *n = h->copies_n;
 }

@@ -377,9 +377,6 @@ struct spanprof__retire {
     int all;                               /* every site (the runtime itself goes away) */
     struct spanprof__retired_site *table;  /* old address -> copy (open addressing) */
     size_t cap, used;
-    char *block;                           /* the copies */
-    size_t bytes;
-    int applied;                           /* some pointer now points to a copy */
 };
 /* With the process lock held.  Before the objects go: copies of their sites that something points
  * to (-1: no memory).  After they went: every pointer into them turned to its copy.  Then
@@ -387,6 +384,11 @@ struct spanprof__retire {
 int spanprof__retire_collect(struct spanprof__retire *r);
 void spanprof__retire_apply(struct spanprof__retire *r);
 void spanprof__retire_end(struct spanprof__retire *r);
+/* At SITE's registration (lock held): 1 when it is the site of a library loaded again, which
+ * then takes its copy's id and place (nodes, histograms). */
+int spanprof__retire_revive(struct spanprof_site *site);
+/* Where the copies' index is kept (handed over to a later copy of the runtime). */
+void spanprof__retire_copies(void ***table, size_t **cap, size_t **n);
 /* What pointer S becomes (S itself when not retired); by address only, for collectors' own
  * pointers (the trace rings; call between collect and apply or right after apply). */
 const struct spanprof_site *spanprof__retired(struct spanprof__retire *r,

@@ -101,7 +101,8 @@ uint32_t spanprof__site_register(struct spanprof_site *site)
              * ever grow, so the slot exists. */
             st = SPANPROF__SITE_OFF;
         } else {
-            site->id = ++spanprof__g.next_site_id;
+            if (!spanprof__retire_revive(site)) /* a library loaded again: its old id */
+                site->id = ++spanprof__g.next_site_id;
             st = site->kind == SPANPROF_KIND_PROGRESS ? register_progress(site) : register_span(site);
         }
         __atomic_store_n(&site->state, st, __ATOMIC_RELEASE);
