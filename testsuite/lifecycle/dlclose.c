@@ -80,13 +80,20 @@ int main(int argc, char **argv)
         printf("loaded again at another address: %s\n", second != first ? "yes" : "no");
     /* What is left running: a runtime that went away with the library left no thread, signal
      * handler or fork handler behind. */
-    int tasks = 0;
+    int writers = 0;
     DIR *dir = opendir("/proc/self/task");
-    for (struct dirent *e; dir && (e = readdir(dir));)
-        tasks += e->d_name[0] != '.';
+    for (struct dirent *e; dir && (e = readdir(dir));) {
+        char comm[64] = "", name[300];
+        snprintf(name, sizeof name, "/proc/self/task/%s/comm", e->d_name);
+        FILE *f = e->d_name[0] != '.' ? fopen(name, "r") : NULL;
+        if (f && fgets(comm, sizeof comm, f))
+            writers += strcmp(comm, "spanprof-write\n") == 0;
+        if (f)
+            fclose(f);
+    }
     if (dir)
         closedir(dir);
-    printf("threads left: %d\n", tasks);
+    printf("writer threads left: %d\n", writers);
     struct sigaction term;
     sigaction(SIGTERM, NULL, &term);
     printf("SIGTERM action: %s\n", term.sa_handler == SIG_DFL ? "default" : "a handler");
