@@ -20,6 +20,7 @@
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <link.h>
+#include <stdlib.h>
 
 #include "collect/collect.h"
 #include "config/config.h"
@@ -64,14 +65,14 @@ static int note_object(struct dl_phdr_info *info, size_t size, void *ctx)
     return 0;
 }
 
-/* Objects loaded from FROM's object on (all when FROM is 0), in O->v (spanprof__map'd). */
+/* Objects loaded from FROM's object on (all when ALL), in O->v (malloc'd: temporary). */
 static int list_objects(struct objects *o, uintptr_t from, int all)
 {
     *o = (struct objects){.from = from, .seen = all};
     dl_iterate_phdr(note_object, o);
     o->cap = o->n + 16; /* room for objects loaded meanwhile */
     o->n = 0;
-    o->v = spanprof__map(o->cap * sizeof *o->v);
+    o->v = malloc(o->cap * sizeof *o->v);
     if (!o->v)
         return -1;
     dl_iterate_phdr(note_object, o);
@@ -80,8 +81,7 @@ static int list_objects(struct objects *o, uintptr_t from, int all)
 
 static void free_objects(struct objects *o)
 {
-    if (o->v)
-        spanprof__unmap(o->v, o->cap * sizeof *o->v);
+    free(o->v);
 }
 
 static int still_there(const struct objects *now, const struct object *x)
@@ -111,7 +111,7 @@ SPANPROF_API int dlclose(void *handle)
     struct spanprof__retire r = {0};
     int prepared = 0;
     if (list_objects(&before, lm->l_addr, 0) == 0 && before.n > 0 &&
-        (ranges = spanprof__map(before.n * sizeof *ranges)) != NULL) {
+        (ranges = malloc(before.n * sizeof *ranges)) != NULL) {
         for (size_t i = 0; i < before.n; i++)
             ranges[i] = (struct spanprof__range){before.v[i].lo, before.v[i].hi};
         r.ranges = ranges;
@@ -143,7 +143,7 @@ SPANPROF_API int dlclose(void *handle)
     spanprof__unlock();
     free_objects(&after);
     free_objects(&before);
-    spanprof__unmap(ranges, before.n * sizeof *ranges);
+    free(ranges);
     spanprof__guard_leave(guard);
     return rc;
 }
