@@ -385,7 +385,8 @@ int spanprof__retire_collect(struct spanprof__retire *r);
 void spanprof__retire_apply(struct spanprof__retire *r);
 void spanprof__retire_end(struct spanprof__retire *r);
 /* At SITE's registration (lock held): 1 when it is the site of a library loaded again, which
- * then takes its copy's id and place (nodes, histograms). */
+ * then takes its copy's id and place (nodes, histograms; a progress point's counter, in
+ * coz_end). */
 int spanprof__retire_revive(struct spanprof_site *site);
 /* Where the copies' index is kept (handed over to a later copy of the runtime). */
 void spanprof__retire_copies(void ***table, size_t **cap, size_t **n);

@@ -251,19 +251,26 @@ static int swap_node(struct spanprof__node *n, size_t depth, void *ctx)
     return 1;
 }
 
-/* SITE, a span seen for the first time (site.c, lock held, state still NEW so no call of it has
- * been recorded yet), may be a site of a library loaded again.  Then the copy made when it was
+/* SITE, seen for the first time (site.c, lock held, state still NEW so no call of it has been
+ * recorded yet), may be a site of a library loaded again.  Then the copy made when it was
  * unloaded comes back as SITE: SITE takes the copy's id, and every node and histogram that
- * pointed to the copy points to SITE, so the library's calls add to the nodes they had and the
- * trees do not grow with each load.  A copy is revived by one live site at a time (its coz_begin,
+ * pointed to the copy points to SITE (a progress point: its hit counter), so the library's calls
+ * add to the nodes they had and the trees do not grow with each load.  A copy is revived by one live site at a time (its coz_begin,
  * unused in a copy, names that site until the site goes again: visit_apply). */
 int spanprof__retire_revive(struct spanprof_site *site)
 {
-    if (site->kind != SPANPROF_KIND_SPAN || !known_n)
+    if (!known_n)
         return 0;
     struct spanprof_site *c = *known_slot(known, known_cap, site);
     if (!c || c->coz_begin)
         return 0;
+    if (c->kind == SPANPROF_KIND_PROGRESS) {
+        struct spanprof__progress_point *p = c->coz_end;
+        if (!p)
+            return 0;
+        p->site = site; /* its hit counter goes on (site.c finds it in coz_end) */
+        site->coz_end = p;
+    }
     c->coz_begin = site;
     site->id = c->id;
     struct swap w = {c, site};

@@ -57,15 +57,18 @@ static int valid(const struct spanprof_site *site)
  * memory). */
 static uint32_t register_progress(struct spanprof_site *site)
 {
-    struct spanprof__progress_point *p = calloc(1, sizeof *p);
-    if (!p)
-        return SPANPROF__SITE_OFF;
-    if (!spanprof__progress_points)
-        pthread_atfork(NULL, NULL, reset_hits_after_fork);
-    p->site = site;
-    p->next = spanprof__progress_points;
-    spanprof__progress_points = p;
-    site->coz_end = p;
+    /* A point of a library loaded again has its counter back already (retire.c). */
+    if (!site->coz_end) {
+        struct spanprof__progress_point *p = calloc(1, sizeof *p);
+        if (!p)
+            return SPANPROF__SITE_OFF;
+        if (!spanprof__progress_points)
+            pthread_atfork(NULL, NULL, reset_hits_after_fork);
+        p->site = site;
+        p->next = spanprof__progress_points;
+        spanprof__progress_points = p;
+        site->coz_end = p;
+    }
     if (spanprof__g.coz_get) {
         site->coz_begin = spanprof__g.coz_get(COZ_COUNTER_TYPE_THROUGHPUT, site->name);
         if (site->coz_begin)

@@ -1,7 +1,9 @@
 /* dlclose.c — a library with spans loaded, unloaded, loaded again and unloaded again
  * (dlclose_lib.inc).  Each time the main thread calls into it once and a thread twice; the first
  * time that thread exits only after the unload.  With "moved", a page of the first load's place
- * is taken before the second load, so the library comes back at another address.  The folded
+ * is taken before the second load, so the library comes back at another address; with
+ * "settings", the second load's runtime (if it comes with the library) records with other
+ * settings, so it cannot take over the first one's profile.  The folded
  * and JSON profiles hold both loads' calls under the library's names, whichever copy of the
  * runtime records them: the program's (shared, or static with -rdynamic) or one inside the
  * library that goes away with it.  At the end: what is left running (threads, the SIGTERM action)
@@ -16,6 +18,7 @@
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/wait.h>
@@ -75,6 +78,8 @@ int main(int argc, char **argv)
                  -1, 0) != at)
             puts("could not take the old place");
     }
+    if (argc > 2 && strcmp(argv[2], "settings") == 0)
+        setenv("SPANPROF_HISTOGRAM", "1", 1); /* read by a runtime that starts from now on */
     uintptr_t second = load_run_unload(path, 0);
     if (moved)
         printf("loaded again at another address: %s\n", second != first ? "yes" : "no");

@@ -228,7 +228,8 @@ driver_two_runtimes() {
 
 # dlclose: the library loaded and unloaded twice, its spans recorded by the program's runtime
 # (shared; static with -rdynamic) or by a runtime inside the library (shared or static), which
-# then goes away with it; the second load at the same place or, "moved", at another.
+# then goes away with it; the second load at the same place or, "moved", at another, or with
+# "settings", after the program changed the environment the runtime reads.
 driver_dlclose() {
     cp "$here/dlclose_lib.inc" "$1/lib.c"
     for lib in plain shared static; do
@@ -245,7 +246,7 @@ driver_dlclose() {
         fi
     done
     for how in shared:plain:same shared:plain:moved rdynamic:plain:same none:shared:same \
-        none:shared:moved none:static:same; do
+        none:shared:moved none:static:same none:shared:settings; do
         prog=${how%%:*} rest=${how#*:}
         lib=${rest%%:*} where=${rest#*:}
         d="$1/$prog-$lib-$where"
@@ -255,8 +256,10 @@ driver_dlclose() {
         echo "## program: $prog runtime; library: $lib; second load: $where"
         run "$d" "$1/lib$lib.so" "$where"
         describe "$d"
-        # The JSON has one entry per span, not one per load of the library.
-        echo "# entries named lib_work in out.json: $(grep -c '"lib_work"' "$d/out.json")"
+        # The JSON has one entry per span and progress point, not one per load of the library.
+        for entry in lib_work lib-tick; do
+            echo "# entries named $entry in out.json: $(grep -c "\"$entry\"" "$d/out.json")"
+        done
     done
 }
 
