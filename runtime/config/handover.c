@@ -10,9 +10,10 @@
  * bytes for this exec, as in SPANPROF_ANCESTOR) and the address of a block holding the rest.  A
  * copy that starts later in the same image finds it, checks the block's stamp and layout, and
  * adopts the registry as a whole, the start time, the site ids, the sites' copies and the file
- * naming: its writes are then cumulative, and the library's spans go on in the same nodes.  The environment is the one place two copies of the runtime, which share
- * no symbol, both see; the pid and image in the entry keep a program started by exec (which
- * inherits it) from ever reading the address.
+ * naming: its writes are then cumulative, and the library's spans go on in the same nodes.
+ * The environment is the one place two copies of the runtime, which share no symbol, both see;
+ * the pid and image in the entry keep a program started by exec (which inherits it) from ever
+ * reading the address.
  */
 #define _GNU_SOURCE
 #include <stdio.h>

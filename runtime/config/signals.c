@@ -181,10 +181,10 @@ void spanprof__signals_start(int dump_signal)
             sigaction(dump_signal, &dump, NULL) == 0) {
             dump_old = old;
             dump_installed = dump_signal;
-        }
-        else
+        } else {
             say("warning: SPANPROF_DUMP_SIGNAL=SIG", sigabbrev_np(dump_signal),
                 ": the program handles that signal itself; no dumps on it");
+        }
     }
 }
 

@@ -6,9 +6,10 @@
  * pointers would dangle, and every later write of the profile would read unmapped memory.  So
  * every such pointer is turned to a copy: same name, file, lines and id, in state OFF (nothing
  * calls it any more), in mmap'd memory that is never unmapped.  One copy per name, file and
- * lines (the first one's id): a library loaded and unloaded again and again costs no more.  Two passes, because the object
- * must still be mapped while its sites are read but the pointers may only change once it is
- * really gone (dlclose only drops a reference when others hold the object):
+ * lines (the first one's id): a library loaded and unloaded again and again costs no more.
+ * Two passes, because the object must still be mapped while its sites are read but the
+ * pointers may only change once it is really gone (dlclose only drops a reference when others
+ * hold the object):
  *   spanprof__retire_collect  — before: the copy of every site in the object that anything
  *                               points to, in a table keyed by the old address;
  *   spanprof__retire_apply    — after: every pointer into the object, by address alone (no
@@ -46,7 +47,8 @@ static int in_ranges(const struct spanprof__retire *r, const struct spanprof_sit
     return 0;
 }
 
-static struct spanprof__retired_site *slot(struct spanprof__retire *r, const struct spanprof_site *s)
+static struct spanprof__retired_site *slot(struct spanprof__retire *r,
+                                           const struct spanprof_site *s)
 {
     size_t mask = r->cap - 1;
     size_t i = ((uintptr_t)s >> 4) * 0x9e3779b97f4a7c15u >> 20 & mask;
@@ -252,11 +254,11 @@ static int swap_node(struct spanprof__node *n, size_t depth, void *ctx)
 }
 
 /* SITE, seen for the first time (site.c, lock held, state still NEW so no call of it has been
- * recorded yet), may be a site of a library loaded again.  Then the copy made when it was
- * unloaded comes back as SITE: SITE takes the copy's id, and every node and histogram that
- * pointed to the copy points to SITE (a progress point: its hit counter), so the library's calls
- * add to the nodes they had and the trees do not grow with each load.  A copy is revived by one live site at a time (its coz_begin,
- * unused in a copy, names that site until the site goes again: visit_apply). */
+ * recorded yet), may be a site of a library loaded again.  Then the copy made when it was unloaded
+ * comes back as SITE: SITE takes the copy's id, and every node and histogram that pointed to the
+ * copy points to SITE (a progress point: its hit counter), so the library's calls add to the nodes
+ * they had and the trees do not grow with each load.  A copy is revived by one live site at a time
+ * (its coz_begin, unused in a copy, names that site until the site goes again: visit_apply). */
 int spanprof__retire_revive(struct spanprof_site *site)
 {
     if (!known_n)
