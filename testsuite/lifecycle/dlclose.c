@@ -8,7 +8,7 @@
  * runtime records them: the program's (shared, or static with -rdynamic) or one inside the
  * library that goes away with it.  At the end: what is left running (threads, the SIGTERM action)
  * and a fork, which would crash on a fork handler left by a runtime that is gone.
- * test-env: SPANPROF_JSON=out.json
+ * test-env: SPANPROF_JSON=out.json SPANPROF_TRACE=trace.json
  * test-driver: dlclose */
 #define _GNU_SOURCE
 #include <dirent.h>

@@ -8,7 +8,7 @@
 # (its own) and CHILD (any other).  Values are call counts, so they are exact.
 #
 # Environment: CC, PLUGIN, INCLUDE_DIR, LIBDIR, PROFDUMP, TOOL (the spanprof command),
-# RUNTIME_LIBS.  Optional: ONLY="a b"; REGEN=1 rewrites the expected files (see ../lib.sh);
+# TRACECHECK, RUNTIME_LIBS.  Optional: ONLY="a b"; REGEN=1 rewrites the expected files (see ../lib.sh);
 # SAMPLE_CFLAGS, added to every compile and link (the sanitizer runs of `make check-sanitize`).
 # A sample may carry lines:  test-env: VAR=VALUE ...   extra environment
 #                            test-build: static        linked with libspanprof.a
@@ -260,6 +260,10 @@ driver_dlclose() {
         for entry in lib_work lib-tick; do
             echo "# entries named $entry in out.json: $(grep -c "\"$entry\"" "$d/out.json")"
         done
+        # The trace's events keep the library's names.
+        echo "# trace.json"
+        "$TRACECHECK" "$d/trace.json" 2>&1 | sed "s|$d/||g"
+        grep -o '"name": *"lib_[a-z]*"' "$d/trace.json" | sort | uniq -c
     done
 }
 
