@@ -23,6 +23,7 @@
 struct spanprof__progress_point *spanprof__progress_points;
 
 static int warned_version;
+static int hits_reset_registered; /* this copy's fork handler (the list may be a predecessor's) */
 
 static void reset_hits_after_fork(void)
 {
@@ -62,8 +63,10 @@ static uint32_t register_progress(struct spanprof_site *site)
         struct spanprof__progress_point *p = calloc(1, sizeof *p);
         if (!p)
             return SPANPROF__SITE_OFF;
-        if (!spanprof__progress_points)
+        if (!hits_reset_registered) {
+            hits_reset_registered = 1;
             pthread_atfork(NULL, NULL, reset_hits_after_fork);
+        }
         p->site = site;
         p->next = spanprof__progress_points;
         spanprof__progress_points = p;
