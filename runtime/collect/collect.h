@@ -128,6 +128,10 @@ int spanprof__sampler_start(void);
 /* Stops it and waits for it to end; nothing when it is not running.  Before the process-exit
  * write (so that write is consistent) and before the runtime is unloaded. */
 void spanprof__sampler_stop(void);
+/* ---- trace_ring.c ---- */
+/* Objects going away: the rings' site pointers into them turned to copies (record/retire.c).
+ * With the process lock held. */
+void spanprof__trace_retire(struct spanprof__retire *r);
 
 /* ---- cputime.c ---- */
 void spanprof__cputime(uint64_t *user_ns, uint64_t *sys_ns);

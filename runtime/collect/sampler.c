@@ -95,6 +95,8 @@ void spanprof__sampler_stop(void)
     pthread_join(S.thread, NULL);
     S.running = 0;
 }
+/* Nothing of the runtime may run once its library is unloaded (config/unload.c). */
+SPANPROF_STOP_STAGE(spanprof__sampler_stop);
 
 /* The child has no sampler thread, and S.mu may have been held by it at the fork. */
 static void fork_child(void)

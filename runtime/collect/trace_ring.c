@@ -46,6 +46,26 @@ void spanprof__trace_fork_child(struct spanprof__thread *t)
         t->trace->base = t->trace->head;
 }
 
+/* Objects going away (record/retire.c): every event's site pointer into them becomes the copy's.
+ * With the process lock held; a compare-and-swap, so an event a running owner writes meanwhile
+ * into the same slot is never overwritten. */
+void spanprof__trace_retire(struct spanprof__retire *r)
+{
+    for (struct spanprof__thread *t = spanprof__g.threads; t; t = t->next) {
+        struct spanprof__trace_ring *ring = t->trace;
+        for (size_t i = 0; ring && i < ring->capacity; i++) {
+            struct spanprof__trace_event *e = &ring->events[i];
+            uintptr_t tag = __atomic_load_n(&e->tag, __ATOMIC_ACQUIRE);
+            uintptr_t bits = SPANPROF__TRACE_EXIT | SPANPROF__TRACE_ODD_LAP;
+            const struct spanprof_site *s = (const void *)(tag & ~bits);
+            const struct spanprof_site *c = s ? spanprof__retired(r, s) : s;
+            if (c != s)
+                __atomic_compare_exchange_n(&e->tag, &tag, (uintptr_t)c | (tag & bits), 0,
+                                            __ATOMIC_RELEASE, __ATOMIC_RELAXED);
+        }
+    }
+}
+
 /* A signal handler pushed events between our reservation of slot H and our check: they sit in
  * the slots after ours with earlier ticks.  Ours happened before them (it is before them in the
  * ring, and a handler nests inside what it interrupted), so it takes the next event's tick. */

@@ -79,7 +79,10 @@ int spanprof__ancestry_start(const char *marker, struct spanprof__outputs *out)
     long mpid = 0;
     unsigned long written = 0;
     char mid[17] = "";
-    if (marker && sscanf(marker, "%ld:%lu:%16[0-9a-f]", &mpid, &written, mid) == 3) {
+    /* A successor (handover.c) is the same image as the copy it took over from: its naming came
+     * with the profile. */
+    if (marker && !spanprof__successor &&
+        sscanf(marker, "%ld:%lu:%16[0-9a-f]", &mpid, &written, mid) == 3) {
         if (mpid == (long)pid && strcmp(mid, id) == 0) {
             fprintf(stderr,
                     "spanprof: warning: a second copy of the runtime (in %s) is not recording: "

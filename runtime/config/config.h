@@ -45,6 +45,24 @@ extern int spanprof__term_handled;
 /* Looks up the C library's exec functions now, so a vfork child never has to. */
 void spanprof__exec_start(void);
 
+/* ---- dlclose.c ---- */
+/* Looks up the C library's dlclose now. */
+void spanprof__dlclose_start(void);
+
+/* ---- unload.c ---- */
+/* Set by the process-exit write (start.c): the destructor that runs later is not an unload. */
+extern int spanprof__exit_ran;
+
+/* ---- handover.c ---- */
+/* At the runtime's unload, with the process lock held: leaves the profile for a copy loaded later
+ * (the SPANPROF_HANDOVER entry in the environment). */
+void spanprof__handover_leave(const struct spanprof__outputs *out);
+/* At start-up, from SPANPROF_HANDOVER (VALUE, may be NULL): takes over the profile a copy
+ * unloaded earlier in this image left, and OUT's naming. */
+void spanprof__handover_adopt(const char *value, struct spanprof__outputs *out);
+/* Non-zero when this copy took over from one unloaded earlier. */
+extern int spanprof__successor;
+
 /* ---- ancestry.c ---- */
 /* At start-up, from SPANPROF_ANCESTOR (MARKER, may be NULL): sets OUT's descendant and image
  * and exports this image's marker; 0 when another copy of the runtime runs this process (this

@@ -100,6 +100,10 @@ static const struct option options[] = {
     {"SPANPROF_ANCESTOR", MARKER, FIELD(ancestor), NULL, NULL, 0,
      "set by the runtime in its own environment, so programs it starts know they are "
      "descendants (see *Long-running programs*); not meant to be set by hand"},
+    {"SPANPROF_HANDOVER", MARKER, FIELD(handover), NULL, NULL, 0,
+     "set by the runtime in its own environment when the library holding it is unloaded, so a "
+     "copy loaded later in the same process adds to the same profile (see *Long-running "
+     "programs*); not meant to be set by hand"},
 };
 #define NOPTIONS (sizeof options / sizeof options[0])
 

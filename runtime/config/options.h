@@ -42,6 +42,7 @@ struct spanprof__options {
     int dump_signal;       /* SPANPROF_DUMP_SIGNAL, 0: unset */
     double dump_interval;  /* SPANPROF_DUMP_INTERVAL, seconds, 0: unset */
     const char *ancestor;  /* SPANPROF_ANCESTOR, NULL: unset */
+    const char *handover;  /* SPANPROF_HANDOVER, NULL: unset */
 };
 
 typedef const char *(*spanprof__getenv_fn)(const char *name);

@@ -16,6 +16,9 @@
  * (the crash signals are blocked while it runs): never a hang, never a hidden crash.
  *
  * SPANPROF_DUMP_SIGNAL: the handler only wakes the writer thread; the program runs on.
+ *
+ * When the library holding the runtime is unloaded, a stop stage puts back the actions it
+ * replaced, wherever its handler is still installed.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -34,6 +37,8 @@ static const int crash_signals[] = {SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT};
 #define COUNT(a) (sizeof a / sizeof *a)
 
 static struct sigaction chained[NSIG]; /* crash: the program's handler from before start-up */
+static struct sigaction dump_old;       /* the dump signal's action before ours */
+static int dump_installed;              /* SPANPROF_DUMP_SIGNAL's handler is ours, on this signal */
 static int dying;                       /* a terminating signal is being handled */
 static int crash_written;               /* the crash handler wrote (once per process image) */
 int spanprof__term_handled;             /* some terminating signal has our handler */
@@ -172,10 +177,37 @@ void spanprof__signals_start(int dump_signal)
         struct sigaction dump = {.sa_handler = dump_handler, .sa_flags = SA_RESTART};
         sigemptyset(&dump.sa_mask);
         if (sigaction(dump_signal, NULL, &old) == 0 && !(old.sa_flags & SA_SIGINFO) &&
-            (old.sa_handler == SIG_DFL || old.sa_handler == SIG_IGN))
-            sigaction(dump_signal, &dump, NULL);
-        else
+            (old.sa_handler == SIG_DFL || old.sa_handler == SIG_IGN) &&
+            sigaction(dump_signal, &dump, NULL) == 0) {
+            dump_old = old;
+            dump_installed = dump_signal;
+        } else {
             say("warning: SPANPROF_DUMP_SIGNAL=SIG", sigabbrev_np(dump_signal),
                 ": the program handles that signal itself; no dumps on it");
+        }
     }
 }
+
+/* SIG's action back to OLD, if the handler is still ours (a program that installed its own since
+ * keeps it). */
+static void restore(int sig, void *ours, const struct sigaction *old)
+{
+    struct sigaction now;
+    if (sigaction(sig, NULL, &now) == 0 && (void *)now.sa_sigaction == ours)
+        sigaction(sig, old, NULL);
+}
+
+/* The runtime is being unloaded (a stop stage): no handler of ours may run afterwards. */
+static void stop_signals(void)
+{
+    struct sigaction dfl = {.sa_handler = SIG_DFL};
+    sigemptyset(&dfl.sa_mask);
+    for (size_t i = 0; i < COUNT(term_signals); i++)
+        restore(term_signals[i], (void *)term_handler, &dfl);
+    for (size_t i = 0; i < COUNT(crash_signals); i++)
+        restore(crash_signals[i], (void *)crash_handler, &chained[crash_signals[i]]);
+    if (dump_installed)
+        restore(dump_installed, (void *)dump_handler, &dump_old);
+    spanprof__term_handled = 0;
+}
+SPANPROF_STOP_STAGE(stop_signals);

@@ -25,8 +25,16 @@ static const char *env_get(const char *name)
     return getenv(name);
 }
 
-static void write_at_exit(void)
+/* Registered as atexit does it, keyed on this object (__dso_handle), but by hand: an atexit
+ * interposed by a tool (ThreadSanitizer's) keys it on no object, and the C library would then
+ * call it at exit after the library holding the runtime was unloaded. */
+extern void *__dso_handle __attribute__((weak, visibility("hidden")));
+int __cxa_atexit(void (*fn)(void *), void *arg, void *dso);
+
+static void write_at_exit(void *arg)
 {
+    (void)arg;
+    __atomic_store_n(&spanprof__exit_ran, 1, __ATOMIC_RELEASE); /* see unload.c */
     spanprof__sampler_stop(); /* its last pass done: the write sees every sample */
     spanprof__write_final();
 }
@@ -91,13 +99,17 @@ static void start(void)
         });
         if (spanprof__collect.alloc_stacks)
             spanprof__outputs.alloc_folded = o->alloc_folded;
+        /* A copy of the runtime unloaded earlier in this process left its profile: go on with
+         * it (before the ancestry, which would take that copy for a second runtime). */
+        spanprof__handover_adopt(o->handover, &spanprof__outputs);
         if (spanprof__ancestry_start(o->ancestor, &spanprof__outputs) &&
             pthread_key_create(&spanprof__g.key, spanprof__thread_exit_hook) == 0) {
             pthread_atfork(spanprof__fork_prepare, spanprof__fork_parent, spanprof__fork_child);
             pthread_atfork(NULL, NULL, fork_child);
             spanprof__writer_setup(o->dump_interval);
             spanprof__exec_start();
-            atexit(write_at_exit);
+            spanprof__dlclose_start();
+            __cxa_atexit(write_at_exit, NULL, &__dso_handle ? __dso_handle : NULL);
             collectors_thread_new = spanprof__hooks.thread_new;
             spanprof__hooks.thread_new = thread_new;
             spanprof__signals_start(o->dump_signal);

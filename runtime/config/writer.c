@@ -10,6 +10,7 @@
  * The writer thread exists only in processes that may need it (see start.c): created lazily,
  * never from a signal handler, with every signal blocked (so no handler ever runs on it and
  * waits for itself).  fork does not copy it: the child starts its own if the parent had one.
+ * When the library holding the runtime is unloaded, a stop stage ends and joins it.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -33,6 +34,8 @@ static pid_t writer_pid; /* the process whose writer thread runs; 0: none */
 static double interval;  /* SPANPROF_DUMP_INTERVAL seconds, 0: no timer */
 static uint32_t requests, done; /* futex words */
 static uint32_t started;        /* futex word: the writer thread is in its loop */
+static int stopping;            /* the runtime is being unloaded: the thread returns */
+static pthread_t writer;        /* joined when the runtime is unloaded */
 
 static long futex(uint32_t *word, int op, uint32_t val, const struct timespec *timeout)
 {
@@ -83,6 +86,8 @@ static void *writer_main(void *arg)
     futex(&started, FUTEX_WAKE_PRIVATE, 1, NULL);
     for (;;) {
         uint32_t r = __atomic_load_n(&requests, __ATOMIC_ACQUIRE);
+        if (__atomic_load_n(&stopping, __ATOMIC_ACQUIRE))
+            return NULL;
         if (r == served) {
             double left = next > 0 ? next - now_sec() : 0;
             if (next == 0 || left > 0) {
@@ -116,12 +121,12 @@ void spanprof__writer_ensure(void)
         pthread_sigmask(SIG_SETMASK, &all, &old); /* the new thread inherits the mask */
         pthread_attr_t attr;
         pthread_attr_init(&attr);
-        pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-        pthread_t th;
+        pthread_t th; /* joinable: joined only when the runtime is unloaded (stop below) */
         void *served = (void *)(uintptr_t)__atomic_load_n(&requests, __ATOMIC_ACQUIRE);
         __atomic_store_n(&started, 0, __ATOMIC_RELAXED);
         if (pthread_create(&th, &attr, writer_main, served) == 0) {
             pthread_setname_np(th, "spanprof-write");
+            writer = th;
             __atomic_store_n(&writer_pid, pid, __ATOMIC_RELEASE);
             /* The program goes on once the new thread is parked in its loop (at most 1 s): a
              * fork right after this span must not find it half started, holding some lock of
@@ -192,3 +197,17 @@ void spanprof__writer_setup(double seconds)
     interval = seconds;
     pthread_atfork(NULL, NULL, fork_child);
 }
+
+/* The runtime is being unloaded (a stop stage): the writer thread must not outlive its code.  It
+ * finishes a write in progress, then returns; joined here. */
+static void stop_writer(void)
+{
+    if (__atomic_load_n(&writer_pid, __ATOMIC_ACQUIRE) != getpid())
+        return;
+    __atomic_store_n(&stopping, 1, __ATOMIC_RELEASE);
+    __atomic_add_fetch(&requests, 1, __ATOMIC_ACQ_REL); /* the word it waits on changes */
+    futex(&requests, FUTEX_WAKE_PRIVATE, 1, NULL);
+    pthread_join(writer, NULL);
+    __atomic_store_n(&writer_pid, 0, __ATOMIC_RELEASE);
+}
+SPANPROF_STOP_STAGE(stop_writer);

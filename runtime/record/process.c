@@ -6,8 +6,10 @@
  * collectors and the writers); they hand their start functions to the linker with
  * SPANPROF_START_STAGE, which gathers them into the section "spanprof_start".  This file only
  * runs what it finds there, so recording starts whichever comes first: the runtime's own
- * constructor or a span run by an earlier constructor.  (The static library is one relocatable
- * object, so linking any part of the runtime links its start stages too: see Makefile.in.)
+ * constructor or a span run by an earlier constructor.  Stop stages (SPANPROF_STOP_STAGE, section
+ * "spanprof_stop") are gathered the same way and run once, in reverse, by spanprof__stop.  (The
+ * static library is one relocatable object, so linking any part of the runtime links its start
+ * stages too: see Makefile.in.)
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -32,7 +34,11 @@ SPANPROF_TLS uintptr_t spanprof__tls_busy;
 extern const spanprof__start_fn __start_spanprof_start[] START_BOUND;
 extern const spanprof__start_fn __stop_spanprof_start[] START_BOUND;
 
+extern const spanprof__start_fn __start_spanprof_stop[] START_BOUND;
+extern const spanprof__start_fn __stop_spanprof_stop[] START_BOUND;
+
 static pthread_once_t once = PTHREAD_ONCE_INIT;
+static int stopped;
 
 static void run_start_stages(void)
 {
@@ -44,6 +50,14 @@ static void run_start_stages(void)
 void spanprof__start(void)
 {
     pthread_once(&once, run_start_stages);
+}
+
+void spanprof__stop(void)
+{
+    if (__atomic_exchange_n(&stopped, 1, __ATOMIC_ACQ_REL))
+        return;
+    for (const spanprof__start_fn *stage = __stop_spanprof_stop; stage > __start_spanprof_stop;)
+        (*--stage)();
 }
 
 __attribute__((constructor)) static void start_at_load(void)

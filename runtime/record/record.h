@@ -202,6 +202,15 @@ typedef void (*spanprof__start_fn)(void);
     static const spanprof__start_fn spanprof__stage_##fn                                    \
         __attribute__((used, section("spanprof_start"), aligned(sizeof(void *)))) = fn
 void spanprof__start(void);
+/* Stop stages, the same way (SPANPROF_STOP_STAGE(fn), section "spanprof_stop"): what must not
+ * run any more once the runtime's code is unloaded (a thread, a signal handler, a key
+ * destructor) is stopped there.  spanprof__stop runs them once, in reverse link order (the
+ * layers above first), when the object holding the runtime is unloaded — not at process exit,
+ * where nothing runs afterwards (config/unload.c tells the two apart). */
+#define SPANPROF_STOP_STAGE(fn)                                                             \
+    static const spanprof__start_fn spanprof__stop_##fn                                     \
+        __attribute__((used, section("spanprof_stop"), aligned(sizeof(void *)))) = fn
+void spanprof__stop(void);
 void spanprof__lock(void);
 void spanprof__unlock(void);
 /* Takes the process's start timestamps (at start-up and in a fork child). */
@@ -357,6 +366,38 @@ struct spanprof__progress_point {
 };
 /* The registered progress points, newest first (read with the process lock held). */
 extern struct spanprof__progress_point *spanprof__progress_points;
+
+/* ---- retire.c: sites of objects going away, replaced by copies the runtime owns ---- */
+struct spanprof__range {
+    uintptr_t lo, hi; /* [lo, hi) */
+};
+struct spanprof__retired_site {
+    const struct spanprof_site *old; /* NULL: free slot */
+    struct spanprof_site *copy;
+};
+struct spanprof__retire {
+    const struct spanprof__range *ranges; /* the objects going away (unless ALL) */
+    size_t nranges;
+    int all;                               /* every site (the runtime itself goes away) */
+    struct spanprof__retired_site *table;  /* old address -> copy (open addressing) */
+    size_t cap, used;
+};
+/* With the process lock held.  Before the objects go: copies of their sites that something points
+ * to (-1: no memory).  After they went: every pointer into them turned to its copy.  Then
+ * spanprof__retire_end (always, after a successful collect). */
+int spanprof__retire_collect(struct spanprof__retire *r);
+void spanprof__retire_apply(struct spanprof__retire *r);
+void spanprof__retire_end(struct spanprof__retire *r);
+/* At SITE's registration (lock held): 1 when it is the site of a library loaded again, which
+ * then takes its copy's id and place (nodes, histograms; a progress point's counter, in
+ * coz_end). */
+int spanprof__retire_revive(struct spanprof_site *site);
+/* Where the copies' index is kept (handed over to a later copy of the runtime). */
+void spanprof__retire_copies(void ***table, size_t **cap, size_t **n);
+/* What pointer S becomes (S itself when not retired); by address only, for collectors' own
+ * pointers (the trace rings; call between collect and apply or right after apply). */
+const struct spanprof_site *spanprof__retired(struct spanprof__retire *r,
+                                              const struct spanprof_site *s);
 
 #pragma GCC visibility pop
 

@@ -23,6 +23,7 @@
 struct spanprof__progress_point *spanprof__progress_points;
 
 static int warned_version;
+static int hits_reset_registered; /* this copy's fork handler (the list may be a predecessor's) */
 
 static void reset_hits_after_fork(void)
 {
@@ -57,15 +58,20 @@ static int valid(const struct spanprof_site *site)
  * memory). */
 static uint32_t register_progress(struct spanprof_site *site)
 {
-    struct spanprof__progress_point *p = calloc(1, sizeof *p);
-    if (!p)
-        return SPANPROF__SITE_OFF;
-    if (!spanprof__progress_points)
-        pthread_atfork(NULL, NULL, reset_hits_after_fork);
-    p->site = site;
-    p->next = spanprof__progress_points;
-    spanprof__progress_points = p;
-    site->coz_end = p;
+    /* A point of a library loaded again has its counter back already (retire.c). */
+    if (!site->coz_end) {
+        struct spanprof__progress_point *p = calloc(1, sizeof *p);
+        if (!p)
+            return SPANPROF__SITE_OFF;
+        if (!hits_reset_registered) {
+            hits_reset_registered = 1;
+            pthread_atfork(NULL, NULL, reset_hits_after_fork);
+        }
+        p->site = site;
+        p->next = spanprof__progress_points;
+        spanprof__progress_points = p;
+        site->coz_end = p;
+    }
     if (spanprof__g.coz_get) {
         site->coz_begin = spanprof__g.coz_get(COZ_COUNTER_TYPE_THROUGHPUT, site->name);
         if (site->coz_begin)
@@ -101,7 +107,8 @@ uint32_t spanprof__site_register(struct spanprof_site *site)
              * ever grow, so the slot exists. */
             st = SPANPROF__SITE_OFF;
         } else {
-            site->id = ++spanprof__g.next_site_id;
+            if (!spanprof__retire_revive(site)) /* a library loaded again: its old id */
+                site->id = ++spanprof__g.next_site_id;
             st = site->kind == SPANPROF_KIND_PROGRESS ? register_progress(site) : register_span(site);
         }
         __atomic_store_n(&site->state, st, __ATOMIC_RELEASE);

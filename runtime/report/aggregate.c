@@ -104,6 +104,27 @@ static void agg_post(struct spanprof__node *n, size_t depth, void *ctx)
         s->active--;
 }
 
+/* A site of a library that was unloaded (its runtime-owned copy, record/retire.c) and the same
+ * site after the library was loaded again are one span: one entry, sums of both (they never
+ * nest, so the recursion rule holds).  ST is sorted by name, file and line. */
+static size_t merge_twins(struct spanprof__site_stats *st, size_t n)
+{
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++) {
+        struct spanprof__site_stats *d = k ? &st[k - 1] : NULL;
+        if (d && spanprof__site_compare(d->site, st[i].site) == 0) {
+            d->calls += st[i].calls;
+            d->total += st[i].total;
+            d->self += st[i].self;
+            if (st[i].max_depth > d->max_depth)
+                d->max_depth = st[i].max_depth;
+            continue;
+        }
+        st[k++] = st[i];
+    }
+    return k;
+}
+
 struct spanprof__site_stats *spanprof__aggregate_sites(const struct spanprof__view *v, size_t *n)
 {
     struct sites s = {0};
@@ -135,6 +156,7 @@ struct spanprof__site_stats *spanprof__aggregate_sites(const struct spanprof__vi
         if (a.st[i].calls || a.st[i].total)
             a.st[k++] = a.st[i];
     qsort(a.st, k, sizeof *a.st, cmp_stats_name);
+    k = merge_twins(a.st, k);
     *n = k;
     if (k == 0) {
         free(a.st);

@@ -5,7 +5,7 @@
  * Totals per site follow the rules of total_ns: inclusive values (CPU time, *_incl allocation
  * counters) count only the outermost activation of a site on a stack, so recursion is not counted
  * twice; self values and live bytes add up over all nodes; peak_live_bytes is the largest over
- * all activations.
+ * all activations.  A site of an unloaded library and the same site loaded again count as one.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -156,6 +156,54 @@ static void collect_hists(struct spanprof__res_sites *r, const struct spanprof__
     }
 }
 
+static int cmp_res_name(const void *a, const void *b)
+{
+    return spanprof__site_compare((*(struct res_site *const *)a)->site,
+                                  (*(struct res_site *const *)b)->site);
+}
+
+static void add_res(struct res_site *d, const struct res_site *s)
+{
+    if (d->hist && s->hist)
+        spanprof__hist_merge(d->hist, s->hist);
+    d->cpu_user_ns += s->cpu_user_ns;
+    d->cpu_sys_ns += s->cpu_sys_ns;
+    d->peak = s->peak > d->peak ? s->peak : d->peak;
+    d->live_blocks += s->live_blocks;
+    d->live_bytes += s->live_bytes;
+    add(&d->self, &s->self);
+    add(&d->incl, &s->incl);
+}
+
+/* A site of an unloaded library (its copy, record/retire.c) and the same site loaded again are
+ * one span (aggregate.c gives them one entry, named by either): each of them gets the sums of
+ * both.  Nothing is done when no two sites share a name, file and line. */
+static void merge_twins(struct spanprof__res_sites *r)
+{
+    struct res_site **v = malloc(r->n * sizeof *v);
+    if (!v)
+        return;
+    size_t n = 0;
+    for (size_t i = 0; i < r->cap; i++)
+        if (r->v[i].site)
+            v[n++] = &r->v[i];
+    qsort(v, n, sizeof *v, cmp_res_name);
+    for (size_t i = 0, j; i < n; i = j) {
+        for (j = i + 1; j < n && cmp_res_name(&v[i], &v[j]) == 0; j++)
+            add_res(v[i], v[j]);
+        for (size_t m = i + 1; m < j; m++) {
+            struct spanprof__hist *h = v[m]->hist;
+            const struct spanprof_site *site = v[m]->site;
+            *v[m] = *v[i];
+            v[m]->site = site;
+            v[m]->hist = h;
+            if (h && v[i]->hist)
+                memcpy(h, v[i]->hist, sizeof *h);
+        }
+    }
+    free(v);
+}
+
 struct spanprof__res_sites *spanprof__res_collect(const struct spanprof__view *v)
 {
     if (!spanprof__collect.histogram && !spanprof__res_on())
@@ -175,6 +223,7 @@ struct spanprof__res_sites *spanprof__res_collect(const struct spanprof__view *v
         spanprof__res_free(r);
         return NULL;
     }
+    merge_twins(r);
     return r;
 }
 

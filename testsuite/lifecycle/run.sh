@@ -1,14 +1,15 @@
 #!/bin/sh
 # run.sh — the long-running-program tests: signal deaths, crashes, dumps on a signal and on a
-# timer, exec and descendants, two copies of the runtime.  Builds each sample in this folder with
-# spanplugin (gcc -O2, linked with libspanprof.so unless it says otherwise), runs it with
-# SPANPROF=count and SPANPROF_FOLDED=out.folded (no %p: the naming rules are under test) in a
-# folder of its own, and compares with NAME.expected: its exit status (with the signal's name
-# when it died by one), stdout, stderr and every file it left, pids replaced by PID (its own) and
-# CHILD (any other).  Values are call counts, so they are exact.
+# timer, exec and descendants, two copies of the runtime, libraries unloaded.  Builds each sample
+# in this folder with spanplugin (gcc -O2, linked with libspanprof.so unless it says otherwise),
+# runs it with SPANPROF=count and SPANPROF_FOLDED=out.folded (no %p: the naming rules are under
+# test) in a folder of its own, and compares with NAME.expected: its exit status (with the
+# signal's name when it died by one), stdout, stderr and every file it left, pids replaced by PID
+# (its own) and CHILD (any other).  Values are call counts, so they are exact.
 #
 # Environment: CC, PLUGIN, INCLUDE_DIR, LIBDIR, PROFDUMP, TOOL (the spanprof command),
-# RUNTIME_LIBS.  Optional: ONLY="a b"; REGEN=1 rewrites the expected files (see ../lib.sh).
+# TRACECHECK, RUNTIME_LIBS.  Optional: ONLY="a b"; REGEN=1 rewrites the expected files (see ../lib.sh);
+# SAMPLE_CFLAGS, added to every compile and link (the sanitizer runs of `make check-sanitize`).
 # A sample may carry lines:  test-env: VAR=VALUE ...   extra environment
 #                            test-build: static        linked with libspanprof.a
 #                            test-build: fully-static  the same, and -static
@@ -16,6 +17,7 @@
 # shellcheck source=testsuite/lib.sh
 . "$(dirname "$0")/../lib.sh"
 make_work_dir
+SAMPLE_CFLAGS=${SAMPLE_CFLAGS:-}
 # SIGQUIT and crashes: no core files (dash and bash both have ulimit -c).
 # shellcheck disable=SC3045
 ulimit -c 0 2>/dev/null
@@ -24,15 +26,17 @@ directive() {
     sed -n "s|.*$1: \\([^*]*[^* ]\\).*|\\1|p" "$2" | head -n 1
 }
 
-# build_prog SRC EXE [static|rdynamic|fully-static]
+# build_prog SRC EXE [static|rdynamic|fully-static|none]  (none: no plugin, no runtime)
 build_prog() {
+    plugin="-fplugin=$PLUGIN"
     case ${3:-} in
+    none) link="-pthread -ldl" plugin= ;;
     static) link="-Wl,-u,__spanprof_enter $LIBDIR/libspanprof.a $RUNTIME_LIBS -pthread -ldl" ;;
     rdynamic) link="-rdynamic -Wl,-u,__spanprof_enter $LIBDIR/libspanprof.a $RUNTIME_LIBS -pthread -ldl" ;;
     fully-static) link="-static -Wl,-u,__spanprof_enter $LIBDIR/libspanprof.a $RUNTIME_LIBS -pthread" ;;
     *) link="-L$LIBDIR -Wl,--no-as-needed -lspanprof -Wl,-rpath,$LIBDIR -pthread -ldl" ;;
     esac
-    cmd="$CC -g -O2 -fplugin=$PLUGIN -I$INCLUDE_DIR $1 -o $2 $link"
+    cmd="$CC -g -O2 $SAMPLE_CFLAGS $plugin -I$INCLUDE_DIR $1 -o $2 $link"
     # shellcheck disable=SC2086 # cmd is a word list
     $cmd >"$2.log" 2>&1
 }
@@ -219,6 +223,47 @@ driver_two_runtimes() {
         echo "## program: $prog runtime; library: $lib runtime"
         run "$1/$prog" "$1/lib$lib.so"
         describe "$1/$prog"
+    done
+}
+
+# dlclose: the library loaded and unloaded twice, its spans recorded by the program's runtime
+# (shared; static with -rdynamic) or by a runtime inside the library (shared or static), which
+# then goes away with it; the second load at the same place or, "moved", at another, or with
+# "settings", after the program changed the environment the runtime reads.
+driver_dlclose() {
+    cp "$here/dlclose_lib.inc" "$1/lib.c"
+    for lib in plain shared static; do
+        case $lib in
+        plain) link="" ;;
+        shared) link="-L$LIBDIR -Wl,--no-as-needed -lspanprof -Wl,-rpath,$LIBDIR" ;;
+        static) link="-Wl,-u,__spanprof_enter $LIBDIR/libspanprof.a $RUNTIME_LIBS -pthread" ;;
+        esac
+        # shellcheck disable=SC2086 # link is a word list
+        if ! $CC -O2 $SAMPLE_CFLAGS -fPIC -shared -fplugin="$PLUGIN" -I"$INCLUDE_DIR" \
+            "$1/lib.c" -o "$1/lib$lib.so" $link >"$1/lib.log" 2>&1; then
+            cat "$1/lib.log"
+            return
+        fi
+    done
+    for how in shared:plain:same shared:plain:moved rdynamic:plain:same none:shared:same \
+        none:shared:moved none:static:same none:shared:settings; do
+        prog=${how%%:*} rest=${how#*:}
+        lib=${rest%%:*} where=${rest#*:}
+        d="$1/$prog-$lib-$where"
+        mkdir -p "$d"
+        exe="$d/prog"
+        build_prog "$src" "$exe" "$([ "$prog" = shared ] || echo "$prog")" || cat "$exe.log"
+        echo "## program: $prog runtime; library: $lib; second load: $where"
+        run "$d" "$1/lib$lib.so" "$where"
+        describe "$d"
+        # The JSON has one entry per span and progress point, not one per load of the library.
+        for entry in lib_work lib-tick; do
+            echo "# entries named $entry in out.json: $(grep -c "\"$entry\"" "$d/out.json")"
+        done
+        # The trace's events keep the library's names.
+        echo "# trace.json"
+        "$TRACECHECK" "$d/trace.json" 2>&1 | sed "s|$d/||g"
+        grep -o '"name": *"lib_[a-z]*"' "$d/trace.json" | sort | uniq -c
     done
 }
 
