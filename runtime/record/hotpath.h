@@ -8,11 +8,22 @@
 #ifndef SPANPROF_HOTPATH_H
 #define SPANPROF_HOTPATH_H
 
+#include "record/childcache.h"
 #include "record/clock.h"
 #include "record/histogram.h"
 #include "record/record.h"
 
 #pragma GCC visibility push(hidden)
+
+/* Child-lookup outcomes, counted only in a build with -DSPANPROF_LOOKUP_STATS (printed at exit
+ * by span.c): how often the hint, the cache and the cold path find the child. */
+#ifdef SPANPROF_LOOKUP_STATS
+extern uint64_t spanprof__lookup_stats[3];
+enum { SPANPROF__LOOKUP_hint, SPANPROF__LOOKUP_cache, SPANPROF__LOOKUP_cold };
+#define SPANPROF_LOOKUP_STAT(what) (spanprof__lookup_stats[SPANPROF__LOOKUP_##what]++)
+#else
+#define SPANPROF_LOOKUP_STAT(what) ((void)0)
+#endif
 
 /* Where the enter call returns to (the entering code): one load from (%rsp).
  * Must be evaluated in the exported function itself. */
@@ -43,18 +54,26 @@ static inline __attribute__((always_inline)) void spanprof__record_enter(
      *    caller's frame address and its return address: alive)
      *  - f == limit: the frame array must grow
      *  - this thread has no data yet: the sentinel's frame has cfa 0, so the first test fires. */
-    if (SPANPROF_UNLIKELY(f->cfa < cfa || (f->cfa == cfa && (f->ra == ra || f->fra != fra)) ||
+    if (SPANPROF_UNLIKELY((f->cfa <= cfa && (f->cfa != cfa || f->ra == ra || f->fra != fra)) ||
                           f == t->limit)) {
         spanprof__enter_cold(site, cfa, ra, fra);
         return;
     }
-    /* Child lookup through the parent's one-entry hint: 2 dependent loads.  A miss (first call on
-     * this path, or alternating children) goes to the cold path, which walks the child list. */
+    /* Child lookup through the parent's one-entry hint: 2 dependent loads.  A miss (alternating
+     * children) tries the thread's (parent, site) cache inline (childcache.h: a hash, 3 loads);
+     * only a child missing from both (first call on this path, a slot taken by another pair) goes
+     * to the cold path, which walks the child list and fills both. */
     struct spanprof__node *n = f->node->hint;
     if (SPANPROF_UNLIKELY(n->site != site)) {
-        spanprof__enter_cold(site, cfa, ra, fra);
-        return;
-    }
+        n = spanprof__child_cache_find(t, f->node, site);
+        if (SPANPROF_UNLIKELY(!n)) {
+            SPANPROF_LOOKUP_STAT(cold);
+            spanprof__enter_cold(site, cfa, ra, fra);
+            return;
+        }
+        SPANPROF_LOOKUP_STAT(cache);
+    } else
+        SPANPROF_LOOKUP_STAT(hint);
     f = spanprof__push_frame(t, f, n, cfa, ra, fra); /* 6 stores */
     /* Timestamp last, so the bookkeeping above is not charged to the span: ~10.5 ns (rdtsc). */
     f->start = timed ? spanprof__clock_now() : 0;

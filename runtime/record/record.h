@@ -106,6 +106,11 @@ struct spanprof__arena {
 
 struct spanprof__hist_table;
 struct spanprof__res_thread;
+/* Slots of each thread's child-lookup cache (record/childcache.h). */
+#ifndef SPANPROF__CHILD_CACHE_BITS
+#define SPANPROF__CHILD_CACHE_BITS 10
+#endif
+#define SPANPROF__CHILD_CACHE_SLOTS ((size_t)1 << SPANPROF__CHILD_CACHE_BITS)
 struct spanprof__trace_ring;
 
 struct spanprof__thread {
@@ -138,6 +143,10 @@ struct spanprof__thread {
     /* Collectors' per-thread data (collect/), opaque here. */
     struct spanprof__res_thread *res;   /* CPU/allocation tracking, or NULL */
     struct spanprof__trace_ring *trace; /* SPANPROF_TRACE ring, or NULL */
+    /* (parent, site) -> child, read by the enter path when a node's hint misses; every slot a
+     * valid node (childcache.h).  Data reused for another thread must be reset first:
+     * spanprof__child_cache_reset. */
+    struct spanprof__node *child_cache[SPANPROF__CHILD_CACHE_SLOTS] __attribute__((aligned(64)));
 };
 _Static_assert(offsetof(struct spanprof__thread, top) == 0 &&
                    offsetof(struct spanprof__thread, hists) < 64,
@@ -323,6 +332,9 @@ void spanprof__node_init(struct spanprof__node *n, const struct spanprof_site *s
                          struct spanprof__node *parent);
 /* PARENT's child for SITE, created with EXT zeroed bytes behind it if missing (NULL when out of
  * memory). */
+/* Empties T's child-lookup cache (every slot back to spanprof__miss_node): for new thread data,
+ * and before data whose nodes may be gone or reused serves another thread. */
+void spanprof__child_cache_reset(struct spanprof__thread *t);
 struct spanprof__node *spanprof__tree_child(struct spanprof__thread *t,
                                             struct spanprof__node *parent,
                                             const struct spanprof_site *site, size_t ext);

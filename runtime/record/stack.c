@@ -28,6 +28,7 @@
  */
 #include <string.h>
 
+#include "record/childcache.h"
 #include "record/clock.h"
 #include "record/histogram.h"
 #include "record/record.h"
@@ -109,6 +110,7 @@ static void push(struct spanprof__thread *t, struct spanprof__node *n, uintptr_t
                  uintptr_t fra)
 {
     t->top->node->hint = n;
+    spanprof__child_cache_put(t, n);
     spanprof__push_frame(t, t->top, n, cfa, ra, fra)->start = spanprof__clock_now();
 }
 
