@@ -161,6 +161,10 @@ struct spanprof__flags {
     int recording;    /* SPANPROF != 0 and start-up succeeded: sites get registered */
     int counting;     /* SPANPROF=count: calls per stack, no timestamps */
     int tsc;          /* timestamps are TSC cycles (clock.c), else CLOCK_MONOTONIC ns */
+    int hot_tsc;      /* the span paths' timestamp is a bare rdtsc: TSC, and no trace ring to
+                       * fill (clock.h's spanprof__clock_hot_update keeps it) */
+    int trace;        /* SPANPROF_TRACE, timed: the span paths push each timestamp into the
+                       * thread's trace ring (tracepush.h) */
     int histogram;    /* SPANPROF_HISTOGRAM: the exit fast path adds to the thread's histogram */
     int every_call;   /* a collector wants every call (CPU/allocation tracking, tracing): all
                        * sites take the SLOW state */

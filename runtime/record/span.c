@@ -56,6 +56,12 @@ static __attribute__((noinline)) void exit_slow(struct spanprof_site *site, uint
         spanprof__hooks.exit(site, cfa);
 }
 
+__attribute__((noinline)) void spanprof__record_exit_other(struct spanprof_site *site,
+                                                           uintptr_t cfa)
+{
+    spanprof__record_exit_at(site, cfa, spanprof__span_tick_other(site, SPANPROF__TRACE_EXIT), 1);
+}
+
 /* The entry points, by site state:
  *  - FAST (default recording): record with timestamps, inlined here;
  *  - COUNT (SPANPROF=count): record without timestamps, inlined here;
