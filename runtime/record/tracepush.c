@@ -20,12 +20,23 @@ void spanprof__trace_fix_tick(struct spanprof__trace_ring *r, uint64_t h)
         __atomic_store_n(&e->tick, tick, __ATOMIC_RELAXED);
 }
 
-__attribute__((noinline)) uint64_t spanprof__span_tick_other(const struct spanprof_site *site,
-                                                              uintptr_t kind)
+static __attribute__((noinline)) uint64_t tick_rare(const struct spanprof_site *site,
+                                                     uintptr_t kind)
 {
     if (spanprof__flags.trace)
         return spanprof__trace_push(site, kind);
     return spanprof__clock_now();
+}
+
+/* Tracing with the TSC, the usual case, has the push with rdtsc inline and every rare case out of
+ * line, so that it saves no register: a TLS load, two flag tests and the push (tracepush.h). */
+__attribute__((noinline)) uint64_t spanprof__span_tick_other(const struct spanprof_site *site,
+                                                              uintptr_t kind)
+{
+    struct spanprof__trace_ring *r = spanprof__tls->trace;
+    if (SPANPROF_UNLIKELY(!r || !spanprof__flags.trace || !spanprof__flags.tsc))
+        return tick_rare(site, kind);
+    return spanprof__trace_push_to(r, site, kind, 1);
 }
 
 void spanprof__trace_fast_path(int on)

@@ -57,23 +57,36 @@ struct spanprof__trace_ring {
  * Costs: TLS load + ring load, one predictable branch (no ring), xadd, rdtsc (~10.5 ns), two
  * stores, a load and a compare of head.  No locks, allocation or syscalls. */
 void spanprof__trace_fix_tick(struct spanprof__trace_ring *r, uint64_t h);
+/* The push into ring R (not NULL) with its tick from rdtsc when TSC (a constant), else from
+ * spanprof__clock_now. */
 static inline __attribute__((always_inline)) uint64_t
-spanprof__trace_push(const struct spanprof_site *site, uintptr_t kind)
+spanprof__trace_push_to(struct spanprof__trace_ring *r, const struct spanprof_site *site,
+                        uintptr_t kind, int tsc)
 {
-    struct spanprof__trace_ring *r = spanprof__tls->trace;
-    if (SPANPROF_UNLIKELY(!r))
-        return spanprof__clock_now();
     uint64_t h = spanprof__count_fetch_add(&r->head, 1);
     __atomic_signal_fence(__ATOMIC_SEQ_CST);
     struct spanprof__trace_event *e = &r->events[h & (r->capacity - 1)];
     uintptr_t lap = h & r->capacity ? SPANPROF__TRACE_ODD_LAP : 0;
-    uint64_t tick = spanprof__clock_now();
+#if SPANPROF_HAVE_TSC
+    uint64_t tick = tsc ? __rdtsc() : spanprof__clock_now();
+#else
+    uint64_t tick = ((void)tsc, spanprof__clock_now());
+#endif
     __atomic_store_n(&e->tick, tick, __ATOMIC_RELAXED);
     __atomic_store_n(&e->tag, (uintptr_t)site | kind | lap, __ATOMIC_RELEASE);
     __atomic_signal_fence(__ATOMIC_SEQ_CST);
     if (SPANPROF_UNLIKELY(__atomic_load_n(&r->head, __ATOMIC_RELAXED) != h + 1))
         spanprof__trace_fix_tick(r, h);
     return tick;
+}
+
+static inline __attribute__((always_inline)) uint64_t
+spanprof__trace_push(const struct spanprof_site *site, uintptr_t kind)
+{
+    struct spanprof__trace_ring *r = spanprof__tls->trace;
+    if (SPANPROF_UNLIKELY(!r))
+        return spanprof__clock_now();
+    return spanprof__trace_push_to(r, site, kind, 0);
 }
 
 /* The span paths' timestamp when it is not a bare rdtsc (hotpath.h's spanprof__span_tick):
