@@ -4,6 +4,7 @@
 #   make bench BENCH_REPS=9         more repetitions
 #   make bench BENCH_QUICK=1        no callgrind counts, no compile-time figures, no speedtest1
 #   make bench-sampler              only the sampler thread's cost (SPANPROF=sample)
+#   make bench-speedtest1           the speedtest1 table alone
 # Rows are listed in bench/rows.txt.  Then two more tables: the cost of writing a folded file
 # that is expensive to write (bench/deepjson.sh), and SQLite's speedtest1 in every configuration
 # (bench/speedtest1.sh: fetches Debian's sqlite3 sources once, builds take minutes).
@@ -105,10 +106,15 @@ bench: $(BENCH_BINS) bench-tools-bins
 	@if [ '$(BENCH_QUICK)' = 1 ]; then \
 	  echo "### speedtest1: left out by BENCH_QUICK=1 (its builds and runs take about 10 minutes)"; \
 	else \
-	  BENCH_BIN='$(CURDIR)/$(BB)' CC='$(CC)' PLUGIN='$(CURDIR)/$(B)/spanplugin.so' \
-	  INCLUDE_DIR='$(CURDIR)/include' LIBDIR='$(CURDIR)/$(B)' MEASURE='$(CURDIR)/$(BB)/measure' \
-	  HOOKS='$(CURDIR)/bench/hooks.c' sh bench/speedtest1.sh; \
+	  $(SPEEDTEST1); \
 	fi | tee -a $(BB)/results.md
+
+# SQLite's speedtest1 table alone (bench/speedtest1.sh; SPEEDTEST_REPS, SPEEDTEST_SIZE apply).
+SPEEDTEST1 = BENCH_BIN='$(CURDIR)/$(BB)' CC='$(CC)' PLUGIN='$(CURDIR)/$(B)/spanplugin.so' \
+  INCLUDE_DIR='$(CURDIR)/include' LIBDIR='$(CURDIR)/$(B)' MEASURE='$(CURDIR)/$(BB)/measure' \
+  HOOKS='$(CURDIR)/bench/hooks.c' sh bench/speedtest1.sh
+bench-speedtest1: $(LIBS_BUILT) $(BB)/measure
+	$(SPEEDTEST1) | tee $(BB)/speedtest1.md
 
 # The spanprof command on large inputs (bench/toolbench.c): 300,000 spans, 100,000 coz
 # experiments, a 100 MB JSON profile broken near its end; seconds and peak memory per command.
@@ -118,4 +124,4 @@ bench-tools-bins: $(B)/toolbench $(B)/spanprof
 bench-tools: bench-tools-bins
 	$(TOOLBENCH)
 
-.PHONY: bench bench-tools bench-tools-bins bench-sampler
+.PHONY: bench bench-sampler bench-speedtest1 bench-tools bench-tools-bins

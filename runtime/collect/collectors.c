@@ -59,8 +59,12 @@ void spanprof__collectors_start(const struct spanprof__collect_settings *s)
         spanprof__flags.node_ext = sizeof(struct spanprof__res_node);
     if (c->sample_hz) /* after the resource data: res_of stays right behind the node */
         spanprof__flags.node_ext = spanprof__sample_layout(spanprof__flags.node_ext);
-    /* CPU/allocation tracking and tracing send every call through the SLOW state. */
-    spanprof__flags.every_call = spanprof__res_on() || c->trace_buffer;
+    /* A timed trace is pushed by the span paths with their own timestamps (record/tracepush.h);
+     * CPU/allocation tracking, and tracing in counting mode (no timestamps to share), send every
+     * call through the SLOW state. */
+    int timed_trace = c->trace_buffer && !spanprof__flags.counting;
+    spanprof__trace_fast_path(timed_trace);
+    spanprof__flags.every_call = spanprof__res_on() || (c->trace_buffer && !timed_trace);
     spanprof__hooks = (struct spanprof__hooks){
         .enter = spanprof__slow_enter,
         .exit = spanprof__slow_exit,

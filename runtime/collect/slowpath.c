@@ -1,6 +1,7 @@
 /* slowpath.c — calls of sites in state SLOW: the recording (hotpath.h) plus what the collectors do
  * on every call — coz's latency counters, CPU time and peak live bytes (resources.c), the trace
- * ring (trace_ring.h).  The extras are independent and each costs only its own test when off.
+ * ring (trace_ring.h) in counting mode (timed, the recording pushes trace events itself:
+ * spanprof__flags.trace).  The extras are independent and each costs only its own test when off.
  * Counting mode with extras also comes here, so whether to take timestamps is read from the
  * flags.
  */
@@ -16,7 +17,7 @@ void spanprof__slow_enter(struct spanprof_site *site, uintptr_t cfa, uintptr_t r
     spanprof__record_enter(site, cfa, ra, fra, !spanprof__flags.counting);
     if (spanprof__res_on())
         spanprof__res_enter(site); /* CPU time, allocation peak */
-    if (spanprof__collect.trace_buffer)
+    if (spanprof__collect.trace_buffer && !spanprof__flags.trace)
         spanprof__trace_push(site, 0); /* its rdtsc after our bookkeeping */
 }
 
@@ -25,7 +26,7 @@ void spanprof__slow_exit(struct spanprof_site *site, uintptr_t cfa)
     if (site->coz_end)
         __atomic_add_fetch(&((struct spanprof__coz_counter *)site->coz_end)->count, 1,
                            __ATOMIC_RELAXED);
-    if (spanprof__collect.trace_buffer)
+    if (spanprof__collect.trace_buffer && !spanprof__flags.trace)
         spanprof__trace_push(site, SPANPROF__TRACE_EXIT); /* rdtsc before the bookkeeping */
     if (spanprof__res_on())
         spanprof__res_exit(site, cfa);

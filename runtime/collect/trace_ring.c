@@ -1,6 +1,6 @@
 /* trace_ring.c — SPANPROF_TRACE's per-thread rings, cold side: mapping one at a thread's first
  * span, restarting it in a fork child, and the snapshot the trace writer reads (report/).
- * The push is inline in trace_ring.h.
+ * The push is the recording layer's (record/tracepush.h).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -64,22 +64,6 @@ void spanprof__trace_retire(struct spanprof__retire *r)
                                             __ATOMIC_RELEASE, __ATOMIC_RELAXED);
         }
     }
-}
-
-/* A signal handler pushed events between our reservation of slot H and our check: they sit in
- * the slots after ours with earlier ticks.  Ours happened before them (it is before them in the
- * ring, and a handler nests inside what it interrupted), so it takes the next event's tick. */
-void spanprof__trace_fix_tick(struct spanprof__trace_ring *r, uint64_t h)
-{
-    const struct spanprof__trace_event *next = &r->events[(h + 1) & (r->capacity - 1)];
-    uintptr_t lap = (h + 1) & r->capacity ? SPANPROF__TRACE_ODD_LAP : 0;
-    uintptr_t tag = __atomic_load_n(&next->tag, __ATOMIC_ACQUIRE);
-    if (!tag || (tag & SPANPROF__TRACE_ODD_LAP) != lap)
-        return; /* the handler's push did not complete (it jumped out) */
-    uint64_t tick = __atomic_load_n(&next->tick, __ATOMIC_RELAXED);
-    struct spanprof__trace_event *e = &r->events[h & (r->capacity - 1)];
-    if (tick < __atomic_load_n(&e->tick, __ATOMIC_RELAXED))
-        __atomic_store_n(&e->tick, tick, __ATOMIC_RELAXED);
 }
 
 /* Reads every field with atomic loads: the owner may be pushing meanwhile (a dump from another

@@ -18,6 +18,12 @@ void spanprof__node_init(struct spanprof__node *n, const struct spanprof_site *s
     n->calls = n->total = n->child = 0;
 }
 
+void spanprof__child_cache_reset(struct spanprof__thread *t)
+{
+    for (size_t i = 0; i < SPANPROF__CHILD_CACHE_SLOTS; i++)
+        t->child_cache[i] = &spanprof__miss_node;
+}
+
 /* Finds or creates PARENT's child for SITE.  Only T's own thread calls this for T's tree (or a
  * test building a tree by hand); other threads may be reading the list concurrently, so a new
  * node is fully built before it is published with a release store. */

@@ -48,11 +48,18 @@ void spanprof__clock_init(void)
     if (spanprof__flags.tsc)
         pair(&cal_tick0, &cal_ns0);
 #endif
+    spanprof__clock_hot_update();
+}
+
+void spanprof__clock_hot_update(void)
+{
+    spanprof__flags.hot_tsc = spanprof__flags.tsc && !spanprof__flags.trace;
 }
 
 void spanprof__clock_disable(void)
 {
     spanprof__flags.tsc = 0;
+    spanprof__flags.hot_tsc = 0;
     clock_off = 1;
 }
 

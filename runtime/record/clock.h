@@ -44,6 +44,8 @@ static inline uint64_t spanprof__clock_now(void)
 }
 
 void spanprof__clock_init(void);
+/* Recomputes spanprof__flags.hot_tsc from the clock and the trace switch (start-up only). */
+void spanprof__clock_hot_update(void);
 /* Counting mode: no clock at all (spanprof__clock_now returns 0 through its slow branch, so every
  * duration is 0; the hot path does not call it). */
 void spanprof__clock_disable(void);

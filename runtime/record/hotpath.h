@@ -8,11 +8,23 @@
 #ifndef SPANPROF_HOTPATH_H
 #define SPANPROF_HOTPATH_H
 
+#include "record/childcache.h"
 #include "record/clock.h"
 #include "record/histogram.h"
 #include "record/record.h"
+#include "record/tracepush.h"
 
 #pragma GCC visibility push(hidden)
+
+/* Child-lookup outcomes, counted only in a build with -DSPANPROF_LOOKUP_STATS (printed at exit
+ * by span.c): how often the hint, the cache and the cold path find the child. */
+#ifdef SPANPROF_LOOKUP_STATS
+extern uint64_t spanprof__lookup_stats[3];
+enum { SPANPROF__LOOKUP_hint, SPANPROF__LOOKUP_cache, SPANPROF__LOOKUP_cold };
+#define SPANPROF_LOOKUP_STAT(what) (spanprof__lookup_stats[SPANPROF__LOOKUP_##what]++)
+#else
+#define SPANPROF_LOOKUP_STAT(what) ((void)0)
+#endif
 
 /* Where the enter call returns to (the entering code): one load from (%rsp).
  * Must be evaluated in the exported function itself. */
@@ -26,6 +38,22 @@
 #else
 #define SPANPROF_FRAME_RETURN_ADDRESS(cfa) ((uintptr_t)0)
 #endif
+
+/* The timestamp of an enter (KIND 0) or exit (SPANPROF__TRACE_EXIT) of SITE: one predictable
+ * branch on a read-mostly flag, then rdtsc (~10.5 ns), as clock.h's spanprof__clock_now.  The
+ * flag is off with tracing on: the timestamp is then taken by the push of the trace event (a
+ * call, two stores and a reservation more: tracepush.c), so a trace costs no clock read of its
+ * own.  Out of line, as the push inline here would make the entry points save registers on
+ * every call. */
+static inline __attribute__((always_inline)) uint64_t
+spanprof__span_tick(const struct spanprof_site *site, uintptr_t kind)
+{
+#if SPANPROF_HAVE_TSC
+    if (SPANPROF_LIKELY(spanprof__flags.hot_tsc))
+        return __rdtsc();
+#endif
+    return spanprof__span_tick_other(site, kind);
+}
 
 /* Push a frame for SITE.  ~1 cycle per line unless noted.  TIMED is a constant at every call:
  * 0 in counting mode (SPANPROF=count), which leaves out the timestamp and the duration sums. */
@@ -43,28 +71,36 @@ static inline __attribute__((always_inline)) void spanprof__record_enter(
      *    caller's frame address and its return address: alive)
      *  - f == limit: the frame array must grow
      *  - this thread has no data yet: the sentinel's frame has cfa 0, so the first test fires. */
-    if (SPANPROF_UNLIKELY(f->cfa < cfa || (f->cfa == cfa && (f->ra == ra || f->fra != fra)) ||
+    if (SPANPROF_UNLIKELY((f->cfa <= cfa && (f->cfa != cfa || f->ra == ra || f->fra != fra)) ||
                           f == t->limit)) {
         spanprof__enter_cold(site, cfa, ra, fra);
         return;
     }
-    /* Child lookup through the parent's one-entry hint: 2 dependent loads.  A miss (first call on
-     * this path, or alternating children) goes to the cold path, which walks the child list. */
+    /* Child lookup through the parent's one-entry hint: 2 dependent loads.  A miss (alternating
+     * children) tries the thread's (parent, site) cache inline (childcache.h: a hash, 3 loads);
+     * only a child missing from both (first call on this path, a slot taken by another pair) goes
+     * to the cold path, which walks the child list and fills both. */
     struct spanprof__node *n = f->node->hint;
     if (SPANPROF_UNLIKELY(n->site != site)) {
-        spanprof__enter_cold(site, cfa, ra, fra);
-        return;
-    }
+        n = spanprof__child_cache_find(t, f->node, site);
+        if (SPANPROF_UNLIKELY(!n)) {
+            SPANPROF_LOOKUP_STAT(cold);
+            spanprof__enter_cold(site, cfa, ra, fra);
+            return;
+        }
+        SPANPROF_LOOKUP_STAT(cache);
+    } else
+        SPANPROF_LOOKUP_STAT(hint);
     f = spanprof__push_frame(t, f, n, cfa, ra, fra); /* 6 stores */
-    /* Timestamp last, so the bookkeeping above is not charged to the span: ~10.5 ns (rdtsc). */
-    f->start = timed ? spanprof__clock_now() : 0;
+    /* Timestamp last, so the bookkeeping above is not charged to the span: ~10.5 ns (rdtsc); with
+     * tracing, also the trace's enter event.  (The cold path pushes its own, stack.c.) */
+    f->start = timed ? spanprof__span_tick(site, 0) : 0;
 }
 
-/* Pop the frame of SITE.  Timestamp first, so our own bookkeeping is not charged to the span. */
-static inline __attribute__((always_inline)) void spanprof__record_exit(struct spanprof_site *site,
-                                                                        uintptr_t cfa, int timed)
+/* Pop the frame of SITE, the exit having happened at NOW (ticks; 0 when not TIMED). */
+static inline __attribute__((always_inline)) void
+spanprof__record_exit_at(struct spanprof_site *site, uintptr_t cfa, uint64_t now, int timed)
 {
-    uint64_t now = timed ? spanprof__clock_now() : 0; /* ~10.5 ns */
     struct spanprof__thread *t = spanprof__tls;
     struct spanprof__frame *f = t->top;
     /* One predictable branch: the top frame must be this activation's (same site, same frame
@@ -88,6 +124,33 @@ static inline __attribute__((always_inline)) void spanprof__record_exit(struct s
      * parent. */
     __atomic_signal_fence(__ATOMIC_SEQ_CST);
     SPANPROF_PUBLISH(t->top, f - 1);
+}
+
+/* The whole exit when the timestamp is not a bare rdtsc (tracing, or no TSC): out of line and
+ * reached by a tail jump, so the common exit keeps no register across a call (span.c). */
+void spanprof__record_exit_other(struct spanprof_site *site, uintptr_t cfa);
+
+/* Pop the frame of SITE.  Timestamp first, so our own bookkeeping is not charged to the span:
+ * one predictable branch on a read-mostly flag, then rdtsc (~10.5 ns).  With tracing on, the
+ * timestamp is the trace's exit event (pushed whatever follows, as the cold path still pops or
+ * counts the exit). */
+static inline __attribute__((always_inline)) void spanprof__record_exit(struct spanprof_site *site,
+                                                                        uintptr_t cfa, int timed)
+{
+    uint64_t now = 0;
+    if (timed) {
+#if SPANPROF_HAVE_TSC
+        if (SPANPROF_UNLIKELY(!spanprof__flags.hot_tsc)) {
+            spanprof__record_exit_other(site, cfa);
+            return;
+        }
+        now = __rdtsc();
+#else
+        spanprof__record_exit_other(site, cfa);
+        return;
+#endif
+    }
+    spanprof__record_exit_at(site, cfa, now, timed);
 }
 
 #pragma GCC visibility pop

@@ -107,6 +107,11 @@ struct spanprof__arena {
 struct spanprof__hist_table;
 struct spanprof__res_thread;
 struct spanprof__sample_thread;
+/* Slots of each thread's child-lookup cache (record/childcache.h). */
+#ifndef SPANPROF__CHILD_CACHE_BITS
+#define SPANPROF__CHILD_CACHE_BITS 10
+#endif
+#define SPANPROF__CHILD_CACHE_SLOTS ((size_t)1 << SPANPROF__CHILD_CACHE_BITS)
 struct spanprof__trace_ring;
 
 struct spanprof__thread {
@@ -140,6 +145,10 @@ struct spanprof__thread {
     struct spanprof__res_thread *res;   /* CPU/allocation tracking, or NULL */
     struct spanprof__trace_ring *trace; /* SPANPROF_TRACE ring, or NULL */
     struct spanprof__sample_thread *sample; /* SPANPROF=sample: the sampler's figures, or NULL */
+    /* (parent, site) -> child, read by the enter path when a node's hint misses; every slot a
+     * valid node (childcache.h).  Data reused for another thread must be reset first:
+     * spanprof__child_cache_reset. */
+    struct spanprof__node *child_cache[SPANPROF__CHILD_CACHE_SLOTS] __attribute__((aligned(64)));
 };
 _Static_assert(offsetof(struct spanprof__thread, top) == 0 &&
                    offsetof(struct spanprof__thread, hists) < 64,
@@ -154,6 +163,10 @@ struct spanprof__flags {
     int recording;    /* SPANPROF != 0 and start-up succeeded: sites get registered */
     int counting;     /* SPANPROF=count: calls per stack, no timestamps */
     int tsc;          /* timestamps are TSC cycles (clock.c), else CLOCK_MONOTONIC ns */
+    int hot_tsc;      /* the span paths' timestamp is a bare rdtsc: TSC, and no trace ring to
+                       * fill (clock.h's spanprof__clock_hot_update keeps it) */
+    int trace;        /* SPANPROF_TRACE, timed: the span paths push each timestamp into the
+                       * thread's trace ring (tracepush.h) */
     int histogram;    /* SPANPROF_HISTOGRAM: the exit fast path adds to the thread's histogram */
     int every_call;   /* a collector wants every call (CPU/allocation tracking, tracing): all
                        * sites take the SLOW state */
@@ -336,6 +349,9 @@ void spanprof__node_init(struct spanprof__node *n, const struct spanprof_site *s
                          struct spanprof__node *parent);
 /* PARENT's child for SITE, created with EXT zeroed bytes behind it if missing (NULL when out of
  * memory). */
+/* Empties T's child-lookup cache (every slot back to spanprof__miss_node): for new thread data,
+ * and before data whose nodes may be gone or reused serves another thread. */
+void spanprof__child_cache_reset(struct spanprof__thread *t);
 struct spanprof__node *spanprof__tree_child(struct spanprof__thread *t,
                                             struct spanprof__node *parent,
                                             const struct spanprof_site *site, size_t ext);

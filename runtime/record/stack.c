@@ -28,9 +28,11 @@
  */
 #include <string.h>
 
+#include "record/childcache.h"
 #include "record/clock.h"
 #include "record/histogram.h"
 #include "record/record.h"
+#include "record/tracepush.h"
 
 static int is_dead(const struct spanprof__frame *f, uintptr_t cfa, uintptr_t ra, uintptr_t fra)
 {
@@ -113,6 +115,7 @@ static void push(struct spanprof__thread *t, struct spanprof__node *n, uintptr_t
                  uintptr_t fra)
 {
     t->top->node->hint = n;
+    spanprof__child_cache_put(t, n);
     spanprof__push_frame(t, t->top, n, cfa, ra, fra)->start = spanprof__clock_now();
 }
 
@@ -151,8 +154,7 @@ static int push_existing(struct spanprof__thread *t, struct spanprof_site *site,
  * set (spans are then ignored): getting thread data, parking, growing the frame array, creating
  * a node.  The common cold paths (a child missing from the hint, repair after a longjmp) leave
  * the stack consistent at every step, so a handler's spans nest there as anywhere else. */
-SPANPROF_COLD void spanprof__enter_cold(struct spanprof_site *site, uintptr_t cfa, uintptr_t ra,
-                                        uintptr_t fra)
+static void enter_cold(struct spanprof_site *site, uintptr_t cfa, uintptr_t ra, uintptr_t fra)
 {
     if (spanprof__busy(cfa))
         return; /* a span run by the runtime itself (signal, allocator hook): ignored */
@@ -199,6 +201,16 @@ SPANPROF_COLD void spanprof__enter_cold(struct spanprof_site *site, uintptr_t cf
     push(t, n, cfa, ra, fra);
 out:
     spanprof__guard_leave(guard);
+}
+
+/* With tracing on, the trace's enter event follows whatever the cold path did, as in the hot path
+ * (there the push also gives the frame its start; here the frame has its own timestamp). */
+SPANPROF_COLD void spanprof__enter_cold(struct spanprof_site *site, uintptr_t cfa, uintptr_t ra,
+                                        uintptr_t fra)
+{
+    enter_cold(site, cfa, ra, fra);
+    if (spanprof__flags.trace)
+        spanprof__trace_push(site, 0);
 }
 
 /* Guarded only for parked entries; the search and the pops below are safe to interrupt. */

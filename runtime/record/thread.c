@@ -34,6 +34,8 @@ struct spanprof__thread spanprof__sentinel_thread = {
     .top = &sentinel_frame,
     .limit = &sentinel_frame,
     .frames = &sentinel_frame,
+    /* Never read (its frame sends every enter to the cold path first), but valid all the same. */
+    .child_cache = {[0 ... SPANPROF__CHILD_CACHE_SLOTS - 1] = &spanprof__miss_node},
 };
 
 SPANPROF_TLS struct spanprof__thread *spanprof__tls = &spanprof__sentinel_thread;
@@ -59,6 +61,7 @@ struct spanprof__thread *spanprof__thread_new(void)
     t->limit = t->frames + cap - 1;
     t->park_frame.node = &spanprof__miss_node;
     t->park_frame.cfa = 0;
+    spanprof__child_cache_reset(t);
     t->tid = gettid();
     return t;
 }

@@ -46,6 +46,7 @@ const char *unit_fake_getenv(const char *name);
     })
 
 Suite *calltree_suite(void);
+Suite *childcache_suite(void);
 Suite *folded_suite(void);
 Suite *folded_stream_suite(void);
 Suite *json_suite(void);

@@ -126,6 +126,7 @@ int main(void)
     spanprof__outputs.json = NULL;
 
     SRunner *sr = srunner_create(calltree_suite());
+    srunner_add_suite(sr, childcache_suite());
     srunner_add_suite(sr, folded_suite());
     srunner_add_suite(sr, folded_stream_suite());
     srunner_add_suite(sr, json_suite());
