@@ -39,6 +39,21 @@ extern struct spanprof__collect_settings spanprof__collect;
  * collectors need and installs their hooks.  Before any site is registered. */
 void spanprof__collectors_start(const struct spanprof__collect_settings *s);
 
+/* ---- nodeext.c: collectors' data behind each call-tree node ---- */
+/* Adds the data behind retired node SRC into the group's node DST (both SIZE bytes as
+ * registered), under the process lock; the crash writer may read DST meanwhile. */
+typedef void (*spanprof__node_merge_fn)(void *dst, const void *src);
+/* Registers SIZE bytes behind every node (rounded up to 8), merged with MERGE when a thread's
+ * tree goes to its retired group; returns their offset behind the node.  At start-up only,
+ * before any site is registered. */
+size_t spanprof__node_ext_add(size_t size, spanprof__node_merge_fn merge);
+/* spanprof__hooks.node_merge: every registered merge on its own bytes. */
+void spanprof__node_ext_merge(struct spanprof__node *dst, const struct spanprof__node *src);
+
+/* ---- merge.c: thread churn, the collectors' side ---- */
+int spanprof__collect_thread_merge(struct spanprof__thread *group, struct spanprof__thread *t);
+void spanprof__collect_thread_clear(struct spanprof__thread *t);
+
 /* ---- slowpath.c: calls of sites in state SLOW ---- */
 void spanprof__slow_enter(struct spanprof_site *site, uintptr_t cfa, uintptr_t ra, uintptr_t fra);
 void spanprof__slow_exit(struct spanprof_site *site, uintptr_t cfa);
@@ -68,7 +83,8 @@ static inline int spanprof__res_on(void)
 {
     return spanprof__collect.cpu || spanprof__collect.alloc;
 }
-/* The per-node data right behind node N (only when spanprof__res_on()). */
+/* The per-node data right behind node N (only when spanprof__res_on(); registered first, so at
+ * offset 0). */
 static inline struct spanprof__res_node *spanprof__res_of(struct spanprof__node *n)
 {
     return (struct spanprof__res_node *)(n + 1);
@@ -77,6 +93,11 @@ static inline struct spanprof__res_node *spanprof__res_of(struct spanprof__node 
 void spanprof__res_enter(const struct spanprof_site *site);
 void spanprof__res_exit(const struct spanprof_site *site, uintptr_t cfa);
 struct spanprof__res_thread *spanprof__res_thread_get(struct spanprof__thread *t);
+/* Thread churn: per-node merge (registered with spanprof__node_ext_add), and GROUP's share of
+ * T's per-thread data (allocation samples, moved to GROUP's nodes); returns non-zero when some
+ * node of T still owns live blocks (their owner tokens point into T's arena). */
+void spanprof__res_node_merge(void *dst, const void *src);
+int spanprof__res_thread_merge(struct spanprof__thread *group, struct spanprof__thread *t);
 
 /* ---- cputime.c ---- */
 void spanprof__cputime(uint64_t *user_ns, uint64_t *sys_ns);
@@ -105,6 +126,8 @@ void spanprof__hist_merge(struct spanprof__hist *dst, const struct spanprof__his
 /* The Q-quantile (0 < Q <= 1) in ticks: the midpoint of the bucket holding the ceil(Q*N)-th
  * smallest value, never above the maximum; 0 when empty. */
 uint64_t spanprof__hist_quantile(const struct spanprof__hist *h, double q);
+/* Thread churn: adds each of T's histograms into GROUP's for the same site (under the lock). */
+void spanprof__hist_merge_thread(struct spanprof__thread *group, const struct spanprof__thread *t);
 
 #pragma GCC visibility pop
 

@@ -1,5 +1,6 @@
 /* collectors.c — switches the collectors on at start-up and fans the recording layer's events out
- * to them: a thread getting its data, a fork child resetting its counts.
+ * to them: a thread getting its data, a fork child resetting its counts, a thread that ended being
+ * merged into its retired group (merge.c).
  *
  * The recording layer knows the collectors only through spanprof__hooks and spanprof__flags,
  * both written here once, before any site is registered.
@@ -31,6 +32,7 @@ static void fork_child(struct spanprof__thread *t)
     if (spanprof__res_on())
         spanprof__tree_walk(&t->root, reset_node_data, NULL, NULL);
     spanprof__trace_fork_child(t);
+    spanprof__trace_retired_drop();
 }
 
 /* The trace shows a span a longjmp abandoned ending at the return from setjmp. */
@@ -51,8 +53,8 @@ void spanprof__collectors_start(const struct spanprof__collect_settings *s)
     if (c->alloc && !spanprof__alloc_attach(c->alloc_stacks, c->alloc_sample))
         c->alloc = c->alloc_stacks = 0;
     spanprof__flags.histogram = c->histogram; /* per (thread, site), not per node */
-    if (spanprof__res_on())
-        spanprof__flags.node_ext = sizeof(struct spanprof__res_node);
+    if (spanprof__res_on()) /* first: spanprof__res_of expects offset 0 */
+        spanprof__node_ext_add(sizeof(struct spanprof__res_node), spanprof__res_node_merge);
     /* CPU/allocation tracking and tracing send every call through the SLOW state. */
     spanprof__flags.every_call = spanprof__res_on() || c->trace_buffer;
     spanprof__hooks = (struct spanprof__hooks){
@@ -61,5 +63,8 @@ void spanprof__collectors_start(const struct spanprof__collect_settings *s)
         .thread_new = thread_new,
         .fork_child = fork_child,
         .frame_abandoned = c->trace_buffer ? frame_abandoned : NULL,
+        .thread_merge = spanprof__collect_thread_merge,
+        .node_merge = spanprof__flags.node_ext ? spanprof__node_ext_merge : NULL,
+        .thread_clear = spanprof__collect_thread_clear,
     };
 }

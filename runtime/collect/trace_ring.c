@@ -26,6 +26,18 @@ struct spanprof__trace_ring *spanprof__trace_ring_new(size_t bytes)
     return r;
 }
 
+static size_t ring_bytes(size_t capacity)
+{
+    size_t head = (sizeof(struct spanprof__trace_ring) + 63) & ~(size_t)63;
+    return head + capacity * sizeof(struct spanprof__trace_event);
+}
+
+/* Only rings no thread pushes to any more (their thread ended), under the process lock. */
+void spanprof__trace_ring_free(struct spanprof__trace_ring *r)
+{
+    spanprof__unmap(r, ring_bytes(r->capacity));
+}
+
 /* At a thread's first span (cold, before it is registered). */
 void spanprof__trace_attach(struct spanprof__thread *t)
 {
