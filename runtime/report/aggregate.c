@@ -134,6 +134,14 @@ struct spanprof__site_stats *spanprof__aggregate_sites(const struct spanprof__vi
     return a.st;
 }
 
+uint64_t spanprof__thread_count(const struct spanprof__view *v)
+{
+    uint64_t n = 0;
+    for (size_t i = 0; i < v->nthreads; i++)
+        n += v->threads[i]->merged ? v->threads[i]->merged : 1;
+    return n;
+}
+
 static int sum_calls(struct spanprof__node *n, size_t depth, void *ctx)
 {
     (void)depth;

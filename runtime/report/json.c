@@ -3,7 +3,9 @@
  * {
  *   "version": 1, "pid": N, "program": "/path/exe", "start_time": "2025-01-02T03:04:05.678Z",
  *   "wall_ns": N, "thread_count": N, "clock": "tsc" | "monotonic",
- *   "threads": [ { "tid": N, "name": "...", "calls": N } ],
+ *   "threads": [ { "tid": N, "name": "...", "calls": N } ],   running threads, and for threads
+ *              that ended, one entry per name: { "name", "threads": N, "calls" } (no tid)
+ * thread_count counts every thread that ran a span (those that ended included).
  *   "spans": [ { "name", "file", "line", "last_line", "calls", "total_ns", "self_ns",
  *                "max_depth" } ],         sorted by name, file, line
  *   "anomalies": { "abandoned_frames", "unmatched_exits", "open_frames", "overflow_calls" },
@@ -63,7 +65,7 @@ json_object *spanprof__json_build(const struct spanprof__view *v, const struct s
     json_object_object_add(o, "program", spanprof__json_str(m->program));
     json_object_object_add(o, "start_time", spanprof__json_str(m->start_time));
     json_object_object_add(o, "wall_ns", spanprof__json_u64(m->wall_ns));
-    json_object_object_add(o, "thread_count", spanprof__json_u64(v->nthreads));
+    json_object_object_add(o, "thread_count", spanprof__json_u64(spanprof__thread_count(v)));
     json_object_object_add(o, "clock", spanprof__json_str(m->clock));
 
     json_object *threads = json_object_new_array();
