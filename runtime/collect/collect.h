@@ -65,6 +65,10 @@ struct spanprof__res_node {
     uint64_t frees, free_bytes;        /* self: freed while this node was the innermost span */
     int64_t live_blocks, live_bytes;   /* allocated here, not freed yet (atomic: any thread frees) */
     uint64_t peak_bytes;               /* highest net growth of the heap during one activation */
+    /* Thread churn: a retired group's node heads a chain of the retired nodes of its path that
+     * still own live blocks (the blocks name them, and frees keep coming to them); in those
+     * nodes it is the chain's link.  Their live figures add to the group node's (reslive). */
+    struct spanprof__res_node *retired_live;
 };
 struct spanprof__res_frame {
     uint64_t cpu_user_ns, cpu_sys_ns; /* thread CPU time at entry */
@@ -97,6 +101,8 @@ struct spanprof__res_thread *spanprof__res_thread_get(struct spanprof__thread *t
  * T's per-thread data (allocation samples, moved to GROUP's nodes); returns non-zero when some
  * node of T still owns live blocks (their owner tokens point into T's arena). */
 void spanprof__res_node_merge(void *dst, const void *src);
+/* Node RN's live blocks and bytes, with those of the retired nodes chained to it. */
+void spanprof__res_live(const struct spanprof__res_node *rn, int64_t *blocks, int64_t *bytes);
 int spanprof__res_thread_merge(struct spanprof__thread *group, struct spanprof__thread *t);
 
 /* ---- cputime.c ---- */

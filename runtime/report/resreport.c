@@ -112,8 +112,10 @@ static int collect_pre(struct spanprof__node *n, size_t depth, void *ctx)
         struct counts c;
         node_self(n, &c);
         add(&s->self, &c);
-        s->live_blocks += __atomic_load_n(&rn->live_blocks, __ATOMIC_RELAXED);
-        s->live_bytes += __atomic_load_n(&rn->live_bytes, __ATOMIC_RELAXED);
+        int64_t blocks, bytes;
+        spanprof__res_live(rn, &blocks, &bytes); /* a retired group's too (collect.h) */
+        s->live_blocks += blocks;
+        s->live_bytes += bytes;
         uint64_t peak = __atomic_load_n(&rn->peak_bytes, __ATOMIC_RELAXED);
         if (peak > s->peak)
             s->peak = peak;
