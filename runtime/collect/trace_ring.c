@@ -44,7 +44,10 @@ void spanprof__trace_attach(struct spanprof__thread *t)
     static int warned;
     if (!spanprof__collect.trace_buffer)
         return;
+    static uint64_t order;
     t->trace = spanprof__trace_ring_new(spanprof__collect.trace_buffer);
+    if (t->trace)
+        t->trace->order = __atomic_add_fetch(&order, 1, __ATOMIC_RELAXED);
     if (!t->trace && !__atomic_exchange_n(&warned, 1, __ATOMIC_RELAXED))
         fprintf(stderr, "spanprof: warning: no memory for a %zu-byte trace buffer; a thread's "
                         "spans are left out of the trace\n",

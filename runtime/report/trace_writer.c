@@ -12,9 +12,9 @@
  *    "otherData":{ run information, "dropped_events", "threads":[per-thread counts] }}
  * Threads that ended: their call trees are merged by name (record/retire.c) but their events
  * cannot be, so the rings of the SPANPROF__TRACE_RETIRED (32) threads that ended last are kept
- * and written after the running threads (their entry in "threads" says "ended": true); the
- * rings of earlier ones are dropped, counted in "retired_threads_dropped" and
- * "retired_events_dropped" (present when not zero).
+ * and written among the running threads in the order they started (their entry in "threads"
+ * says "ended": true); the rings of earlier ones are dropped, counted in
+ * "retired_threads_dropped" and "retired_events_dropped" (present when not zero).
  * ts is in µs since process start (since the fork in a fork child), with ns resolution, from the
  * same clock on every thread; per thread the events are in the order they happened and ts never
  * decreases.
@@ -234,33 +234,49 @@ struct trace_thread {
     const struct spanprof__trace_ring *ring;
     pid_t tid;
     const char *name;
-    uint64_t end_tick;
+    uint64_t order, end_tick; /* order: see spanprof__trace_ring */
     int ended;
 };
 
-/* The view's threads (retired groups have no ring: left out), then the retired rings, oldest
- * exit first.  Returns a malloc'd array (count in *n) or NULL. */
+/* The view's threads (retired groups have no ring: left out) and the retired rings, in the
+ * order the threads entered their first span (the view's order, which the rings' order
+ * follows).  Returns a
+ * malloc'd array (count in *n) or NULL. */
 static struct trace_thread *trace_threads(const struct spanprof__view *v, uint64_t end_tick,
                                           size_t *n, char (*labels)[32])
 {
     const struct spanprof__trace_retired *r = &spanprof__trace_retired;
-    struct trace_thread *tt = calloc(v->nthreads + r->n + 1, sizeof *tt);
+    struct trace_thread *tt = calloc(2 * (v->nthreads + r->n) + 1, sizeof *tt);
     *n = 0;
     if (!tt)
         return NULL;
+    struct trace_thread *live = tt + v->nthreads + r->n, *ended = live + v->nthreads;
+    size_t nl = 0, ne = 0;
+    uint64_t order = 0;
     for (size_t i = 0; i < v->nthreads; i++) {
         const struct spanprof__thread *t = v->threads[i];
         if (t->merged)
             continue;
-        tt[(*n)++] = (struct trace_thread){t->trace, t->tid,
+        if (t->trace) /* else (no memory for a ring) it keeps its place after the previous one */
+            order = t->trace->order;
+        live[nl++] = (struct trace_thread){t->trace, t->tid,
                                            spanprof__thread_label(t, labels[i], sizeof labels[i]),
-                                           end_tick, 0};
+                                           order, end_tick, 0};
     }
+    /* Insertion by order (a few dozen entries). */
     size_t first = r->n == SPANPROF__TRACE_RETIRED ? r->next : 0;
     for (size_t k = 0; k < r->n; k++) {
         const struct spanprof__trace_exited *e = &r->v[(first + k) % SPANPROF__TRACE_RETIRED];
-        tt[(*n)++] = (struct trace_thread){e->ring, e->tid, e->name, e->end_tick, 1};
+        struct trace_thread x = {e->ring, e->tid, e->name, e->ring->order, e->end_tick, 1};
+        size_t j = ne++;
+        for (; j > 0 && ended[j - 1].order > x.order; j--)
+            ended[j] = ended[j - 1];
+        ended[j] = x;
     }
+    size_t i = 0, j = 0;
+    while (i < nl || j < ne)
+        tt[(*n)++] = j == ne || (i < nl && live[i].order <= ended[j].order) ? live[i++]
+                                                                                      : ended[j++];
     return tt;
 }
 

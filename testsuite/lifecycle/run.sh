@@ -194,14 +194,15 @@ driver_interval() {
     describe "$1"
 }
 
-# churn: as default, then the JSON's "threads" entries one a line (the running thread's tid as
-# TID): threads that ended are merged into one entry per name.
+# churn: as default, then the JSON's "threads" entries one a line, sorted (the running thread's
+# tid as TID): threads that ended are merged into one entry per name, listed where the first
+# of them ended.
 driver_churn() {
     run "$1"
     describe "$1"
     echo "## JSON threads"
     tr -d ' \n' <"$1/out.json" | sed -e 's/.*"threads":\[\([^]]*\)\].*/\1/' -e 's/},{/}\n{/g' \
-        -e 's/"tid":[0-9]*/"tid":TID/g'
+        -e 's/"tid":[0-9]*/"tid":TID/g' | sort
     echo
 }
 
