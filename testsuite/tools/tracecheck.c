@@ -115,17 +115,13 @@ int main(int argc, char **argv)
         for (size_t j = 0; j < json_object_array_length(threads); j++)
             if (json_object_get_int64(get(json_object_array_get_idx(threads, j), "tid")) == t->tid)
                 info = json_object_array_get_idx(threads, j);
-        json_object *ended = NULL;
         printf("thread %s: %ld events, %ld spans, %s, %s, dropped %lld, begun before %lld, "
-               "open at write %lld%s\n",
+               "open at write %lld\n",
                t->name, t->events, t->begins, t->balanced && !t->depth ? "balanced" : "NOT BALANCED",
                t->monotonic ? "monotonic" : "NOT MONOTONIC",
                (long long)json_object_get_int64(get(info, "dropped_events")),
                (long long)json_object_get_int64(get(info, "begins_before_window")),
-               (long long)json_object_get_int64(get(info, "open_at_write")),
-               json_object_object_get_ex(info, "ended", &ended) && json_object_get_boolean(ended)
-                   ? ", ended"
-                   : "");
+               (long long)json_object_get_int64(get(info, "open_at_write")));
     }
     printf("dropped_events %lld, buffer %lld events per thread\n",
            (long long)json_object_get_int64(get(other, "dropped_events")),
