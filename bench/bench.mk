@@ -3,8 +3,9 @@
 #   make bench                      full run (a few minutes)
 #   make bench BENCH_REPS=9         more repetitions
 #   make bench BENCH_QUICK=1        no callgrind counts, no compile-time figures, no speedtest1
-# Rows are listed in bench/rows.txt.  Then two more tables: the cost of writing a folded file
-# that is expensive to write (bench/deepjson.sh), and SQLite's speedtest1 in every configuration
+# Rows are listed in bench/rows.txt.  Then more tables: the cost of writing a folded file that is
+# expensive to write (bench/deepjson.sh), thread churn (bench/churn.sh: 20,000 short-lived
+# threads, memory and time), and SQLite's speedtest1 in every configuration
 # (bench/speedtest1.sh: fetches Debian's sqlite3 sources once, builds take minutes).
 
 BB = $(B)/bench
@@ -15,7 +16,7 @@ BENCH_CFLAGS = -std=gnu11 -O2 -pthread -Wall -Wextra -Ibench
 SPAN_FLAGS = -fplugin=$(CURDIR)/$(B)/spanplugin.so -fplugin-arg-spanplugin-all -Iinclude
 BENCH_BINS = $(BB)/plain $(BB)/floor $(BB)/floor-so $(BB)/sp-static $(BB)/sp-shared $(BB)/sp-none $(BB)/pg \
              $(BB)/libspanprof-alloc.so \
-             $(BB)/run $(BB)/measure $(BB)/deepjson
+             $(BB)/run $(BB)/measure $(BB)/deepjson $(BB)/churn-plain $(BB)/churn-sp
 BENCH_DEPS = bench/work.c bench/bench.h $(BB)/driver.o bench/bench.mk
 
 $(BB)/driver.o: bench/driver.c bench/bench.h bench/bench.mk
@@ -71,6 +72,17 @@ $(BB)/deepjson: bench/deepjson.c bench/bench.mk $(B)/spanplugin.so $(B)/libspanp
 	$(CC) -std=gnu11 -O2 -fplugin=$(CURDIR)/$(B)/spanplugin.so -Iinclude $< -u __spanprof_enter $(B)/libspanprof.a \
 	  $(RUNTIME_LIBS) -o $@
 
+# Thread churn (bench/churn.sh): the lifecycle test's program, without and with the plugin.
+CHURN_SRC = testsuite/lifecycle/thread_churn.c
+$(BB)/churn-plain: $(CHURN_SRC) bench/bench.mk
+	@mkdir -p $(@D)
+	$(CC) -std=gnu11 -O2 -pthread -Wno-attributes $< -o $@
+
+$(BB)/churn-sp: $(CHURN_SRC) bench/bench.mk $(B)/spanplugin.so $(B)/libspanprof.a
+	@mkdir -p $(@D)
+	$(CC) -std=gnu11 -O2 -pthread -fplugin=$(CURDIR)/$(B)/spanplugin.so -Iinclude $< \
+	  -u __spanprof_enter $(B)/libspanprof.a $(RUNTIME_LIBS) -o $@
+
 # Compile-time figure: the project's own C sources (runtime and tool) with and without
 # whole-program mode.
 BENCH_SOURCES = $(RUNTIME_SRC) $(TOOL_SRC)
@@ -85,6 +97,8 @@ bench: $(BENCH_BINS) bench-tools-bins
 	$(TOOLBENCH) | tee -a $(BB)/results.md
 	@echo | tee -a $(BB)/results.md
 	BENCH_BIN='$(CURDIR)/$(BB)' sh bench/deepjson.sh | tee -a $(BB)/results.md
+	@echo | tee -a $(BB)/results.md
+	BENCH_BIN='$(CURDIR)/$(BB)' sh bench/churn.sh | tee -a $(BB)/results.md
 	@echo | tee -a $(BB)/results.md
 	@if [ '$(BENCH_QUICK)' = 1 ]; then \
 	  echo "### speedtest1: left out by BENCH_QUICK=1 (its builds and runs take about 10 minutes)"; \
