@@ -96,6 +96,23 @@ START_TEST(memory_is_reused)
 }
 END_TEST
 
+START_TEST(group_idle_time_is_its_threads_lifetimes)
+{
+    struct job a = {"idle", 0, 3, NULL, 0}, b = {"idle", 0, 4, NULL, 0};
+    run_thread(&a);
+    run_thread(&b);
+    struct spanprof__thread *g = registry_find("idle");
+    ck_assert_uint_eq(g->merged, 2);
+    ck_assert_uint_gt(g->lifetimes, 0);
+    ck_assert_uint_ge(g->lifetimes, g->root.child); /* outermost spans within the lifetimes */
+    struct spanprof__view v = unit_view(&g, 1);
+    v.idle = 1;
+    uint64_t ns;
+    ck_assert_int_eq(spanprof__thread_idle_ns(&v, g, &ns), 1);
+    ck_assert_uint_eq(ns, g->lifetimes - g->root.child); /* 1 ns per tick in unit_view */
+}
+END_TEST
+
 START_TEST(groups_are_capped)
 {
     enum { N = SPANPROF_GROUPS_MAX + 44 };
@@ -144,6 +161,7 @@ Suite *retire_suite(void)
     TCase *tc = tcase_create("core");
     tcase_add_test(tc, paths_merge_by_name);
     tcase_add_test(tc, memory_is_reused);
+    tcase_add_test(tc, group_idle_time_is_its_threads_lifetimes);
     tcase_add_test(tc, groups_are_capped);
     tcase_add_test(tc, fork_child_drops_groups);
     suite_add_tcase(s, tc);
