@@ -5,8 +5,9 @@
 #   make bench BENCH_QUICK=1        no callgrind counts, no compile-time figures, no speedtest1
 #   make bench-sampler              only the sampler thread's cost (SPANPROF=sample)
 #   make bench-speedtest1           the speedtest1 table alone
-# Rows are listed in bench/rows.txt.  Then two more tables: the cost of writing a folded file
-# that is expensive to write (bench/deepjson.sh), and SQLite's speedtest1 in every configuration
+# Rows are listed in bench/rows.txt.  Then more tables: the cost of writing a folded file that is
+# expensive to write (bench/deepjson.sh), thread churn (bench/churn.sh: 20,000 short-lived
+# threads, memory and time), and SQLite's speedtest1 in every configuration
 # (bench/speedtest1.sh: fetches Debian's sqlite3 sources once, builds take minutes).
 
 BB = $(B)/bench
@@ -17,7 +18,7 @@ BENCH_CFLAGS = -std=gnu11 -O2 -pthread -Wall -Wextra -Ibench
 SPAN_FLAGS = -fplugin=$(CURDIR)/$(B)/spanplugin.so -fplugin-arg-spanplugin-all -Iinclude
 BENCH_BINS = $(BB)/plain $(BB)/floor $(BB)/floor-so $(BB)/sp-static $(BB)/sp-shared $(BB)/sp-none $(BB)/pg \
              $(BB)/libspanprof-alloc.so \
-             $(BB)/run $(BB)/measure $(BB)/deepjson $(BB)/sampler
+             $(BB)/run $(BB)/measure $(BB)/deepjson $(BB)/sampler $(BB)/churn-plain $(BB)/churn-sp
 BENCH_DEPS = bench/work.c bench/bench.h $(BB)/driver.o bench/bench.mk
 
 $(BB)/driver.o: bench/driver.c bench/bench.h bench/bench.mk
@@ -73,6 +74,17 @@ $(BB)/deepjson: bench/deepjson.c bench/bench.mk $(B)/spanplugin.so $(B)/libspanp
 	$(CC) -std=gnu11 -O2 -fplugin=$(CURDIR)/$(B)/spanplugin.so -Iinclude $< -u __spanprof_enter $(B)/libspanprof.a \
 	  $(RUNTIME_LIBS) -o $@
 
+# Thread churn (bench/churn.sh): the lifecycle test's program, without and with the plugin.
+CHURN_SRC = testsuite/lifecycle/thread_churn.c
+$(BB)/churn-plain: $(CHURN_SRC) bench/bench.mk
+	@mkdir -p $(@D)
+	$(CC) -std=gnu11 -O2 -pthread -Wno-attributes $< -o $@
+
+$(BB)/churn-sp: $(CHURN_SRC) bench/bench.mk $(B)/spanplugin.so $(B)/libspanprof.a
+	@mkdir -p $(@D)
+	$(CC) -std=gnu11 -O2 -pthread -fplugin=$(CURDIR)/$(B)/spanplugin.so -Iinclude $< \
+	  -u __spanprof_enter $(B)/libspanprof.a $(RUNTIME_LIBS) -o $@
+
 # SPANPROF=sample's sampler thread: its CPU time with 1, 8 and 64 threads waiting in spans.
 $(BB)/sampler: bench/sampler.c bench/bench.mk $(B)/spanplugin.so $(B)/libspanprof.a
 	@mkdir -p $(@D)
@@ -100,6 +112,8 @@ bench: $(BENCH_BINS) bench-tools-bins
 	$(TOOLBENCH) | tee -a $(BB)/results.md
 	@echo | tee -a $(BB)/results.md
 	BENCH_BIN='$(CURDIR)/$(BB)' sh bench/deepjson.sh | tee -a $(BB)/results.md
+	@echo | tee -a $(BB)/results.md
+	BENCH_BIN='$(CURDIR)/$(BB)' sh bench/churn.sh | tee -a $(BB)/results.md
 	@echo | tee -a $(BB)/results.md
 	@$(MAKE) -s bench-sampler | tee -a $(BB)/results.md
 	@echo | tee -a $(BB)/results.md

@@ -43,6 +43,21 @@ extern struct spanprof__collect_settings spanprof__collect;
  * collectors need and installs their hooks.  Before any site is registered. */
 void spanprof__collectors_start(const struct spanprof__collect_settings *s);
 
+/* ---- nodeext.c: collectors' data behind each call-tree node ---- */
+/* Adds the data behind retired node SRC into the group's node DST (both SIZE bytes as
+ * registered), under the process lock; the crash writer may read DST meanwhile. */
+typedef void (*spanprof__node_merge_fn)(void *dst, const void *src);
+/* Registers SIZE bytes behind every node (rounded up to 8), merged with MERGE when a thread's
+ * tree goes to its retired group; returns their offset behind the node.  At start-up only,
+ * before any site is registered. */
+size_t spanprof__node_ext_add(size_t size, spanprof__node_merge_fn merge);
+/* spanprof__hooks.node_merge: every registered merge on its own bytes. */
+void spanprof__node_ext_merge(struct spanprof__node *dst, const struct spanprof__node *src);
+
+/* ---- merge.c: thread churn, the collectors' side ---- */
+int spanprof__collect_thread_merge(struct spanprof__thread *group, struct spanprof__thread *t);
+void spanprof__collect_thread_clear(struct spanprof__thread *t);
+
 /* ---- slowpath.c: calls of sites in state SLOW ---- */
 void spanprof__slow_enter(struct spanprof_site *site, uintptr_t cfa, uintptr_t ra, uintptr_t fra);
 void spanprof__slow_exit(struct spanprof_site *site, uintptr_t cfa);
@@ -54,6 +69,10 @@ struct spanprof__res_node {
     uint64_t frees, free_bytes;        /* self: freed while this node was the innermost span */
     int64_t live_blocks, live_bytes;   /* allocated here, not freed yet (atomic: any thread frees) */
     uint64_t peak_bytes;               /* highest net growth of the heap during one activation */
+    /* Thread churn: a retired group's node heads a chain of the retired nodes of its path that
+     * still own live blocks (the blocks name them, and frees keep coming to them); in those
+     * nodes it is the chain's link.  Their live figures add to the group node's (reslive). */
+    struct spanprof__res_node *retired_live;
 };
 struct spanprof__res_frame {
     uint64_t cpu_user_ns, cpu_sys_ns; /* thread CPU time at entry */
@@ -72,7 +91,8 @@ static inline int spanprof__res_on(void)
 {
     return spanprof__collect.cpu || spanprof__collect.alloc;
 }
-/* The per-node data right behind node N (only when spanprof__res_on()). */
+/* The per-node data right behind node N (only when spanprof__res_on(); registered first, so at
+ * offset 0). */
 static inline struct spanprof__res_node *spanprof__res_of(struct spanprof__node *n)
 {
     return (struct spanprof__res_node *)(n + 1);
@@ -81,6 +101,13 @@ static inline struct spanprof__res_node *spanprof__res_of(struct spanprof__node 
 void spanprof__res_enter(const struct spanprof_site *site);
 void spanprof__res_exit(const struct spanprof_site *site, uintptr_t cfa);
 struct spanprof__res_thread *spanprof__res_thread_get(struct spanprof__thread *t);
+/* Thread churn: per-node merge (registered with spanprof__node_ext_add), and GROUP's share of
+ * T's per-thread data (allocation samples, moved to GROUP's nodes); returns non-zero when some
+ * node of T still owns live blocks (their owner tokens point into T's arena). */
+void spanprof__res_node_merge(void *dst, const void *src);
+/* Node RN's live blocks and bytes, with those of the retired nodes chained to it. */
+void spanprof__res_live(const struct spanprof__res_node *rn, int64_t *blocks, int64_t *bytes);
+int spanprof__res_thread_merge(struct spanprof__thread *group, struct spanprof__thread *t);
 
 /* ---- sample_data.c: SPANPROF=sample's figures per node and per thread ---- */
 /* Behind each node (after struct spanprof__res_node when that is there too). */
@@ -102,16 +129,16 @@ static inline struct spanprof__sample_node *spanprof__sample_of(const struct spa
 {
     return (struct spanprof__sample_node *)((char *)(n + 1) + spanprof__sample_ext_offset);
 }
-/* At start-up: the per-node data goes EXT bytes behind the node; returns the new node_ext. */
-size_t spanprof__sample_layout(size_t ext);
+/* At start-up: registers the per-node data (nodeext.c) and sets spanprof__sample_ext_offset. */
+void spanprof__sample_layout(void);
 /* A thread got its data (its own thread, before registration): the sampler's state. */
 void spanprof__sample_thread_new(struct spanprof__thread *t);
 /* In a fork child: T's figures back to zero, its clocks read anew. */
 void spanprof__sample_fork_child(struct spanprof__thread *t);
 /* Fills every node's *_incl figures of T from the self ones (under the process lock). */
 void spanprof__sample_sums(struct spanprof__thread *t);
-/* Adds the self figures of SRC_EXT into DST_EXT: the data behind two nodes (spanprof__node + 1)
- * of one stack, when one is merged into the other. */
+/* Adds the self figures of SRC into DST: this collector's bytes behind two nodes of one stack,
+ * when an ended thread's node is merged into its group's (a spanprof__node_merge_fn). */
 void spanprof__sample_node_merge(void *dst_ext, const void *src_ext);
 /* Adds SRC's samples outside every span into DST's (threads merged into one; nothing when
  * either has no sampler state). */
@@ -129,9 +156,9 @@ int spanprof__sampler_start(void);
  * write (so that write is consistent) and before the runtime is unloaded. */
 void spanprof__sampler_stop(void);
 /* ---- trace_ring.c ---- */
-/* Objects going away: the rings' site pointers into them turned to copies (record/retire.c).
+/* Objects going away: the rings' site pointers into them turned to copies (record/siteretire.c).
  * With the process lock held. */
-void spanprof__trace_retire(struct spanprof__retire *r);
+void spanprof__trace_retire_sites(struct spanprof__retire *r);
 
 /* ---- cputime.c ---- */
 void spanprof__cputime(uint64_t *user_ns, uint64_t *sys_ns);
@@ -160,6 +187,8 @@ void spanprof__hist_merge(struct spanprof__hist *dst, const struct spanprof__his
 /* The Q-quantile (0 < Q <= 1) in ticks: the midpoint of the bucket holding the ceil(Q*N)-th
  * smallest value, never above the maximum; 0 when empty. */
 uint64_t spanprof__hist_quantile(const struct spanprof__hist *h, double q);
+/* Thread churn: adds each of T's histograms into GROUP's for the same site (under the lock). */
+void spanprof__hist_merge_thread(struct spanprof__thread *group, const struct spanprof__thread *t);
 
 #pragma GCC visibility pop
 

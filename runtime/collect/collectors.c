@@ -1,5 +1,6 @@
 /* collectors.c — switches the collectors on at start-up and fans the recording layer's events out
- * to them: a thread getting its data, a fork child resetting its counts.
+ * to them: a thread getting its data, a fork child resetting its counts, a thread that ended being
+ * merged into its retired group (merge.c).
  *
  * The recording layer knows the collectors only through spanprof__hooks and spanprof__flags,
  * both written here once, before any site is registered.
@@ -35,6 +36,7 @@ static void fork_child(struct spanprof__thread *t)
     if (spanprof__collect.sample_hz)
         spanprof__sample_fork_child(t);
     spanprof__trace_fork_child(t);
+    spanprof__trace_retired_drop();
 }
 
 /* The trace shows a span a longjmp abandoned ending at the return from setjmp. */
@@ -55,10 +57,10 @@ void spanprof__collectors_start(const struct spanprof__collect_settings *s)
     if (c->alloc && !spanprof__alloc_attach(c->alloc_stacks, c->alloc_sample))
         c->alloc = c->alloc_stacks = 0;
     spanprof__flags.histogram = c->histogram; /* per (thread, site), not per node */
-    if (spanprof__res_on())
-        spanprof__flags.node_ext = sizeof(struct spanprof__res_node);
-    if (c->sample_hz) /* after the resource data: res_of stays right behind the node */
-        spanprof__flags.node_ext = spanprof__sample_layout(spanprof__flags.node_ext);
+    if (spanprof__res_on()) /* first: spanprof__res_of expects offset 0 */
+        spanprof__node_ext_add(sizeof(struct spanprof__res_node), spanprof__res_node_merge);
+    if (c->sample_hz)
+        spanprof__sample_layout();
     /* A timed trace is pushed by the span paths with their own timestamps (record/tracepush.h);
      * CPU/allocation tracking, and tracing in counting mode (no timestamps to share), send every
      * call through the SLOW state. */
@@ -71,5 +73,8 @@ void spanprof__collectors_start(const struct spanprof__collect_settings *s)
         .thread_new = thread_new,
         .fork_child = fork_child,
         .frame_abandoned = c->trace_buffer ? frame_abandoned : NULL,
+        .thread_merge = spanprof__collect_thread_merge,
+        .node_merge = spanprof__flags.node_ext ? spanprof__node_ext_merge : NULL,
+        .thread_clear = spanprof__collect_thread_clear,
     };
 }

@@ -49,3 +49,14 @@ uint64_t spanprof__hist_quantile(const struct spanprof__hist *h, double q)
     }
     return h->max;
 }
+
+void spanprof__hist_merge_thread(struct spanprof__thread *group, const struct spanprof__thread *t)
+{
+    const struct spanprof__hist_table *tab = t->hists;
+    for (size_t i = 0; tab && i < tab->cap; i++) {
+        const struct spanprof__hist *h = tab->v[i];
+        /* The group's table is grown and filled like a thread's, from its own arena. */
+        if (h && spanprof__hist_attach(group, h->site))
+            spanprof__hist_merge(group->hists->v[i], h);
+    }
+}

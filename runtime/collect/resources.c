@@ -95,3 +95,72 @@ void spanprof__res_exit(const struct spanprof_site *site, uintptr_t cfa)
     if (rf->net_max > rf[-1].net_max) /* the parent's activation saw this high-water mark too */
         rf[-1].net_max = rf->net_max;
 }
+
+/* Thread churn (merge.c): the figures of a retired node add to its group's node.  Live blocks
+ * cannot be moved: they name the retired node as their owner and their frees will go on
+ * coming to it, so a retired node that still owns some is chained to the group's node (and its
+ * thread's arena is kept, see spanprof__res_thread_merge); readers add the chain's figures. */
+void spanprof__res_node_merge(void *dst, const void *src)
+{
+    struct spanprof__res_node *d = dst;
+    struct spanprof__res_node *s = (struct spanprof__res_node *)src;
+    __atomic_add_fetch(&d->cpu_user_ns, s->cpu_user_ns, __ATOMIC_RELAXED);
+    __atomic_add_fetch(&d->cpu_sys_ns, s->cpu_sys_ns, __ATOMIC_RELAXED);
+    __atomic_add_fetch(&d->allocs, s->allocs, __ATOMIC_RELAXED);
+    __atomic_add_fetch(&d->alloc_bytes, s->alloc_bytes, __ATOMIC_RELAXED);
+    __atomic_add_fetch(&d->frees, s->frees, __ATOMIC_RELAXED);
+    __atomic_add_fetch(&d->free_bytes, s->free_bytes, __ATOMIC_RELAXED);
+    spanprof__count_max(&d->peak_bytes, s->peak_bytes);
+    if (__atomic_load_n(&s->live_blocks, __ATOMIC_RELAXED)) {
+        s->retired_live = d->retired_live;
+        __atomic_store_n(&d->retired_live, s, __ATOMIC_RELEASE);
+    }
+}
+
+void spanprof__res_live(const struct spanprof__res_node *rn, int64_t *blocks, int64_t *bytes)
+{
+    *blocks = __atomic_load_n(&rn->live_blocks, __ATOMIC_RELAXED);
+    *bytes = __atomic_load_n(&rn->live_bytes, __ATOMIC_RELAXED);
+    for (const struct spanprof__res_node *r = __atomic_load_n(&rn->retired_live, __ATOMIC_ACQUIRE);
+         r; r = __atomic_load_n(&r->retired_live, __ATOMIC_ACQUIRE)) {
+        *blocks += __atomic_load_n(&r->live_blocks, __ATOMIC_RELAXED);
+        *bytes += __atomic_load_n(&r->live_bytes, __ATOMIC_RELAXED);
+    }
+}
+
+static int live_pre(struct spanprof__node *n, size_t depth, void *ctx)
+{
+    (void)depth;
+    if (__atomic_load_n(&spanprof__res_of(n)->live_blocks, __ATOMIC_RELAXED))
+        *(int *)ctx = 1;
+    return !*(int *)ctx;
+}
+
+int spanprof__res_thread_merge(struct spanprof__thread *group, struct spanprof__thread *t)
+{
+    struct spanprof__res_thread *rt = t->res;
+    if (rt && rt->samples) {
+        struct spanprof__res_thread *gt = group->res;
+        if (!gt) /* no frames: a group runs no spans */
+            gt = group->res = spanprof__map(sizeof *gt);
+        /* Each sample is copied to the group's arena, naming the group's node (oldest last, so
+         * the list keeps its order reversed as a thread's does: newest first). */
+        for (struct spanprof__alloc_sample *s = rt->samples; gt && s; s = s->next) {
+            struct spanprof__node *n = s->node->hint;
+            size_t size = sizeof *s + s->n * sizeof s->names[0];
+            struct spanprof__alloc_sample *c = n ? spanprof__arena_alloc(&group->arena, size) : NULL;
+            if (!c)
+                continue;
+            memcpy(c, s, size);
+            c->node = n;
+            c->next = gt->samples;
+            __atomic_store_n(&gt->samples, c, __ATOMIC_RELEASE);
+        }
+    }
+    /* Blocks still allocated name T's nodes as their owner: those must stay (chained to the
+     * group's nodes by spanprof__res_node_merge). */
+    int live = 0;
+    if (spanprof__collect.alloc)
+        spanprof__tree_walk(&t->root, live_pre, NULL, &live);
+    return live;
+}

@@ -31,11 +31,11 @@
 
 size_t spanprof__sample_ext_offset;
 
-size_t spanprof__sample_layout(size_t ext)
+void spanprof__sample_layout(void)
 {
-    spanprof__sample_ext_offset = ext;
+    spanprof__sample_ext_offset =
+        spanprof__node_ext_add(sizeof(struct spanprof__sample_node), spanprof__sample_node_merge);
     spanprof__flags.frames_shared = 1;
-    return ext + sizeof(struct spanprof__sample_node);
 }
 
 /* Linux's clock id for thread TID's CPU time (CPUCLOCK_SCHED | CPUCLOCK_PERTHREAD_MASK). */
@@ -126,10 +126,8 @@ static void add(uint64_t *p, uint64_t v)
 
 void spanprof__sample_node_merge(void *dst_ext, const void *src_ext)
 {
-    struct spanprof__sample_node *d =
-        (struct spanprof__sample_node *)((char *)dst_ext + spanprof__sample_ext_offset);
-    const struct spanprof__sample_node *s =
-        (const struct spanprof__sample_node *)((const char *)src_ext + spanprof__sample_ext_offset);
+    struct spanprof__sample_node *d = dst_ext;
+    const struct spanprof__sample_node *s = src_ext;
     /* Relaxed atomic adds: a writer may read DST meanwhile.  The *_incl figures are recomputed
      * by the next write. */
     add(&d->wall_ns, __atomic_load_n(&s->wall_ns, __ATOMIC_RELAXED));
@@ -139,7 +137,11 @@ void spanprof__sample_node_merge(void *dst_ext, const void *src_ext)
 
 void spanprof__sample_thread_merge(struct spanprof__thread *dst, const struct spanprof__thread *src)
 {
-    if (!dst->sample || !src->sample)
+    if (!src->sample)
+        return;
+    if (!dst->sample) /* a retired group's first thread: its figures start at zero */
+        dst->sample = spanprof__arena_alloc(&dst->arena, sizeof *dst->sample);
+    if (!dst->sample)
         return;
     struct spanprof__sample_node *d = &dst->sample->root;
     const struct spanprof__sample_node *s = &src->sample->root;

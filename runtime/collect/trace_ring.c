@@ -26,13 +26,28 @@ struct spanprof__trace_ring *spanprof__trace_ring_new(size_t bytes)
     return r;
 }
 
+static size_t ring_bytes(size_t capacity)
+{
+    size_t head = (sizeof(struct spanprof__trace_ring) + 63) & ~(size_t)63;
+    return head + capacity * sizeof(struct spanprof__trace_event);
+}
+
+/* Only rings no thread pushes to any more (their thread ended), under the process lock. */
+void spanprof__trace_ring_free(struct spanprof__trace_ring *r)
+{
+    spanprof__unmap(r, ring_bytes(r->capacity));
+}
+
 /* At a thread's first span (cold, before it is registered). */
 void spanprof__trace_attach(struct spanprof__thread *t)
 {
     static int warned;
     if (!spanprof__collect.trace_buffer)
         return;
+    static uint64_t order;
     t->trace = spanprof__trace_ring_new(spanprof__collect.trace_buffer);
+    if (t->trace)
+        t->trace->order = __atomic_add_fetch(&order, 1, __ATOMIC_RELAXED);
     if (!t->trace && !__atomic_exchange_n(&warned, 1, __ATOMIC_RELAXED))
         fprintf(stderr, "spanprof: warning: no memory for a %zu-byte trace buffer; a thread's "
                         "spans are left out of the trace\n",
@@ -46,24 +61,30 @@ void spanprof__trace_fork_child(struct spanprof__thread *t)
         t->trace->base = t->trace->head;
 }
 
-/* Objects going away (record/retire.c): every event's site pointer into them becomes the copy's.
- * With the process lock held; a compare-and-swap, so an event a running owner writes meanwhile
- * into the same slot is never overwritten. */
-void spanprof__trace_retire(struct spanprof__retire *r)
+static void retire_ring_sites(struct spanprof__trace_ring *ring, struct spanprof__retire *r)
 {
-    for (struct spanprof__thread *t = spanprof__g.threads; t; t = t->next) {
-        struct spanprof__trace_ring *ring = t->trace;
-        for (size_t i = 0; ring && i < ring->capacity; i++) {
-            struct spanprof__trace_event *e = &ring->events[i];
-            uintptr_t tag = __atomic_load_n(&e->tag, __ATOMIC_ACQUIRE);
-            uintptr_t bits = SPANPROF__TRACE_EXIT | SPANPROF__TRACE_ODD_LAP;
-            const struct spanprof_site *s = (const void *)(tag & ~bits);
-            const struct spanprof_site *c = s ? spanprof__retired(r, s) : s;
-            if (c != s)
-                __atomic_compare_exchange_n(&e->tag, &tag, (uintptr_t)c | (tag & bits), 0,
-                                            __ATOMIC_RELEASE, __ATOMIC_RELAXED);
-        }
+    uintptr_t bits = SPANPROF__TRACE_EXIT | SPANPROF__TRACE_ODD_LAP;
+    for (size_t i = 0; ring && i < ring->capacity; i++) {
+        struct spanprof__trace_event *e = &ring->events[i];
+        uintptr_t tag = __atomic_load_n(&e->tag, __ATOMIC_ACQUIRE);
+        const struct spanprof_site *s = (const void *)(tag & ~bits);
+        const struct spanprof_site *c = s ? spanprof__retired(r, s) : s;
+        if (c != s)
+            __atomic_compare_exchange_n(&e->tag, &tag, (uintptr_t)c | (tag & bits), 0,
+                                        __ATOMIC_RELEASE, __ATOMIC_RELAXED);
     }
+}
+
+/* Objects going away (record/siteretire.c): every event's site pointer into them becomes the
+ * copy's, in the rings of running threads and in those kept of threads that ended
+ * (trace_retired.c).  With the process lock held; a compare-and-swap, so an event a running
+ * owner writes meanwhile into the same slot is never overwritten. */
+void spanprof__trace_retire_sites(struct spanprof__retire *r)
+{
+    for (struct spanprof__thread *t = spanprof__g.threads; t; t = t->next)
+        retire_ring_sites(t->trace, r);
+    for (size_t i = 0; i < SPANPROF__TRACE_RETIRED; i++)
+        retire_ring_sites(spanprof__trace_retired.v[i].ring, r);
 }
 
 /* Reads every field with atomic loads: the owner may be pushing meanwhile (a dump from another

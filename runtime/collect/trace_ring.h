@@ -11,6 +11,7 @@
 
 /* Cold paths (trace_ring.c). */
 struct spanprof__trace_ring *spanprof__trace_ring_new(size_t bytes);
+void spanprof__trace_ring_free(struct spanprof__trace_ring *r);
 void spanprof__trace_attach(struct spanprof__thread *t);
 void spanprof__trace_fork_child(struct spanprof__thread *t);
 /* Copies the events still in T's ring, oldest first, into a malloc'd array (count in *n);
@@ -18,6 +19,28 @@ void spanprof__trace_fork_child(struct spanprof__thread *t);
  * with *n == 0 when empty (or out of memory: then every event counts as dropped). */
 struct spanprof__trace_event *spanprof__trace_snapshot(const struct spanprof__trace_ring *r, size_t *n,
                                                        uint64_t *dropped);
+
+/* The rings of the threads that ended most recently (trace_retired.c), read by the trace writer
+ * under the process lock: v[i] for i < n, oldest first from slot next when n is full. */
+#define SPANPROF__TRACE_RETIRED 32
+struct spanprof__trace_exited {
+    struct spanprof__trace_ring *ring; /* NULL: slot unused */
+    pid_t tid;
+    uint64_t end_tick;
+    uint64_t seq; /* order of the exits */
+    char name[64];
+};
+struct spanprof__trace_retired {
+    struct spanprof__trace_exited v[SPANPROF__TRACE_RETIRED];
+    size_t n, next;
+    uint64_t seq;
+    uint64_t threads_dropped; /* ended threads whose ring was unmapped to make room */
+    uint64_t events_dropped;  /* the events those rings held */
+};
+extern struct spanprof__trace_retired spanprof__trace_retired;
+/* T's thread ended: its ring moves to the store (T->trace becomes NULL). */
+void spanprof__trace_retire(struct spanprof__thread *t);
+void spanprof__trace_retired_drop(void);
 
 #pragma GCC visibility pop
 

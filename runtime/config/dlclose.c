@@ -3,7 +3,7 @@
  * Call-tree nodes point to sites, the plugin's descriptors in the instrumented object's .data.
  * Before the C library's dlclose runs, the objects that may go with it are noted (the one the
  * handle names and every object loaded after it: its dependencies come with it) and copies of
- * their sites are made (record/retire.c); after it, those objects that are really gone (dlclose
+ * their sites are made (record/siteretire.c); after it, those objects that are really gone (dlclose
  * only drops a reference while others hold one) have every pointer into them turned to the
  * copies, under the process lock.  A library loaded again gets fresh sites: the outputs merge
  * them with the copies by name, file and line.
@@ -137,7 +137,7 @@ SPANPROF_API int dlclose(void *handle)
     if (gone) {
         r.nranges = gone;
         spanprof__retire_apply(&r);
-        spanprof__trace_retire(&r);
+        spanprof__trace_retire_sites(&r);
     }
     spanprof__retire_end(&r);
     spanprof__unlock();

@@ -5,7 +5,7 @@
  * by a dlopen'ed library, or libspanprof.a linked into one).  When it is unloaded (unload.c) it
  * writes its files and leaves its state behind: the thread registry and call trees are in mmap'd
  * memory that is never unmapped, their site pointers already turned to copies the runtime owns
- * (record/retire.c), and its threads all marked ended.  The anchor is one entry in the process's
+ * (record/siteretire.c), and its threads all marked ended.  The anchor is one entry in the process's
  * environment, SPANPROF_HANDOVER=PID:ID:ADDRESS: the process, the image (the kernel's random
  * bytes for this exec, as in SPANPROF_ANCESTOR) and the address of a block holding the rest.  A
  * copy that starts later in the same image finds it, checks the block's stamp and layout, and
@@ -41,7 +41,7 @@ struct handover {
     int descendant;
     unsigned image;
     int image_wrote;
-    void *copies; /* the sites' copies, by name (record/retire.c), for the library loaded again */
+    void *copies; /* the sites' copies, by name (record/siteretire.c), for the library loaded again */
     size_t copies_cap, copies_n;
 };
 

@@ -13,7 +13,7 @@
  *  3. the thread-exit key deleted, so no thread that ends later calls into unmapped code
  *     (the fork handlers go by themselves: glibc drops those an object registered at its unload);
  *  4. every thread's open spans charged up to now and its data marked ended, every site pointer
- *     turned to a copy the runtime owns (record/retire.c), and the whole handed over to a copy
+ *     turned to a copy the runtime owns (record/siteretire.c), and the whole handed over to a copy
  *     of the runtime loaded later (handover.c).
  */
 #define _GNU_SOURCE
@@ -56,7 +56,7 @@ __attribute__((destructor)) static void unload(void)
     struct spanprof__retire r = {.all = 1};
     if (spanprof__retire_collect(&r) == 0) {
         spanprof__retire_apply(&r);
-        spanprof__trace_retire(&r);
+        spanprof__trace_retire_sites(&r);
         spanprof__retire_end(&r);
         spanprof__handover_leave(&spanprof__outputs);
     }

@@ -1,14 +1,26 @@
 /* arena.c — the runtime's memory: anonymous mappings and a bump allocator over them.
  *
  * Memory comes from mmap, never malloc, so a malloc interposer that is itself instrumented
- * cannot recurse into us, and nothing is freed while the process runs (thread data must outlive
- * its thread until the process-exit write).  Fresh mappings are zeroed, which callers rely on.
+ * cannot recurse into us, and arena chunks are never unmapped while the process runs (a reader
+ * without the lock, such as the crash writer, must only ever see mapped memory).  Fresh mappings
+ * are zeroed, which callers rely on; a rewound arena (a thread's data being reused, threadretire.c)
+ * zeroes what it had handed out and hands its chunks out again.
  */
+#include <string.h>
 #include <sys/mman.h>
 
 #include "record/record.h"
 
 #define ARENA_CHUNK ((size_t)64 * 1024)
+
+/* At the start of each chunk, one cache line (allocations stay 64-byte aligned). */
+struct chunk {
+    char *next;  /* the chunk that follows in this arena's chain, or NULL */
+    size_t size; /* bytes mapped, this header included */
+    size_t used; /* bytes handed out (header included) when the arena moved past it */
+};
+#define CHUNK_HEAD ((size_t)64)
+_Static_assert(sizeof(struct chunk) <= CHUNK_HEAD, "a chunk header fits in one cache line");
 
 void *spanprof__map(size_t size)
 {
@@ -21,18 +33,64 @@ void spanprof__unmap(void *p, size_t size)
     munmap(p, size);
 }
 
+static void use_chunk(struct spanprof__arena *a, char *c)
+{
+    a->chunk = c;
+    a->cur = c + CHUNK_HEAD;
+    a->end = c + ((struct chunk *)c)->size;
+}
+
+/* Moves A to a chunk with room for SIZE bytes: the next one in the chain if it is big enough,
+ * else a new one linked in after the current one.  0 when out of memory. */
+static int next_chunk(struct spanprof__arena *a, size_t size)
+{
+    struct chunk *cur = (struct chunk *)a->chunk;
+    if (cur) {
+        cur->used = (size_t)(a->cur - a->chunk);
+        if (cur->next && ((struct chunk *)cur->next)->size - CHUNK_HEAD >= size) {
+            use_chunk(a, cur->next);
+            return 1;
+        }
+    }
+    size_t bytes = size + CHUNK_HEAD > ARENA_CHUNK ? size + CHUNK_HEAD : ARENA_CHUNK;
+    char *p = spanprof__map(bytes);
+    if (!p)
+        return 0;
+    struct chunk *c = (struct chunk *)p;
+    c->size = bytes;
+    if (cur) {
+        c->next = cur->next; /* the rest of the old chunk is dropped: at most one node's worth */
+        cur->next = p;
+    } else {
+        a->first = p;
+    }
+    use_chunk(a, p);
+    return 1;
+}
+
 void *spanprof__arena_alloc(struct spanprof__arena *a, size_t size)
 {
     size = (size + 63) & ~(size_t)63; /* nodes are one cache line each */
-    if ((size_t)(a->end - a->cur) < size) {
-        size_t chunk = size > ARENA_CHUNK ? size : ARENA_CHUNK;
-        char *p = spanprof__map(chunk);
-        if (!p)
-            return NULL;
-        a->cur = p; /* the rest of the old chunk is dropped: at most one node's worth */
-        a->end = p + chunk;
-    }
+    if ((size_t)(a->end - a->cur) < size && !next_chunk(a, size))
+        return NULL;
     void *r = a->cur;
     a->cur += size;
     return r;
+}
+
+/* Zeroes only what was handed out: pages never touched stay untouched (and out of the RSS). */
+void spanprof__arena_rewind(struct spanprof__arena *a)
+{
+    if (!a->first)
+        return;
+    ((struct chunk *)a->chunk)->used = (size_t)(a->cur - a->chunk);
+    for (char *c = a->first; c; c = ((struct chunk *)c)->next) {
+        struct chunk *h = (struct chunk *)c;
+        if (h->used > CHUNK_HEAD)
+            memset(c + CHUNK_HEAD, 0, h->used - CHUNK_HEAD);
+        h->used = 0;
+        if (c == a->chunk)
+            break; /* the chunks after it were not used since the last rewind */
+    }
+    use_chunk(a, a->first);
 }

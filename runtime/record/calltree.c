@@ -77,3 +77,48 @@ void spanprof__tree_walk(struct spanprof__node *root, spanprof__pre_fn pre,
         }
     }
 }
+
+struct merge {
+    struct spanprof__thread *dst;
+    const struct spanprof__node *src_root;
+    uint64_t lost;
+};
+
+static int merge_pre(struct spanprof__node *n, size_t depth, void *ctx)
+{
+    (void)depth;
+    struct merge *m = ctx;
+    /* Pre-order: the parent's counterpart is already in its hint (the root's is DST's root). */
+    struct spanprof__node *p = n->parent == m->src_root ? &m->dst->root : n->parent->hint;
+    struct spanprof__node *d =
+        spanprof__tree_child(m->dst, p, n->site, spanprof__flags.node_ext);
+    n->hint = d;
+    if (!d) {
+        m->lost += n->calls;
+        return 0;
+    }
+    /* Relaxed atomic adds: a group is only written under the process lock, but the crash writer
+     * reads it without. */
+    __atomic_add_fetch(&d->calls, n->calls, __ATOMIC_RELAXED);
+    __atomic_add_fetch(&d->total, n->total, __ATOMIC_RELAXED);
+    __atomic_add_fetch(&d->child, n->child, __ATOMIC_RELAXED);
+    if (spanprof__hooks.node_merge)
+        spanprof__hooks.node_merge(d, n);
+    return 1;
+}
+
+/* Path-wise merge of SRC's tree into DST's (threadretire.c, under the process lock; SRC's thread has
+ * ended): each node of SRC adds its counts to the node of DST with the same path, created if
+ * missing.  Afterwards each node of SRC has its counterpart in its hint (SRC's tree is about to
+ * be reset, nothing reads its hints again).  Returns the calls of subtrees left out for want of
+ * memory. */
+uint64_t spanprof__tree_merge(struct spanprof__thread *dst, struct spanprof__thread *src)
+{
+    struct merge m = {dst, &src->root, 0};
+    src->root.hint = &dst->root;
+    spanprof__tree_walk(&src->root, merge_pre, NULL, &m);
+    __atomic_add_fetch(&dst->root.calls, src->root.calls, __ATOMIC_RELAXED);
+    __atomic_add_fetch(&dst->root.total, src->root.total, __ATOMIC_RELAXED);
+    __atomic_add_fetch(&dst->root.child, src->root.child, __ATOMIC_RELAXED);
+    return m.lost;
+}

@@ -51,3 +51,12 @@ void spanprof__hist_reset(struct spanprof__thread *t)
             memset(tab->v[i]->count, 0, sizeof tab->v[i]->count);
         }
 }
+
+/* The histograms live in T's arena, which is being rewound: the table (kept for the next thread
+ * that gets T's data) forgets them. */
+void spanprof__hist_forget(struct spanprof__thread *t)
+{
+    struct spanprof__hist_table *tab = t->hists;
+    if (tab)
+        memset(tab->v, 0, tab->cap * sizeof tab->v[0]);
+}

@@ -80,6 +80,8 @@ static inline __attribute__((always_inline)) void spanprof__hist_add(struct span
 int spanprof__hist_attach(struct spanprof__thread *t, const struct spanprof_site *site);
 /* Fork child: T's counts back to zero. */
 void spanprof__hist_reset(struct spanprof__thread *t);
+/* T's data is reused (threadretire.c): no histograms any more, the table is kept. */
+void spanprof__hist_forget(struct spanprof__thread *t);
 
 #pragma GCC visibility pop
 

@@ -9,7 +9,9 @@
  * owner's stores to what others read go through counter.h (one instruction, atomic with respect
  * to signals, a plain store or add on x86), readers load them with relaxed atomic loads, and
  * nodes are published with release stores.  Thread data lives in mmap'd memory that is never
- * freed while the process runs, so it outlives its thread and can be written at process exit.
+ * unmapped while the process runs: when a thread ends, its data is merged into its name's
+ * retired group and the memory is reused for the next new thread (threadretire.c), so a reader that
+ * holds no lock (the crash writer) only ever reads mapped memory.
  */
 #ifndef SPANPROF_RECORD_H
 #define SPANPROF_RECORD_H
@@ -99,9 +101,12 @@ struct spanprof__frame {
     uintptr_t fra;  /* the instrumented function's own return address (where it returns to) */
 };
 
-/* Bump allocator over mmap'd chunks (never freed). */
+/* Bump allocator over mmap'd chunks, never unmapped.  The chunks are chained (a header at the
+ * start of each) so that a recycled thread's arena is rewound and reused (arena.c). */
 struct spanprof__arena {
     char *cur, *end;
+    char *first; /* first chunk, NULL before the first allocation */
+    char *chunk; /* the chunk cur points into */
 };
 
 struct spanprof__hist_table;
@@ -130,8 +135,8 @@ struct spanprof__thread {
     struct spanprof__node root;
     struct spanprof__arena arena;
     struct spanprof__thread *next;    /* global registry link (under the process lock) */
-    pid_t tid;
-    int exited;                       /* its pthread ended (data kept) */
+    pid_t tid;                        /* 0 for a retired group */
+    int exited;                       /* its pthread ended (data kept); always set in a group */
     uint64_t open_at_exit;            /* frames open when it ended */
     uint64_t abandoned;               /* frames popped by repair (longjmp, noreturn) */
     uint64_t unmatched;               /* exits that matched no open frame */
@@ -145,6 +150,11 @@ struct spanprof__thread {
     struct spanprof__res_thread *res;   /* CPU/allocation tracking, or NULL */
     struct spanprof__trace_ring *trace; /* SPANPROF_TRACE ring, or NULL */
     struct spanprof__sample_thread *sample; /* SPANPROF=sample: the sampler's figures, or NULL */
+    /* Thread churn (threadretire.c): a retired group holds the merged data of exited threads. */
+    uint64_t merged;                  /* a group: how many exited threads it holds; else 0 */
+    uint64_t lifetimes;               /* a group: the sum of their lifetimes (ticks) */
+    struct spanprof__thread *free_next; /* free-list link (next stays as it was, for readers
+                                         * that walk the registry without the lock) */
     /* (parent, site) -> child, read by the enter path when a node's hint misses; every slot a
      * valid node (childcache.h).  Data reused for another thread must be reset first:
      * spanprof__child_cache_reset. */
@@ -189,6 +199,18 @@ struct spanprof__hooks {
     void (*fork_child)(struct spanprof__thread *t);
     /* A frame of SITE is popped at a setjmp's return, a longjmp having abandoned it. */
     void (*frame_abandoned)(const struct spanprof_site *site);
+    /* Thread churn (threadretire.c), under the process lock.  T's thread ended and its call tree was
+     * merged into GROUP's; each node of T's tree now has its GROUP counterpart in its hint field
+     * (NULL where the group ran out of memory).  Add T's collector data to GROUP (per-thread
+     * data such as histograms or samples; a trace ring may be moved away).  Returns non-zero
+     * when T's nodes must stay where they are (something outside still points into them), so
+     * its arena is not reused. */
+    int (*thread_merge)(struct spanprof__thread *group, struct spanprof__thread *t);
+    /* Adds the collectors' data behind node SRC (spanprof__flags.node_ext bytes) into DST's. */
+    void (*node_merge)(struct spanprof__node *dst, const struct spanprof__node *src);
+    /* T's data is about to be reused by another thread (or dropped in a fork child): collector
+     * data back to empty, keeping what can be reused. */
+    void (*thread_clear)(struct spanprof__thread *t);
 };
 extern struct spanprof__hooks spanprof__hooks;
 
@@ -273,7 +295,9 @@ int spanprof__on_alt_stack(uintptr_t cfa);
 /* ---- thread.c ---- */
 extern SPANPROF_TLS struct spanprof__thread *spanprof__tls;
 extern struct spanprof__thread spanprof__sentinel_thread;
+/* Fresh data for the calling thread: a recycled one (threadretire.c) or spanprof__thread_map's. */
 struct spanprof__thread *spanprof__thread_new(void);
+struct spanprof__thread *spanprof__thread_map(void);
 struct spanprof__thread *spanprof__thread_attach(void);
 void spanprof__thread_settle(struct spanprof__thread *t, uint64_t now);
 uint64_t spanprof__thread_open_frames(const struct spanprof__thread *t);
@@ -282,6 +306,20 @@ void spanprof__thread_exit_hook(void *arg);
 void spanprof__fork_prepare(void);
 void spanprof__fork_parent(void);
 void spanprof__fork_child(void);
+
+/* ---- threadretire.c: thread churn ---- */
+/* Group cap: threads of further names go to the group named spanprof__other_threads. */
+#define SPANPROF_GROUPS_MAX 256
+extern const char spanprof__other_threads[];
+/* T's thread ended (key destructor, lock held, T->name and end_tick set): merge T into its
+ * name's group, take T out of the registry and keep its memory for the next new thread. */
+void spanprof__thread_retire(struct spanprof__thread *t);
+/* A recycled thread's data, reset (NULL when none is free).  Takes the lock. */
+struct spanprof__thread *spanprof__thread_reuse(void);
+/* Fork child (lock re-initialised): every thread in OLD_REGISTRY but KEEP and every group goes
+ * to the free list. */
+void spanprof__retire_fork_child(struct spanprof__thread *old_registry,
+                                 struct spanprof__thread *keep);
 
 /* Charges a frame's time up to NOW to its node (inclusive) and to its parent's child time.
  * Clamps a negative duration to 0 (cmov).  Shared by the hot exit, repair and settling. */
@@ -342,6 +380,9 @@ void *spanprof__map(size_t size);
 void spanprof__unmap(void *p, size_t size);
 /* SIZE bytes, zeroed, 64-byte aligned (nodes are one cache line each); NULL when out of memory. */
 void *spanprof__arena_alloc(struct spanprof__arena *a, size_t size);
+/* Everything allocated from A is zeroed and A starts again at its first chunk, keeping its
+ * chunks for the allocations to come. */
+void spanprof__arena_rewind(struct spanprof__arena *a);
 
 /* ---- calltree.c ---- */
 extern struct spanprof__node spanprof__miss_node;
@@ -361,6 +402,10 @@ typedef int (*spanprof__pre_fn)(struct spanprof__node *n, size_t depth, void *ct
 typedef void (*spanprof__post_fn)(struct spanprof__node *n, size_t depth, void *ctx);
 void spanprof__tree_walk(struct spanprof__node *root, spanprof__pre_fn pre,
                          spanprof__post_fn post, void *ctx);
+/* Adds SRC's tree into DST's path by path (nodes created as needed, collectors' node data merged
+ * through spanprof__hooks.node_merge); each SRC node's hint is left at its DST counterpart.
+ * Returns the calls left out for want of memory. */
+uint64_t spanprof__tree_merge(struct spanprof__thread *dst, struct spanprof__thread *src);
 static inline uint64_t spanprof__node_self(const struct spanprof__node *n)
 {
     uint64_t total = __atomic_load_n(&n->total, __ATOMIC_RELAXED);
@@ -383,7 +428,7 @@ struct spanprof__progress_point {
 /* The registered progress points, newest first (read with the process lock held). */
 extern struct spanprof__progress_point *spanprof__progress_points;
 
-/* ---- retire.c: sites of objects going away, replaced by copies the runtime owns ---- */
+/* ---- siteretire.c: sites of objects going away, replaced by copies the runtime owns ---- */
 struct spanprof__range {
     uintptr_t lo, hi; /* [lo, hi) */
 };

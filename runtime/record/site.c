@@ -58,7 +58,7 @@ static int valid(const struct spanprof_site *site)
  * memory). */
 static uint32_t register_progress(struct spanprof_site *site)
 {
-    /* A point of a library loaded again has its counter back already (retire.c). */
+    /* A point of a library loaded again has its counter back already (siteretire.c). */
     if (!site->coz_end) {
         struct spanprof__progress_point *p = calloc(1, sizeof *p);
         if (!p)

@@ -1,14 +1,16 @@
 /* thread.c — per-thread data: TLS pointer and sentinel, creation and registration, capture at
  * thread exit, settling of open frames, and fork.
  *
- * A thread gets data (mmap'd, registered in spanprof__g.threads under the lock) at its first
- * span.  The data outlives the thread: a pthread key destructor records the thread's name and
- * charges its open frames up to the moment it ended, and the process-exit write still sees it.
+ * A thread gets data (mmap'd, or recycled from a thread that ended, registered in
+ * spanprof__g.threads under the lock) at its first span.  A pthread key destructor records the
+ * thread's name, charges its open frames up to the moment it ended, and merges the data into its
+ * name's retired group (threadretire.c), which the process-exit write sees.
  *
  * fork: the child (see spanprof__fork_child) keeps only the forking thread's data, with every
  * counter reset to zero — the child's profile covers the child only.  The forking thread's open
  * frames are kept (restarted at the fork) because the child will run their exits.  Other
- * threads do not exist in the child; their data is dropped.  The child writes its own files:
+ * threads do not exist in the child; their data and the retired groups are dropped (their memory
+ * goes to the free list).  The child writes its own files:
  * %p in a path expands to the child's pid, and a path without %p gets ".PID" appended (see
  * path.c), so the parent's files are never clobbered.
  */
@@ -40,7 +42,8 @@ struct spanprof__thread spanprof__sentinel_thread = {
 
 SPANPROF_TLS struct spanprof__thread *spanprof__tls = &spanprof__sentinel_thread;
 
-struct spanprof__thread *spanprof__thread_new(void)
+/* Fresh thread data, mapped (zeroed) with its root and frame array set up. */
+struct spanprof__thread *spanprof__thread_map(void)
 {
     size_t cap = INITIAL_FRAMES;
     if (cap > spanprof__flags.max_depth + 1)
@@ -61,8 +64,19 @@ struct spanprof__thread *spanprof__thread_new(void)
     t->limit = t->frames + cap - 1;
     t->park_frame.node = &spanprof__miss_node;
     t->park_frame.cfa = 0;
-    spanprof__child_cache_reset(t);
-    t->tid = gettid();
+    return t;
+}
+
+/* The data of a thread that ended, reset (threadretire.c), else fresh. */
+struct spanprof__thread *spanprof__thread_new(void)
+{
+    struct spanprof__thread *t = spanprof__thread_reuse();
+    if (!t)
+        t = spanprof__thread_map();
+    if (t) {
+        spanprof__child_cache_reset(t); /* its slots point into the old tree */
+        t->tid = gettid();
+    }
     return t;
 }
 
@@ -134,7 +148,9 @@ void spanprof__thread_refresh_name(struct spanprof__thread *t)
     memcpy(t->name, buf, (size_t)n + 1);
 }
 
-/* pthread key destructor: runs in the exiting thread. */
+/* pthread key destructor: runs in the exiting thread.  The thread's data is merged into its
+ * name's retired group and recycled (threadretire.c); spans this thread still runs later get fresh
+ * data. */
 void spanprof__thread_exit_hook(void *arg)
 {
     struct spanprof__thread *t = arg;
@@ -143,11 +159,14 @@ void spanprof__thread_exit_hook(void *arg)
     pthread_getname_np(pthread_self(), name, sizeof name);
     uint64_t now = spanprof__clock_now();
     spanprof__thread_settle(t, now);
+    if (spanprof__tls == t)
+        spanprof__tls = &spanprof__sentinel_thread;
     spanprof__lock();
     t->end_tick = now;
     memcpy(t->name, name, sizeof name);
     t->open_at_exit = spanprof__thread_open_frames(t);
     __atomic_store_n(&t->exited, 1, __ATOMIC_RELEASE);
+    spanprof__thread_retire(t);
     spanprof__unlock();
     spanprof__guard_leave(guard);
 }
@@ -175,6 +194,8 @@ void spanprof__fork_child(void)
     int saved_errno = errno;
     pthread_mutex_init(&spanprof__g.lock, NULL);
     struct spanprof__thread *t = spanprof__tls;
+    /* The other threads and the retired groups are the parent's: their memory is reused. */
+    spanprof__retire_fork_child(spanprof__g.threads, t);
     spanprof__g.threads = NULL;
     spanprof__g.fork_child = 1;
     spanprof__g.unmatched_no_thread = 0;

@@ -40,6 +40,7 @@ struct spanprof__trace_ring {
     size_t capacity; /* events: a power of two */
     uint64_t head;   /* events reserved since attach (slot head % capacity is the next) */
     uint64_t base;   /* events before this one belong to the parent process (fork) */
+    uint64_t order;  /* rings in the order threads got them (their first span): the file's */
 };
 
 /* Appends an event for SITE to this thread's ring and returns its tick (a fresh timestamp; also

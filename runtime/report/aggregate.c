@@ -104,7 +104,7 @@ static void agg_post(struct spanprof__node *n, size_t depth, void *ctx)
         s->active--;
 }
 
-/* A site of a library that was unloaded (its runtime-owned copy, record/retire.c) and the same
+/* A site of a library that was unloaded (its runtime-owned copy, record/siteretire.c) and the same
  * site after the library was loaded again are one span: one entry, sums of both (they never
  * nest, so the recursion rule holds).  ST is sorted by name, file and line. */
 static size_t merge_twins(struct spanprof__site_stats *st, size_t n)
@@ -163,6 +163,14 @@ struct spanprof__site_stats *spanprof__aggregate_sites(const struct spanprof__vi
         return NULL;
     }
     return a.st;
+}
+
+uint64_t spanprof__thread_count(const struct spanprof__view *v)
+{
+    uint64_t n = 0;
+    for (size_t i = 0; i < v->nthreads; i++)
+        n += v->threads[i]->merged ? v->threads[i]->merged : 1;
+    return n;
 }
 
 static int sum_calls(struct spanprof__node *n, size_t depth, void *ctx)

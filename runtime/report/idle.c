@@ -10,7 +10,9 @@
  * ended, for the thread writing the profile (its open frames were settled first) and for running
  * threads outside any span at that moment; a running thread inside a span while another thread
  * writes has an outermost span of unknown length so far (its frames are its own to read), so it
- * gets no figure in that write rather than a wrong one.
+ * gets no figure in that write rather than a wrong one.  A retired group (threads of one name
+ * that ended, record/threadretire.c) has the sum of its threads' lifetimes less the sum of their
+ * time in outermost spans.
  *
  * The outputs show it as a frame named IDLE_FRAME ("(outside spans)", as `spanprof coz` names
  * the same time): a folded line of its own (per thread with SPANPROF_THREADS=1, else one line
@@ -38,6 +40,11 @@ int spanprof__thread_idle_ns(const struct spanprof__view *v, const struct spanpr
         *ns = t->sample ? __atomic_load_n(&t->sample->root.wall_ns, __ATOMIC_RELAXED) : 0;
         return 1;
     }
+    uint64_t in_spans = __atomic_load_n(&t->root.child, __ATOMIC_RELAXED);
+    if (t->merged) { /* a retired group: its threads' lifetimes, summed */
+        *ns = spanprof__ticks_to_ns(v, t->lifetimes > in_spans ? t->lifetimes - in_spans : 0);
+        return 1;
+    }
     uint64_t end;
     if (__atomic_load_n(&t->exited, __ATOMIC_ACQUIRE))
         end = t->end_tick;
@@ -45,7 +52,6 @@ int spanprof__thread_idle_ns(const struct spanprof__view *v, const struct spanpr
         end = v->now;
     else
         return 0;
-    uint64_t in_spans = __atomic_load_n(&t->root.child, __ATOMIC_RELAXED);
     uint64_t wall = end > t->start_tick ? end - t->start_tick : 0;
     *ns = spanprof__ticks_to_ns(v, wall > in_spans ? wall - in_spans : 0);
     return 1;

@@ -4,7 +4,8 @@
  *   "version": 1, "pid": N, "program": "/path/exe", "start_time": "2025-01-02T03:04:05.678Z",
  *   "wall_ns": N, "thread_count": N, "clock": "tsc" | "monotonic" | "none",
  *   "mode": "sample", "sample_hz": N,      only with SPANPROF=sample
- *   "threads": [ { "tid": N, "name": "...", "calls": N } ],
+ *   "threads": [ { "tid": N, "name": "...", "calls": N } ],   running threads, and for threads
+ *              that ended, one entry per name: { "name", "threads": N, "calls" } (no tid)
  *   "spans": [ { "name", "file", "line", "last_line", "calls", "total_ns", "self_ns",
  *                "max_depth",
  *                "cpu_total_ns", "cpu_self_ns", "samples" } ],   sorted by name, file, line;
@@ -12,6 +13,7 @@
  *   "anomalies": { "abandoned_frames", "unmatched_exits", "open_frames", "overflow_calls" },
  *   "progress": [ { "name", "file", "line", "hits" } ]   progress points, sorted by name, file, line
  * }
+ * thread_count counts every thread that ran a span (those that ended included).
  * total_ns is inclusive, counting only the outermost activation of a site on each stack (so
  * recursion is not double counted); self_ns excludes time in child spans; max_depth is the
  * deepest recursion of the site on one stack.  With SPANPROF=sample, calls are exact and the
@@ -69,7 +71,7 @@ json_object *spanprof__json_build(const struct spanprof__view *v, const struct s
     json_object_object_add(o, "program", spanprof__json_str(m->program));
     json_object_object_add(o, "start_time", spanprof__json_str(m->start_time));
     json_object_object_add(o, "wall_ns", spanprof__json_u64(m->wall_ns));
-    json_object_object_add(o, "thread_count", spanprof__json_u64(v->nthreads));
+    json_object_object_add(o, "thread_count", spanprof__json_u64(spanprof__thread_count(v)));
     json_object_object_add(o, "clock", spanprof__json_str(m->clock));
     if (v->sample_hz) {
         json_object_object_add(o, "mode", json_object_new_string("sample"));

@@ -19,7 +19,12 @@ json_object *spanprof__json_thread(const struct spanprof__thread *t)
 {
     char buf[32];
     json_object *jt = json_object_new_object();
-    json_object_object_add(jt, "tid", json_object_new_int64(t->tid));
+    /* A retired group (threads that ended, merged by name) has no tid of its own: it says how
+     * many threads it holds instead. */
+    if (!t->merged)
+        json_object_object_add(jt, "tid", json_object_new_int64(t->tid));
     json_object_object_add(jt, "name", spanprof__json_str(spanprof__thread_label(t, buf, sizeof buf)));
+    if (t->merged)
+        json_object_object_add(jt, "threads", spanprof__json_u64(t->merged));
     return jt;
 }

@@ -101,6 +101,8 @@ struct spanprof__anomalies {
  * (count in *n), or NULL with *n == 0 when empty or out of memory. */
 struct spanprof__site_stats *spanprof__aggregate_sites(const struct spanprof__view *v, size_t *n);
 uint64_t spanprof__thread_calls(const struct spanprof__thread *t);
+/* Threads that ran spans: running ones, and those each retired group holds. */
+uint64_t spanprof__thread_count(const struct spanprof__view *v);
 void spanprof__anomalies(const struct spanprof__view *v, struct spanprof__anomalies *a);
 uint64_t spanprof__ticks_to_ns(const struct spanprof__view *v, uint64_t ticks);
 const char *spanprof__thread_label(const struct spanprof__thread *t, char *buf, size_t size);

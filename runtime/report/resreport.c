@@ -112,8 +112,10 @@ static int collect_pre(struct spanprof__node *n, size_t depth, void *ctx)
         struct counts c;
         node_self(n, &c);
         add(&s->self, &c);
-        s->live_blocks += __atomic_load_n(&rn->live_blocks, __ATOMIC_RELAXED);
-        s->live_bytes += __atomic_load_n(&rn->live_bytes, __ATOMIC_RELAXED);
+        int64_t blocks, bytes;
+        spanprof__res_live(rn, &blocks, &bytes); /* a retired group's too (collect.h) */
+        s->live_blocks += blocks;
+        s->live_bytes += bytes;
         uint64_t peak = __atomic_load_n(&rn->peak_bytes, __ATOMIC_RELAXED);
         if (peak > s->peak)
             s->peak = peak;
@@ -175,7 +177,7 @@ static void add_res(struct res_site *d, const struct res_site *s)
     add(&d->incl, &s->incl);
 }
 
-/* A site of an unloaded library (its copy, record/retire.c) and the same site loaded again are
+/* A site of an unloaded library (its copy, record/siteretire.c) and the same site loaded again are
  * one span (aggregate.c gives them one entry, named by either): each of them gets the sums of
  * both.  Nothing is done when no two sites share a name, file and line. */
 static void merge_twins(struct spanprof__res_sites *r)

@@ -10,6 +10,11 @@
  *     {"ph":"E","pid":P,"tid":T,"ts":13.000,"name":"SPAN"}, ...],
  *    "displayTimeUnit":"ns",
  *    "otherData":{ run information, "dropped_events", "threads":[per-thread counts] }}
+ * Threads that ended: their call trees are merged by name (record/threadretire.c) but their events
+ * cannot be, so the rings of the SPANPROF__TRACE_RETIRED (32) threads that ended last are kept
+ * and written among the running threads in the order they started (their entry in "threads"
+ * says "ended": true); the rings of earlier ones are dropped, counted in
+ * "retired_threads_dropped" and "retired_events_dropped" (present when not zero).
  * ts is in µs since process start (since the fork in a fork child), with ns resolution, from the
  * same clock on every thread; per thread the events are in the order they happened and ts never
  * decreases.
@@ -144,12 +149,12 @@ static size_t stack_find(const struct stack *st, const struct spanprof_site *s)
     return 0;
 }
 
-static void write_thread(struct writer *w, const struct spanprof__thread *t, uint64_t end_tick,
-                         struct thread_stats *ts)
+static void write_thread(struct writer *w, const struct spanprof__trace_ring *ring, pid_t tid,
+                         uint64_t end_tick, struct thread_stats *ts)
 {
     size_t n;
     uint64_t dropped;
-    struct spanprof__trace_event *ev = spanprof__trace_snapshot(t->trace, &n, &dropped);
+    struct spanprof__trace_event *ev = spanprof__trace_snapshot(ring, &n, &dropped);
     memset(ts, 0, sizeof *ts);
     ts->dropped = dropped;
     struct stack st = {0};
@@ -183,7 +188,7 @@ static void write_thread(struct writer *w, const struct spanprof__thread *t, uin
     if (st.n) {
         last = ts_ns(w, ev[0].tick, 0);
         for (size_t i = 0; i < st.n; i++) {
-            event(w, 'B', t->tid, last, st.v[i]);
+            event(w, 'B', tid, last, st.v[i]);
             ts->events++;
         }
     }
@@ -195,7 +200,7 @@ static void write_thread(struct writer *w, const struct spanprof__thread *t, uin
                 w->failed = 1;
                 continue;
             }
-            event(w, 'B', t->tid, ns, s);
+            event(w, 'B', tid, ns, s);
             ts->events++;
             last = ns;
             continue;
@@ -206,7 +211,7 @@ static void write_thread(struct writer *w, const struct spanprof__thread *t, uin
             continue;
         }
         while (st.n >= at) {
-            event(w, 'E', t->tid, ns, st.v[--st.n]);
+            event(w, 'E', tid, ns, st.v[--st.n]);
             ts->events++;
         }
         last = ns;
@@ -215,7 +220,7 @@ static void write_thread(struct writer *w, const struct spanprof__thread *t, uin
     if (st.n) {
         uint64_t ns = ts_ns(w, end_tick, last);
         while (st.n) {
-            event(w, 'E', t->tid, ns, st.v[--st.n]);
+            event(w, 'E', tid, ns, st.v[--st.n]);
             ts->events++;
         }
     }
@@ -223,14 +228,71 @@ static void write_thread(struct writer *w, const struct spanprof__thread *t, uin
     free(ev);
 }
 
+/* One thread of the file: a running thread (or one that ended before thread churn could merge
+ * it), or an ended thread's ring kept in the retired store (collect/trace_retired.c). */
+struct trace_thread {
+    const struct spanprof__trace_ring *ring;
+    pid_t tid;
+    const char *name;
+    uint64_t order, end_tick; /* order: see spanprof__trace_ring */
+    int ended;
+};
+
+/* The view's threads (retired groups have no ring: left out) and the retired rings, in the
+ * order the threads entered their first span (the view's order, which the rings' order
+ * follows).  Returns a
+ * malloc'd array (count in *n) or NULL. */
+static struct trace_thread *trace_threads(const struct spanprof__view *v, uint64_t end_tick,
+                                          size_t *n, char (*labels)[32])
+{
+    const struct spanprof__trace_retired *r = &spanprof__trace_retired;
+    struct trace_thread *tt = calloc(2 * (v->nthreads + r->n) + 1, sizeof *tt);
+    *n = 0;
+    if (!tt)
+        return NULL;
+    struct trace_thread *live = tt + v->nthreads + r->n, *ended = live + v->nthreads;
+    size_t nl = 0, ne = 0;
+    uint64_t order = 0;
+    for (size_t i = 0; i < v->nthreads; i++) {
+        const struct spanprof__thread *t = v->threads[i];
+        if (t->merged)
+            continue;
+        if (t->trace) /* else (no memory for a ring) it keeps its place after the previous one */
+            order = t->trace->order;
+        live[nl++] = (struct trace_thread){t->trace, t->tid,
+                                           spanprof__thread_label(t, labels[i], sizeof labels[i]),
+                                           order, end_tick, 0};
+    }
+    /* Insertion by order (a few dozen entries). */
+    size_t first = r->n == SPANPROF__TRACE_RETIRED ? r->next : 0;
+    for (size_t k = 0; k < r->n; k++) {
+        const struct spanprof__trace_exited *e = &r->v[(first + k) % SPANPROF__TRACE_RETIRED];
+        struct trace_thread x = {e->ring, e->tid, e->name, e->ring->order, e->end_tick, 1};
+        size_t j = ne++;
+        for (; j > 0 && ended[j - 1].order > x.order; j--)
+            ended[j] = ended[j - 1];
+        ended[j] = x;
+    }
+    size_t i = 0, j = 0;
+    while (i < nl || j < ne)
+        tt[(*n)++] = j == ne || (i < nl && live[i].order <= ended[j].order) ? live[i++]
+                                                                                      : ended[j++];
+    return tt;
+}
+
 int spanprof__trace_write_at(FILE *f, const struct spanprof__view *v,
                              const struct spanprof__json_meta *m, uint64_t origin_tick,
                              uint64_t end_tick)
 {
     struct writer w = {.f = f, .v = v, .pid = m->pid, .origin = origin_tick};
-    struct thread_stats *stats = calloc(v->nthreads ? v->nthreads : 1, sizeof *stats);
+    size_t nt = 0;
+    char (*labels)[32] = calloc(v->nthreads ? v->nthreads : 1, sizeof *labels);
+    struct trace_thread *tt = labels ? trace_threads(v, end_tick, &nt, labels) : NULL;
+    struct thread_stats *stats = calloc(nt ? nt : 1, sizeof *stats);
     char *program = escape(m->program);
-    if (!stats || !program) {
+    if (!labels || !tt || !stats || !program) {
+        free(labels);
+        free(tt);
         free(stats);
         free(program);
         return -1;
@@ -239,32 +301,33 @@ int spanprof__trace_write_at(FILE *f, const struct spanprof__view *v,
                "\"args\":{\"name\":%s}}",
             w.pid, program);
     free(program);
-    for (size_t i = 0; i < v->nthreads; i++) {
-        const struct spanprof__thread *t = v->threads[i];
-        char buf[32];
-        char *name = escape(spanprof__thread_label(t, buf, sizeof buf));
+    for (size_t i = 0; i < nt; i++) {
+        char *name = escape(tt[i].name);
         if (!name) {
             w.failed = 1;
             continue;
         }
         fprintf(f, ",\n{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":%ld,\"tid\":%ld,"
                    "\"args\":{\"name\":%s}}",
-                w.pid, (long)t->tid, name);
+                w.pid, (long)tt[i].tid, name);
         fprintf(f, ",\n{\"ph\":\"M\",\"name\":\"thread_sort_index\",\"pid\":%ld,\"tid\":%ld,"
                    "\"args\":{\"sort_index\":%zu}}",
-                w.pid, (long)t->tid, i);
+                w.pid, (long)tt[i].tid, i);
         free(name);
     }
-    for (size_t i = 0; i < v->nthreads; i++)
-        write_thread(&w, v->threads[i], end_tick, &stats[i]);
+    for (size_t i = 0; i < nt; i++)
+        write_thread(&w, tt[i].ring, tt[i].tid, tt[i].end_tick, &stats[i]);
 
     /* Run information: a small tree, so json-c. */
     json_object *o = json_object_new_object();
     uint64_t dropped = 0, capacity = 0;
     json_object *threads = json_object_new_array();
-    for (size_t i = 0; i < v->nthreads; i++) {
-        const struct spanprof__thread *t = v->threads[i];
-        json_object *jt = spanprof__json_thread(t);
+    for (size_t i = 0; i < nt; i++) {
+        json_object *jt = json_object_new_object();
+        json_object_object_add(jt, "tid", json_object_new_int64(tt[i].tid));
+        json_object_object_add(jt, "name", spanprof__json_str(tt[i].name));
+        if (tt[i].ended)
+            json_object_object_add(jt, "ended", json_object_new_boolean(1));
         json_object_object_add(jt, "events", spanprof__json_u64(stats[i].events));
         json_object_object_add(jt, "dropped_events", spanprof__json_u64(stats[i].dropped));
         json_object_object_add(jt, "begins_before_window", spanprof__json_u64(stats[i].before));
@@ -272,9 +335,10 @@ int spanprof__trace_write_at(FILE *f, const struct spanprof__view *v,
         json_object_object_add(jt, "unmatched_ends", spanprof__json_u64(stats[i].unmatched));
         json_object_array_add(threads, jt);
         dropped += stats[i].dropped;
-        if (t->trace)
-            capacity = t->trace->capacity;
+        if (tt[i].ring)
+            capacity = tt[i].ring->capacity;
     }
+    const struct spanprof__trace_retired *r = &spanprof__trace_retired;
     json_object_object_add(o, "version", json_object_new_int(SPANPROF_FORMAT_VERSION));
     json_object_object_add(o, "pid", json_object_new_int64(m->pid));
     json_object_object_add(o, "program", spanprof__json_str(m->program));
@@ -282,6 +346,10 @@ int spanprof__trace_write_at(FILE *f, const struct spanprof__view *v,
     json_object_object_add(o, "clock", spanprof__json_str(m->clock));
     json_object_object_add(o, "buffer_events_per_thread", spanprof__json_u64(capacity));
     json_object_object_add(o, "dropped_events", spanprof__json_u64(dropped));
+    if (r->threads_dropped) {
+        json_object_object_add(o, "retired_threads_dropped", spanprof__json_u64(r->threads_dropped));
+        json_object_object_add(o, "retired_events_dropped", spanprof__json_u64(r->events_dropped));
+    }
     json_object_object_add(o, "threads", threads);
     const char *s = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN |
                                                           JSON_C_TO_STRING_NOSLASHESCAPE);
@@ -294,6 +362,8 @@ int spanprof__trace_write_at(FILE *f, const struct spanprof__view *v,
     free(w.names);
     free(w.scratch);
     free(stats);
+    free(tt);
+    free(labels);
     return w.failed ? -1 : 0;
 }
 

@@ -1,7 +1,7 @@
 #!/bin/sh
 # run.sh — the long-running-program tests: signal deaths, crashes, dumps on a signal and on a
-# timer, exec and descendants, two copies of the runtime, libraries unloaded.  Builds each sample
-# in this folder with spanplugin (gcc -O2, linked with libspanprof.so unless it says otherwise),
+# timer, exec and descendants, two copies of the runtime, libraries unloaded, thread
+# churn.  Builds each sample in this folder with spanplugin (gcc -O2, linked with libspanprof.so unless it says otherwise),
 # runs it with SPANPROF=count and SPANPROF_FOLDED=out.folded (no %p: the naming rules are under
 # test) in a folder of its own, and compares with NAME.expected: its exit status (with the
 # signal's name when it died by one), stdout, stderr and every file it left, pids replaced by PID
@@ -196,6 +196,18 @@ driver_interval() {
     kill -KILL "$(cat "$1/pid")"
     finish "$1"
     describe "$1"
+}
+
+# churn: as default, then the JSON's "threads" entries one a line, sorted (the running thread's
+# tid as TID): threads that ended are merged into one entry per name, listed where the first
+# of them ended.
+driver_churn() {
+    run "$1"
+    describe "$1"
+    echo "## JSON threads"
+    tr -d ' \n' <"$1/out.json" | sed -e 's/.*"threads":\[\([^]]*\)\].*/\1/' -e 's/},{/}\n{/g' \
+        -e 's/"tid":[0-9]*/"tid":TID/g' | sort
+    echo
 }
 
 # two-runtimes: the program with the static runtime, the library with the shared one; then the

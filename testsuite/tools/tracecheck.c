@@ -126,6 +126,11 @@ int main(int argc, char **argv)
     printf("dropped_events %lld, buffer %lld events per thread\n",
            (long long)json_object_get_int64(get(other, "dropped_events")),
            (long long)json_object_get_int64(get(other, "buffer_events_per_thread")));
+    json_object *retired = NULL;
+    if (json_object_object_get_ex(other, "retired_threads_dropped", &retired))
+        printf("ended threads dropped %lld, their events %lld\n",
+               (long long)json_object_get_int64(retired),
+               (long long)json_object_get_int64(get(other, "retired_events_dropped")));
     json_object_put(o);
     return 0;
 }

@@ -6,6 +6,7 @@
 #   full        default buffer: nothing dropped
 #   tiny        SPANPROF_TRACE_BUFFER=0.0005 (32 events per thread): drops, still balanced
 #   fork        a forked child writes its own trace (path without %p: ".PID" appended)
+#   churn       40 more threads that end one after the other: the 32 that ended last are kept
 #   bad-buffer  SPANPROF_TRACE_BUFFER=lots: one warning, default buffer
 #
 # Environment: CC, PLUGIN, INCLUDE_DIR, LIBDIR, TRACECHECK.  ONLY="a b" runs only those cases;
@@ -37,13 +38,14 @@ for level in -O0 -O2; do
     cmd="$CC -g -fchecking $level -fplugin=$PLUGIN -I$INCLUDE_DIR $here/threads.c -o $exe -L$LIBDIR -Wl,--no-as-needed -lspanprof -Wl,-rpath,$LIBDIR -pthread"
     # shellcheck disable=SC2086 # a word list
     build "threads [$level]" "$work/build.log" $cmd || continue
-    for name in full tiny fork bad-buffer; do
+    for name in full tiny fork churn bad-buffer; do
         selected "$name" || continue
         dir="$work/$name$level"
         case $name in
         full) run_case "$name" "$dir" "$exe" ;;
         tiny) SPANPROF_TRACE_BUFFER=0.0005 run_case "$name" "$dir" "$exe" ;;
         fork) run_case "$name" "$dir" "$exe" fork ;;
+        churn) run_case "$name" "$dir" "$exe" churn ;;
         bad-buffer) SPANPROF_TRACE_BUFFER=lots run_case "$name" "$dir" "$exe" ;;
         esac >"$dir.actual" 2>&1
         compare_expected "$name" "$level" "$dir.actual" "built with: $cmd"

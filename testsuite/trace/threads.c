@@ -1,6 +1,7 @@
 /* threads.c — trace sample: two named worker threads and the main thread run nested and
- * recursive spans a fixed number of times; with an argument, the main thread forks and the
- * child runs spans too. */
+ * recursive spans a fixed number of times; with the argument "fork", the main thread forks and
+ * the child runs spans too; with "churn", 40 more short-lived threads run one after the other
+ * (the trace keeps the rings of the 32 that ended last). */
 #define _GNU_SOURCE
 #include <pthread.h>
 #include <stdio.h>
@@ -36,6 +37,15 @@ __attribute__((span)) static void *worker(void *arg)
     return NULL;
 }
 
+static void *job(void *arg)
+{
+    char name[16];
+    snprintf(name, sizeof name, "job-%02d", (int)(long)arg);
+    pthread_setname_np(pthread_self(), name);
+    work(1);
+    return NULL;
+}
+
 int main(int argc, char **argv)
 {
     pthread_setname_np(pthread_self(), "main");
@@ -45,7 +55,12 @@ int main(int argc, char **argv)
     for (int i = 0; i < 2; i++)
         pthread_join(t[i], NULL);
     work(10);
-    if (argc > 1) {
+    if (argc > 1 && !strcmp(argv[1], "churn"))
+        for (long i = 0; i < 40; i++) {
+            pthread_create(&t[0], NULL, job, (void *)i);
+            pthread_join(t[0], NULL);
+        }
+    if (argc > 1 && !strcmp(argv[1], "fork")) {
         pid_t pid = fork();
         if (pid == 0) {
             work(3);

@@ -266,7 +266,8 @@ END_TEST
 START_TEST(sampled_wall_and_cpu)
 {
     spanprof__collect.sample_hz = 997; /* as the collectors set it up for SPANPROF=sample */
-    spanprof__flags.node_ext = spanprof__sample_layout(0);
+    spanprof__flags.node_ext = 0;
+    spanprof__sample_layout();
     struct spanprof__thread *t = unit_tree1("t1", 11);
     struct spanprof__node *m = unit_child(&t->root, &unit_sa);
     struct spanprof__node *w = unit_child(m, &unit_sb);

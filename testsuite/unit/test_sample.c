@@ -72,16 +72,6 @@ START_TEST(merge)
     /* the inclusive figures are the next write's to compute */
     ck_assert_uint_eq(d.wall_incl, 99);
     ck_assert_uint_eq(s.wall_ns, 5);
-    /* behind another collector's data */
-    uint64_t dst[8] = {1, 2, 10, 2, 1, 0, 0, 0}, src[8] = {3, 4, 5, 1, 2, 0, 0, 0};
-    spanprof__sample_ext_offset = 2 * sizeof(uint64_t);
-    spanprof__sample_node_merge(dst, src);
-    spanprof__sample_ext_offset = 0;
-    ck_assert_uint_eq(dst[0], 1); /* not ours */
-    ck_assert_uint_eq(dst[1], 2);
-    ck_assert_uint_eq(dst[2], 15);
-    ck_assert_uint_eq(dst[3], 3);
-    ck_assert_uint_eq(dst[4], 3);
 }
 END_TEST
 

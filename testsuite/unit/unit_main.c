@@ -135,6 +135,7 @@ int main(void)
     srunner_add_suite(sr, longjmp_suite());
     srunner_add_suite(sr, deep_suite());
     srunner_add_suite(sr, thread_suite());
+    srunner_add_suite(sr, retire_suite());
     srunner_add_suite(sr, output_suite());
     srunner_add_suite(sr, progress_suite());
     srunner_add_suite(sr, histogram_suite());

@@ -1,4 +1,4 @@
-/* retire.c — sites of objects that are going away: each is replaced, wherever the recording
+/* siteretire.c — sites of objects that are going away: each is replaced, wherever the recording
  * layer keeps a pointer to it, by a copy the runtime owns.
  *
  * A site is the plugin's static descriptor in the instrumented object's .data; call-tree nodes,
