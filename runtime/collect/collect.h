@@ -158,6 +158,7 @@ void spanprof__sampler_stop(void);
 /* ---- trace_ring.c ---- */
 /* Objects going away: the rings' site pointers into them turned to copies (record/siteretire.c).
  * With the process lock held. */
+struct spanprof__retire;
 void spanprof__trace_retire_sites(struct spanprof__retire *r);
 
 /* ---- cputime.c ---- */

@@ -8,6 +8,7 @@
 
 #include "collect/collect.h"
 #include "collect/trace_ring.h"
+#include "record/siteretire.h"
 
 /* One mapping: the header, then the events.  Pages are touched only as the ring fills. */
 struct spanprof__trace_ring *spanprof__trace_ring_new(size_t bytes)

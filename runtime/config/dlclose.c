@@ -24,6 +24,7 @@
 
 #include "collect/collect.h"
 #include "config/config.h"
+#include "record/siteretire.h"
 
 typedef int (*dlclose_fn)(void *);
 static void *real_dlclose;

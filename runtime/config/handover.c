@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "config/config.h"
+#include "record/siteretire.h"
 
 #define STAMP "spanprof handover 1"
 

@@ -22,6 +22,7 @@
 #include "collect/collect.h"
 #include "config/config.h"
 #include "record/clock.h"
+#include "record/siteretire.h"
 
 int spanprof__exit_ran;
 

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "record/record.h"
+#include "record/siteretire.h"
 
 /* coz.h's counter types. */
 #define COZ_COUNTER_TYPE_THROUGHPUT 1

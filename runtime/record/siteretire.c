@@ -28,6 +28,7 @@
 
 #include "record/histogram.h"
 #include "record/record.h"
+#include "record/siteretire.h"
 
 /* Stands in for a site of an unloaded object that got a pointer between the two passes (code of
  * the object still running while it was unloaded: the program's bug, but no crash for it). */

@@ -78,6 +78,20 @@ int spanprof__output_path(const struct spanprof__outputs *o, const char *pattern
     return 0;
 }
 
+/* A view's settings from O and the recording mode, without threads.  Async-signal-safe: the
+ * crash writer (safefolded.c) takes its view from here too. */
+struct spanprof__view spanprof__view_of(const struct spanprof__outputs *o)
+{
+    return (struct spanprof__view){
+            .ns_per_tick = spanprof__collect.sample_hz ? 1.0 : spanprof__clock_ns_per_tick(),
+            .counting = spanprof__flags.counting && !spanprof__collect.sample_hz,
+            .sample_hz = spanprof__collect.sample_hz,
+            .threads_root = o->threads_root,
+            .file_line = o->file_line,
+            .idle = o->idle,
+    };
+}
+
 /* Opens a new temporary file next to PATH (same directory, so rename(2) can replace PATH
  * atomically): ".NAME.PID.tmp".  O_EXCL after unlinking a stale one (a process killed while
  * writing, with our pid), O_NOFOLLOW so a planted symlink is never followed. */
@@ -189,17 +203,10 @@ int spanprof__write_all(const struct spanprof__outputs *o)
             spanprof__sample_sums(t); /* the sampled inclusive figures, as of now */
         ts[--i] = t;
     }
-    struct spanprof__view v = {
-        .threads = ts,
-        .nthreads = n,
-        .ns_per_tick = spanprof__collect.sample_hz ? 1.0 : spanprof__clock_ns_per_tick(),
-        .counting = spanprof__flags.counting && !spanprof__collect.sample_hz,
-        .sample_hz = spanprof__collect.sample_hz,
-        .threads_root = o->threads_root,
-        .file_line = o->file_line,
-        .idle = o->idle,
-        .folded_limits = &o->folded_limits,
-    };
+    struct spanprof__view v = spanprof__view_of(o);
+    v.threads = ts;
+    v.nthreads = n;
+    v.folded_limits = &o->folded_limits;
     char program[PATH_MAX], start[64];
     program_path(program, sizeof program);
     struct tm tm;

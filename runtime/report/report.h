@@ -84,6 +84,9 @@ static inline uint64_t spanprof__view_total(const struct spanprof__view *v,
         return spanprof__sample_of(n)->wall_incl;
     return __atomic_load_n(&n->total, __ATOMIC_RELAXED);
 }
+/* A view's settings from O and the recording mode, its threads left empty (output.c).
+ * Async-signal-safe. */
+struct spanprof__view spanprof__view_of(const struct spanprof__outputs *o);
 struct spanprof__site_stats {
     const struct spanprof_site *site;
     uint64_t calls;

@@ -339,17 +339,10 @@ static int write_safe(const struct spanprof__outputs *o)
     for (struct spanprof__thread *t = __atomic_load_n(&spanprof__g.threads, __ATOMIC_ACQUIRE);
          t && i > 0; t = t->next)
         ts[--i] = t;
-    struct spanprof__view v = {
-        .threads = ts + i,
-        .nthreads = n - i,
-        .ns_per_tick = spanprof__collect.sample_hz ? 1.0 : spanprof__clock_ns_per_tick(),
-        .counting = spanprof__flags.counting && !spanprof__collect.sample_hz,
-        .sample_hz = spanprof__collect.sample_hz,
-        .threads_root = o->threads_root,
-        .file_line = o->file_line,
-        .idle = o->idle,
-        .now = spanprof__clock_now(),
-    };
+    struct spanprof__view v = spanprof__view_of(o);
+    v.threads = ts + i;
+    v.nthreads = n - i;
+    v.now = spanprof__clock_now();
     char path[4096], tmp[4096 + 32];
     if (spanprof__output_path(o, o->folded, path, sizeof path)) {
         report(o->folded, ENAMETOOLONG);
