@@ -7,18 +7,6 @@
  */
 #include "record/hotpath.h"
 
-#ifdef SPANPROF_LOOKUP_STATS
-#include <stdio.h>
-uint64_t spanprof__lookup_stats[3];
-__attribute__((destructor)) static void print_lookup_stats(void)
-{
-    uint64_t *s = spanprof__lookup_stats, all = s[0] + s[1] + s[2];
-    fprintf(stderr, "spanprof: child lookups %llu: hint %.2f%%, cache %.2f%%, cold %.2f%%\n",
-            (unsigned long long)all, all ? 100.0 * s[0] / all : 0.0,
-            all ? 100.0 * s[1] / all : 0.0, all ? 100.0 * s[2] / all : 0.0);
-}
-#endif
-
 /* Site neither FAST nor COUNT nor OFF: new, or SLOW.  Not marked cold: with coz running or a
  * per-call collector on, every call comes here. */
 static __attribute__((noinline)) void enter_slow(struct spanprof_site *site, uintptr_t cfa,
@@ -54,12 +42,6 @@ static __attribute__((noinline)) void exit_slow(struct spanprof_site *site, uint
         spanprof__record_exit(site, cfa, 0);
     else if (st == SPANPROF__SITE_SLOW)
         spanprof__hooks.exit(site, cfa);
-}
-
-__attribute__((noinline)) void spanprof__record_exit_other(struct spanprof_site *site,
-                                                           uintptr_t cfa)
-{
-    spanprof__record_exit_at(site, cfa, spanprof__span_tick_other(site, SPANPROF__TRACE_EXIT), 1);
 }
 
 /* The entry points, by site state:

@@ -26,8 +26,6 @@
 #include "record/histogram.h"
 #include "record/record.h"
 
-#define INITIAL_FRAMES ((size_t)1024)
-
 /* A thread without data points here.  Its frame has cfa 0 (every enter sees a "dead" frame) and a
  * site-less node (every exit sees a mismatch), so the hot path sends it to the cold path without
  * testing for NULL; the cold path recognises the sentinel.  Never written. */
@@ -41,31 +39,6 @@ struct spanprof__thread spanprof__sentinel_thread = {
 };
 
 SPANPROF_TLS struct spanprof__thread *spanprof__tls = &spanprof__sentinel_thread;
-
-/* Fresh thread data, mapped (zeroed) with its root and frame array set up. */
-struct spanprof__thread *spanprof__thread_map(void)
-{
-    size_t cap = INITIAL_FRAMES;
-    if (cap > spanprof__flags.max_depth + 1)
-        cap = spanprof__flags.max_depth + 1;
-    struct spanprof__thread *t = spanprof__map(sizeof *t);
-    if (!t)
-        return NULL;
-    t->frames = spanprof__map(cap * sizeof *t->frames);
-    if (!t->frames) {
-        spanprof__unmap(t, sizeof *t);
-        return NULL;
-    }
-    t->capacity = cap;
-    spanprof__node_init(&t->root, NULL, NULL);
-    t->frames[0].node = &t->root;
-    t->frames[0].cfa = UINTPTR_MAX; /* the root frame is never dead */
-    t->top = t->frames;
-    t->limit = t->frames + cap - 1;
-    t->park_frame.node = &spanprof__miss_node;
-    t->park_frame.cfa = 0;
-    return t;
-}
 
 /* The data of a thread that ended, reset (threadretire.c), else fresh. */
 struct spanprof__thread *spanprof__thread_new(void)

@@ -1,4 +1,5 @@
-/* threadretire.c — thread churn: what becomes of a thread's data when the thread ends.
+/* threadretire.c — thread data's memory over a thread's life: fresh from mmap, and at the thread's
+ * end merged into a retired group and recycled for the next thread (thread churn).
  *
  * At the thread's exit (thread.c's key destructor, under the process lock) its call tree and
  * counters are merged into a retired group: a struct spanprof__thread like any other (so every
@@ -28,7 +29,34 @@
 
 const char spanprof__other_threads[] = "(other threads)";
 
-/* Everything below is under the process lock. */
+#define INITIAL_FRAMES ((size_t)1024)
+
+/* Fresh thread data, mapped (zeroed) with its root and frame array set up. */
+struct spanprof__thread *spanprof__thread_map(void)
+{
+    size_t cap = INITIAL_FRAMES;
+    if (cap > spanprof__flags.max_depth + 1)
+        cap = spanprof__flags.max_depth + 1;
+    struct spanprof__thread *t = spanprof__map(sizeof *t);
+    if (!t)
+        return NULL;
+    t->frames = spanprof__map(cap * sizeof *t->frames);
+    if (!t->frames) {
+        spanprof__unmap(t, sizeof *t);
+        return NULL;
+    }
+    t->capacity = cap;
+    spanprof__node_init(&t->root, NULL, NULL);
+    t->frames[0].node = &t->root;
+    t->frames[0].cfa = UINTPTR_MAX; /* the root frame is never dead */
+    t->top = t->frames;
+    t->limit = t->frames + cap - 1;
+    t->park_frame.node = &spanprof__miss_node;
+    t->park_frame.cfa = 0;
+    return t;
+}
+
+/* Everything below but spanprof__thread_map is under the process lock. */
 static struct spanprof__thread *groups[SPANPROF_GROUPS_MAX];
 static size_t ngroups;
 static struct spanprof__thread *other; /* the group past the cap */
