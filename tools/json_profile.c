@@ -105,6 +105,10 @@ static void read_process(json_object *o, struct sp_process *r)
     r->pid = get_uint(o, "pid", &u) == 0 ? (long long)u : -1;
     r->thread_count = get_uint(o, "thread_count", &u) == 0 ? (long long)u : -1;
     r->has_wall = get_uint(o, "wall_ns", &r->wall_ns) == 0;
+    if (get_uint(o, "sample_hz", &r->sample_hz))
+        r->sample_hz = 0;
+    const char *mode = opt_string(o, "mode");
+    r->sampled = mode && !strcmp(mode, "sample");
 }
 
 /* A top-level member other than "spans". */
@@ -131,6 +135,9 @@ static int read_member(struct sp_profile *p, const char *key, json_object *v)
     } else if (!strcmp(key, "sample_hz")) {
         if (json_object_is_type(v, json_type_int) && json_object_get_int64(v) > 0)
             p->sample_hz = json_object_get_uint64(v);
+    } else if (!strcmp(key, "mode")) {
+        if (json_object_is_type(v, json_type_string))
+            p->sampled = !strcmp(json_object_get_string(v), "sample");
     } else if (!strcmp(key, "anomalies") && json_object_is_type(v, json_type_object)) {
         get_uint(v, "abandoned_frames", &p->abandoned_frames);
         get_uint(v, "unmatched_exits", &p->unmatched_exits);

@@ -6,8 +6,10 @@
  * largest, and latency percentiles are left out: they cannot be computed from other
  * processes' percentiles. Progress hits and anomaly counts are summed. The run information
  * becomes a "processes" array with each process's own (pid, program, start time, wall time,
- * threads, clock); a merged input contributes the processes it lists. Sums are exact: one that
- * would not fit in 64 bits is an error rather than a wrong figure. */
+ * threads, clock, sampling rate); a merged input contributes the processes it lists. The whole is
+ * a sampled profile ("mode": "sample") when every process was sampled (SPANPROF=sample), with
+ * their rate when they share one. Sums are exact: one that would not fit in 64 bits is an error
+ * rather than a wrong figure. */
 #include "tool.h"
 
 #include <stdio.h>
@@ -82,7 +84,8 @@ int json_merge_add(struct json_merge *m, const struct sp_profile *p)
     } else {
         struct sp_process r = { .program = p->program, .start_time = p->start_time, .clock = p->clock,
                                 .pid = p->pid, .thread_count = p->thread_count, .wall_ns = p->wall_ns,
-                                .has_wall = p->has_wall };
+                                .has_wall = p->has_wall, .sampled = p->sampled,
+                                .sample_hz = p->sampled ? p->sample_hz : 0 };
         add_process(m, &r);
     }
 
@@ -190,7 +193,7 @@ static int cmp_progress(const void *pa, const void *pb)
  * the earliest start. */
 static void summarise(struct sp_profile *o)
 {
-    int same_program = 1, same_clock = 1, all_wall = 1, all_threads = 1;
+    int same_program = 1, same_clock = 1, all_wall = 1, all_threads = 1, all_sampled = 1, same_hz = 1;
     uint64_t wall = 0;
     long long threads = 0;
     const char *start = NULL;
@@ -200,6 +203,8 @@ static void summarise(struct sp_profile *o)
             same_program = 0;
         if (!r->clock || !r0->clock || strcmp(r->clock, r0->clock))
             same_clock = 0;
+        all_sampled &= r->sampled;
+        same_hz &= r->sample_hz == r0->sample_hz;
         if (r->has_wall && wall <= UINT64_MAX - r->wall_ns)
             wall += r->wall_ns;
         else
@@ -219,6 +224,8 @@ static void summarise(struct sp_profile *o)
     o->has_wall = o->nprocs && all_wall;
     o->wall_ns = o->has_wall ? wall : 0;
     o->thread_count = o->nprocs && all_threads ? threads : -1;
+    o->sampled = o->nprocs && all_sampled;
+    o->sample_hz = o->sampled && same_hz ? o->procs[0].sample_hz : 0;
 }
 
 void json_merge_finish(struct json_merge *m, struct sp_profile *out)
@@ -264,6 +271,10 @@ int sp_profile_write(const struct sp_profile *p, FILE *f)
     if (p->thread_count >= 0)
         fprintf(f, "  \"thread_count\": %lld,\n", p->thread_count);
     put_member_string(f, "  ", "clock", p->clock);
+    if (p->sampled)
+        put_member_string(f, "  ", "mode", "sample");
+    if (p->sampled && p->sample_hz)
+        fprintf(f, "  \"sample_hz\": %llu,\n", (unsigned long long)p->sample_hz);
     if (p->merged) {
         fputs("  \"processes\": [", f);
         for (size_t i = 0; i < p->nprocs; i++) {
@@ -295,7 +306,12 @@ int sp_profile_write(const struct sp_profile *p, FILE *f)
             if (r->clock) {
                 fprintf(f, "%s\"clock\": ", sep);
                 put_string(f, r->clock);
+                sep = ", ";
             }
+            if (r->sampled)
+                fprintf(f, "%s\"mode\": \"sample\"", sep);
+            if (r->sampled && r->sample_hz)
+                fprintf(f, ", \"sample_hz\": %llu", (unsigned long long)r->sample_hz);
             fputs(" }", f);
         }
         fputs(p->nprocs ? "\n  ],\n" : "],\n", f);

@@ -60,6 +60,8 @@ struct sp_process {
     long long pid, thread_count;          /* -1 when absent */
     uint64_t wall_ns;
     int has_wall;
+    int sampled;                          /* "mode": "sample" */
+    uint64_t sample_hz;                   /* its rate, 0 when absent */
 };
 
 struct sp_profile {
@@ -68,7 +70,9 @@ struct sp_profile {
     long long pid, thread_count;          /* -1 when absent */
     uint64_t wall_ns;
     int has_wall;
-    uint64_t sample_hz;                   /* SPANPROF=sample's rate, 0 when absent */
+    uint64_t sample_hz;                   /* SPANPROF=sample's rate, 0 when absent (or, merged,
+                                           * when the processes' rates differ) */
+    int sampled;                          /* "mode": "sample": times are sampled estimates */
     struct sp_span *spans;
     size_t nspans;
     struct sp_progress *progress;         /* the optional top-level "progress" array */
