@@ -70,7 +70,9 @@ void spanprof__tree_walk(struct spanprof__node *root, spanprof__pre_fn pre,
             }
             n = n->parent;
             depth--;
-            if (n == root) {
+            /* No parent: the tree was reset under a reader that takes no lock (the crash writer
+             * while an ended thread's memory is recycled, see threadretire.c): stop there. */
+            if (n == root || !n) {
                 n = NULL;
                 break;
             }

@@ -119,6 +119,8 @@ static int pre(struct spanprof__node *n, size_t depth, void *ctx)
     struct safe *S = ctx;
     if (S->full || depth > SPANPROF_FOLDED_MAX_DEPTH)
         return 0;
+    if (!n->site) /* zeroed under us: an ended thread's memory being recycled (no lock here) */
+        return 0;
     size_t len = put_frame(S, S->lens[depth - 1], depth > 1 || S->v->threads_root, n->site);
     S->lens[depth] = len;
     uint64_t calls = __atomic_load_n(&n->calls, __ATOMIC_RELAXED);
