@@ -28,6 +28,7 @@
 #include "stor-layout.h"
 #include "ggc.h"
 #include "cpplib.h"
+#include "tree-inline.h"      /* copy_gimple_seq_and_replace_locals */
 
 #include "varasm.h"           /* make_decl_one_only */
 

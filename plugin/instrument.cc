@@ -15,7 +15,13 @@
  *
  * where ON (site, hook) is `site.state != SPANPROF_STATE_OFF && &hook != 0` (add_guard): with
  * recording off no call is made, and the hooks are weak, so an object compiled with the plugin
- * also links and runs without the runtime (spans off).  In every function, instrumented or not,
+ * also links and runs without the runtime (spans off).  A small span's body (offpath.cc) is
+ * also copied, and the enter call's guard chooses between the two:
+ *
+ *     if (ON (site, __spanprof_enter)) { enter call; try { <body> } finally { <exit> } }
+ *     else <copy of body>
+ *
+ * so that with recording off the function runs its own code, shaped as without the plugin.  In every function, instrumented or not,
  * each call that may return twice (setjmp, vfork, …) is bracketed as
  *
  *     depth = __spanprof_setjmp_depth ();  setjmp (env);  __spanprof_setjmp_return (depth);
@@ -158,9 +164,8 @@ add_guard (gimple_seq *seq, tree hook, tree site, location_t loc)
  * That is how the runtime finds frames a longjmp abandoned.  The cleanup computes it again
  * rather than keeping a register live across the whole body. */
 static void
-add_hook_call (gimple_seq *seq, tree hook, tree site, location_t loc)
+add_unguarded_hook_call (gimple_seq *seq, tree hook, tree site, location_t loc)
 {
-  tree skip = add_guard (seq, hook, site, loc);
   tree frame = create_tmp_var (ptr_type_node, "spanprof_frame");
   gcall *get_frame = gimple_build_call (builtin_decl_explicit (BUILT_IN_DWARF_CFA), 0);
   gimple_call_set_lhs (get_frame, frame);
@@ -169,6 +174,14 @@ add_hook_call (gimple_seq *seq, tree hook, tree site, location_t loc)
   gcall *call = gimple_build_call (hook, 2, build_fold_addr_expr (site), frame);
   gimple_set_location (call, loc);
   gimple_seq_add_stmt (seq, call);
+}
+
+/* The same behind its guard (add_guard). */
+static void
+add_hook_call (gimple_seq *seq, tree hook, tree site, location_t loc)
+{
+  tree skip = add_guard (seq, hook, site, loc);
+  add_unguarded_hook_call (seq, hook, site, loc);
   gimple_seq_add_stmt (seq, gimple_build_label (skip));
 }
 
@@ -410,6 +423,11 @@ span_pass::execute (function *fun)
   gimple_seq new_body = NULL;
   gimple_seq cleanup = NULL;
 
+  /* A small span's body gets a copy that runs while the span is off (offpath.cc); a progress
+   * point has a site of its own to test on every way out, so its function keeps one body. */
+  gimple_seq off_body = span && !progress ? spanplugin_off_copy (fun, body) : NULL;
+  tree off_label = NULL_TREE;
+
   /* The span first: the progress point's call goes after the exit call, so the work is done
    * (and timed) when the point counts it. */
   if (span)
@@ -417,7 +435,18 @@ span_pass::execute (function *fun)
       tree site = get_site (fndecl, key, SPANPROF_KIND_SPAN, begin_loc);
       /* Enter at the function's opening, exit at its closing brace: where a debugger or a
        * sampling profiler expects code that belongs to the function as a whole. */
-      add_hook_call (&new_body, enter_decl, site, begin_loc);
+      if (off_body)
+        {
+          /* The guard of the enter call chooses the copy: `off` when it would skip the call. */
+          if (spanplugin_opts.verbose)
+            inform (begin_loc, "spanplugin: %qD runs a copy of its body while its span is off",
+                    fndecl);
+          off_label = add_guard (&new_body, enter_decl, site, begin_loc);
+          spanplugin_fresh_params (&new_body, fndecl, begin_loc);
+          add_unguarded_hook_call (&new_body, enter_decl, site, begin_loc);
+        }
+      else
+        add_hook_call (&new_body, enter_decl, site, begin_loc);
       add_hook_call (&cleanup, exit_decl, site, end_loc);
     }
   if (progress)
@@ -428,6 +457,15 @@ span_pass::execute (function *fun)
 
   gtry *tf = gimple_build_try (body, cleanup, GIMPLE_TRY_FINALLY);
   gimple_seq_add_stmt (&new_body, tf);
+  if (off_body)
+    {
+      /*   goto done;  off: <copy of body>  done:   (the end of the function) */
+      tree done = create_artificial_label (end_loc);
+      gimple_seq_add_stmt (&new_body, gimple_build_goto (done));
+      gimple_seq_add_stmt (&new_body, gimple_build_label (off_label));
+      gimple_seq_add_seq (&new_body, off_body);
+      gimple_seq_add_stmt (&new_body, gimple_build_label (done));
+    }
   /* Like gimplify_function_tree: the body must stay a single outer GIMPLE_BIND. */
   gbind *bind = gimple_build_bind (NULL_TREE, new_body, NULL_TREE);
   gimple_seq seq = NULL;

@@ -88,14 +88,14 @@ read_functions_file (const char *base, const char *key, const char *file)
   return ok;
 }
 
-/* A decimal line count, 0 .. INT_MAX. */
+/* A decimal count (of WHAT: "lines", "statements"), 0 .. INT_MAX. */
 static bool
-parse_count (const char *base, const char *key, const char *value, int *out)
+parse_count (const char *base, const char *key, const char *value, const char *what, int *out)
 {
   if (value == NULL)
     {
-      error ("spanplugin: option %<-fplugin-arg-%s-%s%> needs a value (a number of lines)",
-             base, key);
+      error ("spanplugin: option %<-fplugin-arg-%s-%s%> needs a value (a number of %s)",
+             base, key, what);
       return false;
     }
   errno = 0;
@@ -127,6 +127,7 @@ spanplugin_parse_options (const struct plugin_name_args *info)
   bool ok = true;
   const char *filter_key = NULL;   /* an option that only filters, for the warning below */
   bool include_given = false;
+  spanplugin_opts.off_copy_max = SPANPLUGIN_OFF_COPY_DEFAULT;
 
   for (int i = 0; i < info->argc; i++)
     {
@@ -173,9 +174,11 @@ spanplugin_parse_options (const struct plugin_name_args *info)
         }
       else if (strcmp (key, "min-lines") == 0)
         {
-          ok &= parse_count (base, key, arg->value, &spanplugin_opts.min_lines);
+          ok &= parse_count (base, key, arg->value, "lines", &spanplugin_opts.min_lines);
           filter_key = key;
         }
+      else if (strcmp (key, "off-copy") == 0)
+        ok &= parse_count (base, key, arg->value, "statements", &spanplugin_opts.off_copy_max);
       else
         {
           error ("spanplugin: unknown option %<-fplugin-arg-%s-%s%>", base, key);

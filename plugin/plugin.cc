@@ -22,6 +22,10 @@
  *   exclude-file=GLOB,...  ... whose source file (as the compiler names it) matches;
  *   min-lines=N            ... that span fewer than N source lines (the line of the name to
  *                          the closing brace).  These filter `all` and `functions=` only.
+ *   off-copy=N             with optimisation on (-O1 and above), a span's function whose body
+ *                          has at most N statements (GIMPLE, default SPANPLUGIN_OFF_COPY_DEFAULT)
+ *                          gets a second copy of it that runs while the span is off: the original
+ *                          code, without a frame or a lost tail call (offpath.cc).  0: no copy.
  * Names are the span names without attribute: "f" in C, the qualified name in C++
  * ("ns::Parser::parse", "ns::tmax<int>", "A::A", "main()::<lambda(int)>::operator()").
  * Patterns use fnmatch (PATTERN, NAME, 0): '*' matches any characters, '/' and ':' included;

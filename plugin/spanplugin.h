@@ -5,6 +5,8 @@
  *   select.cc     which functions get a span (attributes, then option-driven selection)
  *   site.cc       the struct spanprof_site descriptor, one per span and one per progress point
  *                 (shared by C++ cdtor clones, COMDAT for inline/template functions)
+ *   offpath.cc    the copy of a small body that runs while its span is off (no frame, tail
+ *                 calls kept)
  *   instrument.cc the GIMPLE pass that wraps a function body in enter/try/finally-exit(+progress)
  *                 and brackets every setjmp-like call with the longjmp repair; every inserted
  *                 call behind an inline test (site not OFF, weak hook linked in)
@@ -27,6 +29,8 @@ struct spanplugin_options
   bool all;                 /* all: every eligible function */
   bool functions_given;     /* functions=FILE was given (even if the file lists no name) */
   int min_lines;            /* min-lines=N, 0 when not given */
+  int off_copy_max;         /* off-copy=N: largest body (statements) copied for the off path,
+                             * 0: none (offpath.cc) */
   vec<char *> include;      /* include=GLOB,...: restricts `all` */
   vec<char *> exclude;      /* exclude=GLOB,...: on names */
   vec<char *> exclude_file; /* exclude-file=GLOB,...: on source files */
@@ -62,6 +66,13 @@ tree spanplugin_lookup_site (tree key, unsigned kind);
 tree spanplugin_build_site (tree fndecl, tree key, const char *name, unsigned kind);
 tree spanplugin_site_state (tree site);
 extern const struct ggc_root_tab spanplugin_site_roots[];
+
+/* Default of off-copy=N (see plugin.cc). */
+#define SPANPLUGIN_OFF_COPY_DEFAULT 40
+
+/* offpath.cc */
+gimple_seq spanplugin_off_copy (function *fun, gimple_seq body);
+void spanplugin_fresh_params (gimple_seq *seq, tree fndecl, location_t loc);
 
 /* instrument.cc */
 opt_pass *spanplugin_make_pass (gcc::context *ctxt);
