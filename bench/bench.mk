@@ -105,7 +105,7 @@ BENCH_SOURCES = $(RUNTIME_SRC) $(TOOL_SRC)
 bench: $(BENCH_BINS) bench-tools-bins
 	BENCH_BIN='$(BB)' BENCH_ROWS=bench/rows.txt BENCH_REPS='$(BENCH_REPS)' \
 	BENCH_QUICK='$(BENCH_QUICK)' BENCH_CC='$(CC)' \
-	BENCH_COMPILE='$(CC) -std=gnu11 -O2 -pthread -Iinclude -Iruntime $(JSONC_CFLAGS)' \
+	BENCH_COMPILE='$(CC) -std=gnu11 -O2 -pthread -Iinclude -Iruntime -Ipprof -I$(B)/pprof $(PROTOBUFC_CFLAGS) $(JSONC_CFLAGS) -DSPANPROF_VERSION=\"$(VERSION)\"' \
 	BENCH_PLUGIN_FLAGS='$(SPAN_FLAGS)' BENCH_SOURCES='$(BENCH_SOURCES)' \
 	  $(BB)/run | tee $(BB)/results.md
 	@echo | tee -a $(BB)/results.md
