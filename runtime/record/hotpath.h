@@ -3,7 +3,7 @@
  * Inline everywhere it is used: in the entry points (span.c) for the plain states, and in the
  * collectors' per-call path (collect/slowpath.c) for sites in state SLOW.  Nothing here locks,
  * allocates or makes a system call, and errno is untouched; everything rare is out of line in
- * stack.c.  Costs are for the 2-core EPYC reference VM (BENCHMARKS.md).
+ * stack.c (the cold paths) and hotpath.c (the exit with another clock).  Costs are for the 2-core EPYC reference VM (BENCHMARKS.md).
  */
 #ifndef SPANPROF_HOTPATH_H
 #define SPANPROF_HOTPATH_H
@@ -17,7 +17,7 @@
 #pragma GCC visibility push(hidden)
 
 /* Child-lookup outcomes, counted only in a build with -DSPANPROF_LOOKUP_STATS (printed at exit
- * by span.c): how often the hint, the cache and the cold path find the child. */
+ * by hotpath.c): how often the hint, the cache and the cold path find the child. */
 #ifdef SPANPROF_LOOKUP_STATS
 extern uint64_t spanprof__lookup_stats[3];
 enum { SPANPROF__LOOKUP_hint, SPANPROF__LOOKUP_cache, SPANPROF__LOOKUP_cold };
@@ -127,7 +127,7 @@ spanprof__record_exit_at(struct spanprof_site *site, uintptr_t cfa, uint64_t now
 }
 
 /* The whole exit when the timestamp is not a bare rdtsc (tracing, or no TSC): out of line and
- * reached by a tail jump, so the common exit keeps no register across a call (span.c). */
+ * reached by a tail jump, so the common exit keeps no register across a call (hotpath.c). */
 void spanprof__record_exit_other(struct spanprof_site *site, uintptr_t cfa);
 
 /* Pop the frame of SITE.  Timestamp first, so our own bookkeeping is not charged to the span:
