@@ -110,11 +110,34 @@ static uint64_t ts_ns(const struct writer *w, uint64_t tick, uint64_t last)
     return r < last ? last : r;
 }
 
+/* Appends TEXT (a literal) at P. */
+#define PUT(p, text) (memcpy((p), (text), sizeof(text) - 1), (p) + sizeof(text) - 1)
+
+/* One event.  Formatted by hand into one buffer and written with one unlocked call: a trace holds
+ * up to a million events per thread, and fprintf's format parsing made writing them half as fast
+ * (bench: a 33 MB trace). */
 static void event(struct writer *w, char ph, pid_t tid, uint64_t ns, const struct spanprof_site *s)
 {
-    fprintf(w->f, ",\n{\"ph\":\"%c\",\"pid\":%ld,\"tid\":%ld,\"ts\":%llu.%03u,\"name\":%s}", ph,
-            w->pid, (long)tid, (unsigned long long)(ns / 1000), (unsigned)(ns % 1000),
-            site_name(w, s));
+    const char *name = site_name(w, s);
+    size_t name_len = strlen(name);
+    char head[128], *p = head; /* 43 bytes of text, three numbers of up to 20 digits (+ NUL) */
+    p = PUT(p, ",\n{\"ph\":\"");
+    *p++ = ph;
+    p = PUT(p, "\",\"pid\":");
+    p += spanprof__format_u64(p, (uint64_t)w->pid);
+    p = PUT(p, ",\"tid\":");
+    p += spanprof__format_u64(p, (uint64_t)tid);
+    p = PUT(p, ",\"ts\":");
+    p += spanprof__format_u64(p, ns / 1000);
+    unsigned frac = (unsigned)(ns % 1000);
+    *p++ = '.';
+    *p++ = (char)('0' + frac / 100);
+    *p++ = (char)('0' + frac / 10 % 10);
+    *p++ = (char)('0' + frac % 10);
+    p = PUT(p, ",\"name\":");
+    fwrite_unlocked(head, 1, (size_t)(p - head), w->f);
+    fwrite_unlocked(name, 1, name_len, w->f);
+    putc_unlocked('}', w->f);
 }
 
 struct thread_stats {
