@@ -2,8 +2,14 @@
 # speedtest1.sh — the real-program table of `make bench`: SQLite's speedtest1 (Debian 12's sqlite3
 # sources, every function instrumented) built plainly, with empty -finstrument-functions hooks
 # (the floor), with spanprof, with -pg for uftrace and with Clang XRay, then run in every
-# configuration of the ROWS list below, interleaved, and printed as one Markdown table with each
+# configuration of the ROWS list below, interleaved, and printed as a Markdown table with each
 # row's slowdown against the plain build (median over repetitions of the ratio within each one).
+#
+# One table per database: `file`, speedtest1 writing a database file in the run folder as it is
+# normally run (`speedtest1 --size 20 speedtest1.db`: the plain run then spends about a third of
+# its CPU time in the kernel, writing the file), and `temp`, no file name (SQLite's temporary
+# database, in memory until it spills: almost all of the time in the program's own code, so every
+# per-call cost weighs about twice as much).
 #
 # Times are CPU seconds (user + system of the whole process tree, from bench/measure.c): on a
 # shared machine wall time mostly measures the neighbours.  A row whose tool is not installed is
@@ -12,11 +18,13 @@
 # Environment (set by bench.mk): BENCH_BIN (the benchmark build folder), CC, PLUGIN, INCLUDE_DIR,
 # LIBDIR (holds libspanprof.so), MEASURE (bench/measure.c built), HOOKS (bench/hooks.c).
 # Optional: SPEEDTEST_SIZE (speedtest1 --size, default 20), SPEEDTEST_REPS (default 3),
-# CLANG (default clang-14), UFTRACE (default uftrace).
+# CLANG (default clang-14), UFTRACE (default uftrace), SPEEDTEST_DBS (the tables, default
+# "file temp").
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 size=${SPEEDTEST_SIZE:-20}
 reps=${SPEEDTEST_REPS:-3}
+dbs=${SPEEDTEST_DBS:-file temp}
 clang=${CLANG:-clang-14}
 uftrace=${UFTRACE:-uftrace}
 work="$BENCH_BIN/speedtest1"
@@ -92,13 +100,16 @@ count|spanprof|SPANPROF=count|calls per stack, no clock
 sample|spanprof|SPANPROF=sample|exact calls, sampled time
 exact|spanprof||the default: folded stacks, exact wall time
 trace|spanprof|SPANPROF_TRACE=trace.json|exact + Chrome trace of the last 8 MiB per thread
+trace 1 MiB|spanprof|SPANPROF_TRACE=trace.json SPANPROF_TRACE_BUFFER=1|the same with funtrace's ring size
 uftrace|$uf|uftrace record|gcc -pg under uftrace record
 clang plain|$cl||clang-14 -O2
 XRay unpatched|$xr|XRAY_OPTIONS=patch_premain=false|sleds present, never patched
 XRay FDR|$xr|XRAY_OPTIONS=patch_premain=true:xray_mode=xray-fdr:xray_logfile_base=xray-log.|flight data recorder mode"
 
-# run N LABEL BINARY SETTINGS: one run in an empty folder; appends "LABEL REP CPU WALL RSS BYTES
-# STATE" to $work/results (STATE: ok, failed, pending when the runtime does not know a setting).
+# run N LABEL BINARY SETTINGS: one run in an empty folder, on the database $db; appends "LABEL REP
+# CPU WALL RSS BYTES STATE" to $work/results (STATE: ok, failed, pending when the runtime does not
+# know a setting).  BYTES: the files the run leaves, its database left out.
+dbfile=speedtest1.db
 run() {
     rep=$1 label=$2 bin=$3 settings=$4
     dir="$work/run"
@@ -107,10 +118,13 @@ run() {
     case $settings in
     "uftrace record") cmd="$uftrace record -d $dir/uftrace.data $cmd"; settings="" ;;
     esac
-    # shellcheck disable=SC2086 # settings and command split on spaces
-    (cd "$dir" && env $settings "$MEASURE" $cmd --size "$size") >"$dir/.measure" 2>"$dir/.stderr"
+    dbarg=""
+    [ "$db" = file ] && dbarg=$dbfile
+    # shellcheck disable=SC2086 # settings and command split on spaces, no database argument
+    (cd "$dir" && env $settings "$MEASURE" $cmd --size "$size" $dbarg) >"$dir/.measure" 2>"$dir/.stderr"
     read -r cpu wall rss status <"$dir/.measure" || status=1
-    bytes=$(find "$dir" -type f ! -name '.measure' ! -name '.stderr' -printf '%s\n' | awk '{ s += $1 } END { print s + 0 }')
+    bytes=$(find "$dir" -type f ! -name '.measure' ! -name '.stderr' ! -name "$dbfile*" -printf '%s\n' |
+        awk '{ s += $1 } END { print s + 0 }')
     state=ok
     [ "${status:-1}" = 0 ] || state=failed
     grep -q "is not 0, 1, count or sample\|is not a spanprof variable" "$dir/.stderr" && state=pending
@@ -118,49 +132,68 @@ run() {
     echo "$label|$rep|${cpu:-0}|${wall:-0}|${rss:-0}|$bytes|$state" >>"$work/results"
 }
 
-: >"$work/results"
-load=$(cut -d' ' -f1-3 /proc/loadavg)
-i=1
-while [ $i -le "$reps" ]; do
-    echo "speedtest1: repetition $i of $reps" >&2
-    echo "$ROWS" | while IFS='|' read -r label bin settings what; do
-        case $bin in -*) continue ;; esac
-        run $i "$label" "$bin" "$settings"
+# table DB: every row on the database DB (file or temp), the repetitions interleaved, then its table.
+table() {
+    db=$1
+    : >"$work/results"
+    load=$(cut -d' ' -f1-3 /proc/loadavg)
+    i=1
+    while [ $i -le "$reps" ]; do
+        echo "speedtest1 ($db database): repetition $i of $reps" >&2
+        echo "$ROWS" | while IFS='|' read -r label bin settings what; do
+            case $bin in -*) continue ;; esac
+            run $i "$label" "$bin" "$settings"
+        done
+        i=$((i + 1))
     done
-    i=$((i + 1))
-done
 
-# ---- the table -------------------------------------------------------------------------------
-echo "### speedtest1: SQLite ${version:-?} \`speedtest1 --size $size\`, every function instrumented"
-echo
-echo "Repetitions: $reps, interleaved; load average at start: $load. CPU seconds of the whole"
-echo "process tree (user + system), wall seconds, median over repetitions; × plain is the median"
-echo "of the CPU ratio to the plain run of the same repetition."
-echo
-echo "| row | build and setting | CPU s | × plain | wall s | peak RSS | output |"
-echo "|---|---|---:|---:|---:|---:|---:|"
-echo "$ROWS" | while IFS='|' read -r label bin settings what; do
-    case $bin in
-    -*)
-        echo "| $label | $what | skipped: apt-get install ${bin#-} | | | | |"
-        continue
-        ;;
+    # ---- the table ---------------------------------------------------------------------------
+    case $db in
+    file) on="a database file (\`speedtest1 --size $size $dbfile\`)" ;;
+    *) on="its temporary database (\`speedtest1 --size $size\`, no file name)" ;;
     esac
-    awk -F'|' -v label="$label" -v what="$what${settings:+ (\`$settings\`)}" '
-        function median(a, n,    i, j, t) {
-            for (i = 1; i <= n; i++) for (j = i + 1; j <= n; j++) if (a[j] < a[i]) { t = a[i]; a[i] = a[j]; a[j] = t }
-            return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
-        }
-        function size(b) {
-            return b >= 1e9 ? sprintf("%.1f GB", b / 1e9) : b >= 1e6 ? sprintf("%.1f MB", b / 1e6) : b >= 1e3 ? sprintf("%.0f kB", b / 1e3) : b " B"
-        }
-        $1 == "plain" { base[$2] = $3 }
-        $1 == label { n++; cpu[n] = $3; wall[n] = $4; rss[n] = $5; bytes = $6; state = $7; rep[n] = $2 }
-        END {
-            if (state == "pending") { printf "| %s | %s | pending: the runtime does not know this setting yet | | | | |\n", label, what; exit }
-            if (state == "failed") { printf "| %s | %s | failed | | | | |\n", label, what; exit }
-            for (i = 1; i <= n; i++) ratio[i] = base[rep[i]] > 0 ? cpu[i] / base[rep[i]] : 0
-            printf "| %s | %s | %.2f | %.2f | %.2f | %.1f MiB | %s |\n", label, what, median(cpu, n),
-                   median(ratio, n), median(wall, n), median(rss, n) / 1024, size(bytes)
-        }' "$work/results"
+    echo "### speedtest1 on $on: SQLite ${version:-?}, every function instrumented"
+    echo
+    echo "Repetitions: $reps, interleaved; load average at start: $load. CPU seconds of the whole"
+    echo "process tree (user + system), wall seconds, median over repetitions; × plain is the median"
+    echo "of the CPU ratio to the plain run of the same repetition."
+    echo
+    echo "| row | build and setting | CPU s | × plain | wall s | peak RSS | output |"
+    echo "|---|---|---:|---:|---:|---:|---:|"
+    echo "$ROWS" | while IFS='|' read -r label bin settings what; do
+        case $bin in
+        -*)
+            echo "| $label | $what | skipped: apt-get install ${bin#-} | | | | |"
+            continue
+            ;;
+        esac
+        awk -F'|' -v label="$label" -v what="$what${settings:+ (\`$settings\`)}" '
+            function median(a, n,    i, j, t) {
+                for (i = 1; i <= n; i++) for (j = i + 1; j <= n; j++) if (a[j] < a[i]) { t = a[i]; a[i] = a[j]; a[j] = t }
+                return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
+            }
+            function size(b) {
+                return b >= 1e9 ? sprintf("%.1f GB", b / 1e9) : b >= 1e6 ? sprintf("%.1f MB", b / 1e6) : b >= 1e3 ? sprintf("%.0f kB", b / 1e3) : b " B"
+            }
+            $1 == "plain" { base[$2] = $3 }
+            $1 == label { n++; cpu[n] = $3; wall[n] = $4; rss[n] = $5; bytes = $6; state = $7; rep[n] = $2 }
+            END {
+                if (state == "pending") { printf "| %s | %s | pending: the runtime does not know this setting yet | | | | |\n", label, what; exit }
+                if (state == "failed") { printf "| %s | %s | failed | | | | |\n", label, what; exit }
+                for (i = 1; i <= n; i++) ratio[i] = base[rep[i]] > 0 ? cpu[i] / base[rep[i]] : 0
+                printf "| %s | %s | %.2f | %.2f | %.2f | %.1f MiB | %s |\n", label, what, median(cpu, n),
+                       median(ratio, n), median(wall, n), median(rss, n) / 1024, size(bytes)
+            }' "$work/results"
+    done
+}
+
+first=1
+for db in $dbs; do
+    case $db in
+    file | temp) ;;
+    *) echo "speedtest1: SPEEDTEST_DBS: '$db' is not file or temp" >&2; exit 2 ;;
+    esac
+    [ $first = 1 ] || echo
+    first=0
+    table "$db"
 done
