@@ -9,12 +9,16 @@
  * A sample walks the stack with libunwind (unw_step, which also gives each frame's stack pointer)
  * up to the innermost open span's frame, keeps the frames strictly inside it, not counting this
  * library's own, and names them with unw_get_proc_name (the ELF symbol table, so static functions
- * have names too).  Names are cached by address in a table that only grows; the strings live
- * forever, as the runtime keeps pointers to them.
+ * have names too).  Names are cached by address in a table that only grows until a library is
+ * unloaded: another one may then be loaded at the same addresses, so the table is emptied when
+ * the loader's count of unloaded objects has moved.  The strings live forever, as the runtime
+ * keeps pointers to them.
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
+#include <link.h>
 #include <math.h>
+#include <stddef.h>
 #include <pthread.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -36,6 +40,7 @@ struct entry {
     const char *name;
 };
 static struct entry *cache;
+static unsigned long long cache_unloads; /* the loader's unload count the cache is valid for */
 static char *pool, *pool_end;
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static void *own_base;
@@ -55,6 +60,28 @@ static char *pool_copy(const char *s)
     memcpy(r, s, n);
     pool += n;
     return r;
+}
+
+/* dl_iterate_phdr callback: the loader's count of objects unloaded so far (the same in every
+ * object's record, so the first one is enough). */
+static int read_unloads(struct dl_phdr_info *info, size_t size, void *out)
+{
+    if (size >= offsetof(struct dl_phdr_info, dlpi_subs) + sizeof info->dlpi_subs)
+        *(unsigned long long *)out = info->dlpi_subs;
+    return 1;
+}
+
+/* Empties the cache if a library was unloaded since it was filled (lock held).  About 0.1 µs
+ * (the loader's read lock), once per sampled allocation, which costs microseconds anyway. */
+static void forget_unloaded(void)
+{
+    unsigned long long unloads = cache_unloads;
+    dl_iterate_phdr(read_unloads, &unloads);
+    if (unloads == cache_unloads)
+        return;
+    if (cache)
+        memset(cache, 0, CACHE_SIZE * sizeof *cache);
+    cache_unloads = unloads;
 }
 
 /* Name of the function at the cursor's frame (lock held). */
@@ -107,6 +134,7 @@ static size_t capture(uintptr_t span_cfa, const char **names)
         if (dladdr((void *)capture, &info))
             own_base = info.dli_fbase;
     }
+    forget_unloaded();
     /* Frame i's CFA is frame i+1's stack pointer: a frame is inside the span when the next
      * frame's SP is below the span's CFA. */
     do {

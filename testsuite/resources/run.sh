@@ -10,6 +10,8 @@
 # A sample may carry lines:  /* test-env: VAR=VALUE ... */   extra environment (may override)
 #                            /* test: no-preload */          run without the interposer
 #                            /* test: needs-libunwind */     skipped without libunwind
+#                            /* test-libs: NAME ... */       libNAME.so built next to the program
+#                                 from SAMPLE_lib.inc with -DLIB_FN=NAME, for it to dlopen
 # shellcheck source=testsuite/lib.sh
 . "$(dirname "$0")/../lib.sh"
 make_work_dir
@@ -46,6 +48,11 @@ describe_run() {
 run_one() {
     src=$1 name=$2 label=$3 compiler=$4 level=$5
     build_sample "$src" "$name" "$label" "$compiler -g $level" || return
+    # shellcheck disable=SC2013,SC2086 # the directive is a list of words; so are the flags
+    for lib in $(sed -n 's|.*test-libs: \(.*\) \*/.*|\1|p' "$src"); do
+        build "$name [$label]: lib$lib.so" "$dir/lib$lib.log" $compiler -g $level -fPIC -shared \
+            -DLIB_FN="$lib" -x c "${src%.*}_lib.inc" -o "$dir/lib$lib.so" || return
+    done
     preload="$LIBDIR/libspanprof-alloc.so"
     grep -q 'test: no-preload' "$src" && preload=
     run_sample LD_PRELOAD="$preload" SPANPROF_ALLOC=1 SPANPROF_HISTOGRAM=1 SPANPROF_JSON="$dir/out.%p.json" \
