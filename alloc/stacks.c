@@ -18,8 +18,8 @@
 #include <dlfcn.h>
 #include <link.h>
 #include <math.h>
-#include <stddef.h>
 #include <pthread.h>
+#include <stddef.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>

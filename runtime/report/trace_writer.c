@@ -113,9 +113,9 @@ static uint64_t ts_ns(const struct writer *w, uint64_t tick, uint64_t last)
 /* Appends TEXT (a literal) at P. */
 #define PUT(p, text) (memcpy((p), (text), sizeof(text) - 1), (p) + sizeof(text) - 1)
 
-/* One event.  Formatted by hand into one buffer and written with one unlocked call: a trace holds
- * up to a million events per thread, and fprintf's format parsing made writing them half as fast
- * (bench: a 33 MB trace). */
+/* One event, formatted by hand and written with the unlocked stdio calls (the file is the
+ * writer's own): a trace holds half a million events per thread with the default ring, and
+ * through fprintf writing them took twice as long (BENCHMARKS.md, "Writing a trace"). */
 static void event(struct writer *w, char ph, pid_t tid, uint64_t ns, const struct spanprof_site *s)
 {
     const char *name = site_name(w, s);
