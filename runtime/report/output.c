@@ -7,16 +7,15 @@
  * called exit()); other running threads' open frames are not — their stacks are theirs to touch.
  * errno, stdout and the exit status are never changed; problems go to stderr as
  *     spanprof: error: cannot write 'PATH': REASON
- * Each file is written to a temporary file in its directory and renamed over PATH, so a reader
- * (or a dump that a SIGKILL interrupts) never sees half a file.
+ * Each file is opened as outfile.c's rules say: normally a temporary file in its directory,
+ * renamed over PATH, so a reader (or a dump that a SIGKILL interrupts) never sees half a file;
+ * symbolic links of other users and files that are not regular are refused.
  */
 #define _GNU_SOURCE
 #include <errno.h>
-#include <fcntl.h>
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -92,76 +91,46 @@ struct spanprof__view spanprof__view_of(const struct spanprof__outputs *o)
     };
 }
 
-/* Opens a new temporary file next to PATH (same directory, so rename(2) can replace PATH
- * atomically): ".NAME.PID.tmp".  O_EXCL after unlinking a stale one (a process killed while
- * writing, with our pid), O_NOFOLLOW so a planted symlink is never followed. */
-static FILE *open_temp(const char *path, char *tmp, size_t size)
+/* stdio over an output descriptor: writes go through spanprof__outfile_write, so a pipe that
+ * stops being read costs a bounded wait (outfile.c). */
+static ssize_t outfile_cookie_write(void *cookie, const char *buf, size_t size)
 {
-    const char *slash = strrchr(path, '/');
-    int dirlen = slash ? (int)(slash - path + 1) : 0;
-    int n = snprintf(tmp, size, "%.*s.%s.%ld.tmp", dirlen, path, path + dirlen, (long)getpid());
-    if (n < 0 || (size_t)n >= size) {
-        errno = ENAMETOOLONG;
-        return NULL;
-    }
-    unlink(tmp);
-    int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
-    if (fd < 0)
-        return NULL;
-    FILE *f = fdopen(fd, "w");
-    if (!f) {
-        int err = errno;
-        close(fd);
-        unlink(tmp);
+    int err = spanprof__outfile_write(*(int *)cookie, buf, size);
+    if (err) {
         errno = err;
+        return -1;
     }
-    return f;
-}
-
-/* A path that exists and is not a regular file itself (/dev/stdout, a FIFO, a symbolic link)
- * is written in place: renaming over it would replace the device, pipe or link with a file. */
-int spanprof__write_in_place(const char *path)
-{
-    struct stat st;
-    return lstat(path, &st) == 0 && !S_ISREG(st.st_mode);
+    return (ssize_t)size;
 }
 
 static int write_one(const char *pattern, write_fn fn, const struct spanprof__view *v,
                      const struct spanprof__json_meta *m, const struct spanprof__outputs *o)
 {
-    char path[PATH_MAX], tmp[PATH_MAX];
+    char path[PATH_MAX];
     if (spanprof__output_path(o, pattern, path, sizeof path)) {
         fprintf(stderr, "spanprof: error: cannot write '%s': %s\n", pattern, strerror(ENAMETOOLONG));
         return -1;
     }
-    int direct = spanprof__write_in_place(path);
-    FILE *f = direct ? fopen(path, "we") : open_temp(path, tmp, sizeof tmp);
-    if (!f) {
-        fprintf(stderr, "spanprof: error: cannot write '%s': %s\n", path, strerror(errno));
-        return -1;
-    }
-    errno = 0;
-    int rc = fn(f, v, m);
-    int err = errno ? errno : EIO;
-    if (fflush(f) != 0 || ferror(f)) {
-        rc = -1;
-        err = errno ? errno : EIO;
-    }
-    if (fclose(f) != 0 && rc == 0) {
-        rc = -1;
-        err = errno;
-    }
-    if (!direct) {
-        if (rc == 0 && rename(tmp, path) != 0) {
-            rc = -1;
-            err = errno;
+    struct spanprof__outfile of;
+    int err = spanprof__outfile_open(path, "", &of);
+    if (!err) {
+        FILE *f = fopencookie(&of.fd, "w", (cookie_io_functions_t){.write = outfile_cookie_write});
+        if (!f) {
+            err = errno ? errno : ENOMEM;
+        } else {
+            errno = 0;
+            if (fn(f, v, m))
+                err = errno ? errno : EIO;
+            if ((fflush(f) != 0 || ferror(f)) && !err)
+                err = errno ? errno : EIO;
+            fclose(f); /* the descriptor stays open: the cookie has no close function */
         }
-        if (rc)
-            unlink(tmp);
+        err = spanprof__outfile_finish(&of, path, err);
     }
-    if (rc)
-        fprintf(stderr, "spanprof: error: cannot write '%s': %s\n", path, strerror(err));
-    return rc;
+    if (err)
+        fprintf(stderr, "spanprof: error: cannot write '%s': %s\n", path,
+                spanprof__outfile_reason(err));
+    return err ? -1 : 0;
 }
 
 static void program_path(char *buf, size_t size)

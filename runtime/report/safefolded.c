@@ -4,8 +4,9 @@
  * It prints what folded.c prints (same lines, merged and sorted the same way) but touches no
  * lock, no malloc and no stdio: the registry and the call trees are read as they are (the same
  * racy-but-benign reads as the normal writer, without the process lock, which the interrupted
- * thread may hold), memory comes from mmap, sorting is a heap sort, and the file is written with
- * write(2) to a temporary file renamed over the path.  Bounded: at most SAFE_MAX_TEXT bytes of
+ * thread may hold), memory comes from mmap, sorting is a heap sort, and the file is opened as
+ * outfile.c says (a temporary file renamed over the path, as a rule) and written with write(2),
+ * each write waiting a bounded time.  Bounded: at most SAFE_MAX_TEXT bytes of
  * stack strings, SAFE_MAX_PATH bytes per stack and SAFE_MAX_LINES lines (the rest is dropped), no
  * recursion.
  *
@@ -186,15 +187,8 @@ struct out {
 
 static void out_flush(struct out *o)
 {
-    for (size_t done = 0; done < o->len && !o->err;) {
-        ssize_t w = write(o->fd, o->buf + done, o->len - done);
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w <= 0)
-            o->err = w < 0 ? errno : EIO;
-        else
-            done += (size_t)w;
-    }
+    if (!o->err)
+        o->err = spanprof__outfile_write(o->fd, o->buf, o->len);
     o->len = 0;
 }
 
@@ -306,9 +300,8 @@ static int write_lines(int fd, const struct spanprof__view *v)
 /* Prints "spanprof: error: cannot write 'PATH': REASON" with write(2). */
 static void report(const char *path, int err)
 {
-    const char *reason = strerrordesc_np(err);
     const char *parts[] = {"spanprof: error: cannot write '", path, "': ",
-                           reason ? reason : "error", "\n"};
+                           spanprof__outfile_reason(err), "\n"};
     for (size_t i = 0; i < sizeof parts / sizeof *parts; i++)
         if (write(2, parts[i], strlen(parts[i])) < 0)
             return;
@@ -345,45 +338,17 @@ static int write_safe(const struct spanprof__outputs *o)
     v.threads = ts + i;
     v.nthreads = n - i;
     v.now = spanprof__clock_now();
-    char path[4096], tmp[4096 + 32];
+    char path[PATH_MAX];
     if (spanprof__output_path(o, o->folded, path, sizeof path)) {
         report(o->folded, ENAMETOOLONG);
         return -1;
     }
-    if (spanprof__write_in_place(path)) {
-        int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
-        int err = fd < 0 ? errno : write_lines(fd, &v);
-        if (fd >= 0 && close(fd) != 0 && !err)
-            err = errno;
-        if (err)
-            report(path, err);
-        return err ? -1 : 0;
-    }
-    /* A name of its own (".NAME.PID.crash.tmp"): the writer thread may be writing the other. */
-    const char *slash = strrchr(path, '/');
-    size_t dirlen = slash ? (size_t)(slash - path + 1) : 0, len = strlen(path);
-    char num[24];
-    size_t k = spanprof__format_u64(num, (uint64_t)getpid());
-    memcpy(tmp, path, dirlen);
-    tmp[dirlen] = '.';
-    memcpy(tmp + dirlen + 1, path + dirlen, len - dirlen);
-    size_t at = len + 1;
-    tmp[at++] = '.';
-    memcpy(tmp + at, num, k);
-    memcpy(tmp + at + k, ".crash.tmp", sizeof ".crash.tmp");
-    unlink(tmp);
-    int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
-    if (fd < 0) {
-        report(path, errno);
-        return -1;
-    }
-    int err = write_lines(fd, &v);
-    if (close(fd) != 0 && !err)
-        err = errno;
-    if (!err && rename(tmp, path) != 0)
-        err = errno;
+    /* A temporary name of its own (".crash"): the writer thread may be writing the other. */
+    static struct spanprof__outfile of;
+    int err = spanprof__outfile_open(path, ".crash", &of);
+    if (!err)
+        err = spanprof__outfile_finish(&of, path, write_lines(of.fd, &v));
     if (err) {
-        unlink(tmp);
         report(path, err);
         return -1;
     }

@@ -126,9 +126,14 @@ driver_ignored() {
     describe "$1"
 }
 
-# fifo: the JSON output is a FIFO with no reader.
-driver_fifo() {
-    mkfifo "$1/stuck.fifo"
+# stuck: the program with writer_stuck_lib.inc preloaded (its writer thread never finishes).
+driver_stuck() {
+    if ! $CC -O2 -fPIC -shared -x c "$here/writer_stuck_lib.inc" -o "$1/stuck.so" -ldl \
+        >"$1/stuck.log" 2>&1; then
+        cat "$1/stuck.log"
+        return
+    fi
+    test_env="$test_env LD_PRELOAD=$1/stuck.so"
     run "$1"
     describe "$1"
 }

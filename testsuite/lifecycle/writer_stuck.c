@@ -1,8 +1,8 @@
-/* writer_stuck.c — SIGTERM while the writer thread cannot finish (its JSON path is a FIFO that
- * nobody reads, so opening it blocks): after 10 s the handler stops waiting, writes the folded
+/* writer_stuck.c — SIGTERM while the writer thread cannot finish (writer_stuck_lib.inc, preloaded,
+ * never lets it open the JSON file): after 10 s the handler stops waiting, writes the folded
  * stacks itself with one warning line, and the process dies by SIGTERM; never a hang.
- * test-driver: fifo
- * test-env: SPANPROF_JSON=stuck.fifo */
+ * test-driver: stuck
+ * test-env: SPANPROF_JSON=out.json */
 #include <signal.h>
 
 __attribute__((span, noinline)) void work(void)

@@ -1,0 +1,187 @@
+/* outfile.c — what the runtime trusts at an output path, and opening it.  The normal writer
+ * (output.c) and the crash writer (safefolded.c) both open their files here, so the rule is
+ * written once:
+ *
+ *  - Nothing there, or a regular file: a new temporary file ".NAME.PID[TAG].tmp" is created in
+ *    the same directory (O_EXCL | O_NOFOLLOW, so nothing planted under that name is followed)
+ *    and renamed over PATH once complete.  A reader never sees half a file, and rename replaces
+ *    the directory entry, never a file that another name links to.  NAME is shortened so the
+ *    temporary name fits NAME_MAX.
+ *  - A symbolic link: followed only when it belongs to the user running the program (the
+ *    effective uid) or to root — the user's own redirection, such as /dev/stdout.  A link of
+ *    anyone else is refused and its target left alone: in a shared directory another user could
+ *    otherwise point the profile of a privileged program at any file.
+ *  - Whatever is not a regular file (a FIFO, socket, device or directory, at PATH or behind a
+ *    followed link) is refused and left alone, with two exceptions a user asks for on purpose:
+ *    /dev/null, and the very file the program's own stdout or stderr is (SPANPROF_FOLDED=
+ *    /dev/stdout into a pipe).  Those are opened O_NONBLOCK — opening never waits for a reader —
+ *    and every write waits for room at most SPANPROF__OUTFILE_STALL_MS: a reader that stops
+ *    reading costs the program that long, not forever (at exit, on SIGTERM or in the crash
+ *    handler alike).
+ *  - A regular file behind a followed link is written in place, truncated first.
+ *
+ * Every decision is re-checked on the opened descriptor (fstat), so a file swapped in between
+ * the look and the open is refused too.  Only the last component of PATH is examined: links in
+ * its directories are the directory owner's business, as for any program.
+ *
+ * Async-signal-safe throughout (no malloc, stdio or lock): the crash writer runs in a handler.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "report/report.h"
+
+/* Whether the file described by ST may be written although it is not a regular file. */
+static int special_allowed(const struct stat *st)
+{
+    if (S_ISCHR(st->st_mode) && st->st_rdev == makedev(1, 3)) /* /dev/null */
+        return 1;
+    for (int fd = 1; fd <= 2; fd++) {
+        struct stat std;
+        if (fstat(fd, &std) == 0 && std.st_dev == st->st_dev && std.st_ino == st->st_ino &&
+            (std.st_mode & S_IFMT) == (st->st_mode & S_IFMT))
+            return 1;
+    }
+    return 0;
+}
+
+/* The temporary file's name for PATH into OF->tmp: ".NAME.PID" TAG ".tmp" in PATH's directory. */
+static int temp_name(const char *path, const char *tag, struct spanprof__outfile *of)
+{
+    const char *slash = strrchr(path, '/');
+    size_t dirlen = slash ? (size_t)(slash - path + 1) : 0, baselen = strlen(path + dirlen);
+    char pid[24];
+    size_t pidlen = spanprof__format_u64(pid, (uint64_t)getpid()), taglen = strlen(tag);
+    size_t extra = 1 + 1 + pidlen + taglen + 4; /* "." NAME "." PID TAG ".tmp" */
+    if (baselen + extra > NAME_MAX)
+        baselen = NAME_MAX > extra ? NAME_MAX - extra : 0;
+    if (dirlen + baselen + extra + 1 > sizeof of->tmp)
+        return ENAMETOOLONG;
+    char *p = of->tmp;
+    memcpy(p, path, dirlen), p += dirlen;
+    *p++ = '.';
+    memcpy(p, path + dirlen, baselen), p += baselen;
+    *p++ = '.';
+    memcpy(p, pid, pidlen), p += pidlen;
+    memcpy(p, tag, taglen), p += taglen;
+    memcpy(p, ".tmp", sizeof ".tmp");
+    return 0;
+}
+
+int spanprof__outfile_open(const char *path, const char *tag, struct spanprof__outfile *of)
+{
+    of->fd = -1;
+    of->in_place = 0;
+    of->tmp[0] = 0;
+    struct stat st;
+    int exists = lstat(path, &st) == 0;
+    if (!exists && errno != ENOENT)
+        return errno;
+    if (!exists || S_ISREG(st.st_mode)) {
+        int err = temp_name(path, tag, of);
+        if (err)
+            return err;
+        unlink(of->tmp); /* a stale one: a process of this pid killed while writing */
+        of->fd = open(of->tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
+        return of->fd < 0 ? errno : 0;
+    }
+    if (S_ISLNK(st.st_mode) && st.st_uid != geteuid() && st.st_uid != 0)
+        return SPANPROF__OUTFILE_FOREIGN_LINK;
+    /* A trusted link, or a file that is not a regular one: look at what is really there. */
+    struct stat target;
+    int flags = O_WRONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC;
+    if (stat(path, &target) == 0) {
+        if (!S_ISREG(target.st_mode) && !special_allowed(&target))
+            return SPANPROF__OUTFILE_NOT_REGULAR;
+    } else if (errno == ENOENT && S_ISLNK(st.st_mode)) {
+        flags |= O_CREAT; /* the user's own link to a file not there yet */
+    } else {
+        return errno;
+    }
+    of->fd = open(path, flags, 0666);
+    if (of->fd < 0)
+        return errno == ENXIO ? SPANPROF__OUTFILE_NOT_REGULAR : errno; /* ENXIO: a FIFO */
+    of->in_place = 1;
+    int err = 0;
+    if (fstat(of->fd, &target) != 0)
+        err = errno;
+    else if (!S_ISREG(target.st_mode) && !special_allowed(&target))
+        err = SPANPROF__OUTFILE_NOT_REGULAR; /* swapped in since the look */
+    else if (S_ISREG(target.st_mode) && ftruncate(of->fd, 0) != 0)
+        err = errno;
+    if (err) {
+        close(of->fd);
+        of->fd = -1;
+    }
+    return err;
+}
+
+static int64_t now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+int spanprof__outfile_write(int fd, const void *buf, size_t len)
+{
+    const char *p = buf;
+    int64_t deadline = -1; /* set at the first write that would block */
+    while (len) {
+        ssize_t w = write(fd, p, len);
+        if (w > 0) {
+            p += w, len -= (size_t)w;
+            deadline = -1;
+            continue;
+        }
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w == 0 || errno != EAGAIN)
+            return w == 0 ? EIO : errno;
+        int64_t now = now_ms();
+        if (deadline < 0)
+            deadline = now + SPANPROF__OUTFILE_STALL_MS;
+        if (now >= deadline)
+            return ETIMEDOUT;
+        struct pollfd pfd = {.fd = fd, .events = POLLOUT};
+        if (poll(&pfd, 1, (int)(deadline - now)) < 0 && errno != EINTR)
+            return errno;
+    }
+    return 0;
+}
+
+int spanprof__outfile_finish(struct spanprof__outfile *of, const char *path, int err)
+{
+    if (of->fd >= 0 && close(of->fd) != 0 && !err)
+        err = errno;
+    of->fd = -1;
+    if (of->in_place)
+        return err;
+    if (!err && rename(of->tmp, path) != 0)
+        err = errno;
+    if (err)
+        unlink(of->tmp);
+    return err;
+}
+
+const char *spanprof__outfile_reason(int err)
+{
+    switch (err) {
+    case SPANPROF__OUTFILE_FOREIGN_LINK:
+        return "a symbolic link owned by another user; not followed";
+    case SPANPROF__OUTFILE_NOT_REGULAR:
+        return "not a regular file; left alone";
+    case ETIMEDOUT:
+        return "its reader took no data for 2 s"; /* SPANPROF__OUTFILE_STALL_MS */
+    }
+    const char *reason = strerrordesc_np(err);
+    return reason ? reason : "unknown error";
+}
