@@ -86,8 +86,9 @@ static void init(void)
     real.free = dlsym(RTLD_NEXT, "free");
     real.posix_memalign = dlsym(RTLD_NEXT, "posix_memalign");
     real.usable = dlsym(RTLD_NEXT, "malloc_usable_size");
-    /* Same rules as the runtime: only "1" turns it on, SPANPROF=0 turns everything off. */
-    const char *on = getenv("SPANPROF_ALLOC"), *all = getenv("SPANPROF");
+    /* Same rules as the runtime: only "1" turns it on, SPANPROF=0 turns everything off, and a
+     * privileged program (AT_SECURE) reads none of it. */
+    const char *on = secure_getenv("SPANPROF_ALLOC"), *all = secure_getenv("SPANPROF");
     int track = on && strcmp(on, "1") == 0 && !(all && strcmp(all, "0") == 0);
     __atomic_store_n(&state, track ? TRACK : FORWARD, __ATOMIC_RELEASE);
 }

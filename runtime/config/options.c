@@ -9,6 +9,7 @@
  */
 #define _GNU_SOURCE /* sigabbrev_np */
 #include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <signal.h>
 #include <stddef.h>
@@ -106,6 +107,8 @@ static const struct option options[] = {
      "programs*); not meant to be set by hand"},
 };
 #define NOPTIONS (sizeof options / sizeof options[0])
+_Static_assert(SPANPROF__OPTION_TEXTS >= 7 * PATH_MAX,
+               "room for the texts of the 7 PATH and MARKER variables");
 
 /* A signal a program may catch, by the C library's name for it (with or without "SIG": USR2,
  * SIGUSR2) or its number: not KILL, STOP or the crash signals (their handlers are the runtime's
@@ -147,7 +150,7 @@ static int parse(const struct option *o, const char *text, void *value)
             }
         return 0;
     case PATH:
-        if (!spanprof__path_valid(text))
+        if (!spanprof__path_valid(text) || strlen(text) >= PATH_MAX)
             return 0;
         *(const char **)value = *text ? text : NULL;
         return 1;
@@ -196,7 +199,7 @@ static int parse(const struct option *o, const char *text, void *value)
 }
 
 /* What a bad value of O should have been, for its warning: "is not 0, 1 or count", ... */
-static void print_expected(const struct option *o, FILE *err)
+static void print_expected(const struct option *o, const char *text, FILE *err)
 {
     switch (o->kind) {
     case CHOICE:
@@ -205,7 +208,8 @@ static void print_expected(const struct option *o, FILE *err)
             fprintf(err, "%s%s", i == 0 ? "" : o->words[i + 1] ? ", " : " or ", o->words[i]);
         break;
     case PATH:
-        fputs("has a '%' not followed by 'p' or '%'", err);
+        fputs(strlen(text) >= PATH_MAX ? "is longer than PATH_MAX"
+                                       : "has a '%' not followed by 'p' or '%'", err);
         break;
     case BYTES:
         fputs("is not a positive number of bytes", err);
@@ -227,14 +231,31 @@ static void print_expected(const struct option *o, FILE *err)
     }
 }
 
+/* A copy of TEXT in O's own storage (NULL when full: only values longer than a path fill it). */
+static const char *keep_text(struct spanprof__options *o, const char *text)
+{
+    size_t n = strlen(text) + 1;
+    if (n > sizeof o->texts - o->texts_used)
+        return NULL;
+    char *copy = memcpy(o->texts + o->texts_used, text, n);
+    o->texts_used += n;
+    return copy;
+}
+
 void spanprof__options_load(struct spanprof__options *opts, spanprof__getenv_fn get, FILE *err)
 {
+    opts->texts_used = 0;
     for (size_t i = 0; i < NOPTIONS; i++) {
         const struct option *o = &options[i];
         void *value = (char *)opts + o->field;
         const char *text = get(o->name);
-        if (text && parse(o, text, value))
+        if (text && parse(o, text, value)) {
+            const char **kept = (o->kind == PATH || o->kind == MARKER) ? (const char **)value : NULL;
+            if (kept && *kept && !(*kept = keep_text(opts, *kept)))
+                fprintf(err, "spanprof: warning: no room left for %s's value; using none\n",
+                        o->name);
             continue;
+        }
         if (o->kind == PATH || o->kind == MARKER)
             *(const char **)value = o->def; /* NULL: unset, and no pattern to parse */
         else if (o->kind == SIGNAL)
@@ -246,7 +267,7 @@ void spanprof__options_load(struct spanprof__options *opts, spanprof__getenv_fn 
         if (!text)
             continue;
         fprintf(err, "spanprof: warning: %s='%s' ", o->name, text);
-        print_expected(o, err);
+        print_expected(o, text, err);
         if (!o->def)
             fputs("; using none\n", err);
         else if (o->kind == PATH)

@@ -18,6 +18,10 @@ enum {
     SPANPROF_MODE_SAMPLE = 3, /* counts as COUNT does, time from the sampler thread */
 };
 
+/* Room for the values of the variables that keep their text (paths and markers): 7 of them, a
+ * path each at most. */
+#define SPANPROF__OPTION_TEXTS (7 * 4096)
+
 /* The parsed values, one field per variable. */
 struct spanprof__options {
     int mode;              /* SPANPROF: SPANPROF_MODE_* */
@@ -43,10 +47,15 @@ struct spanprof__options {
     double dump_interval;  /* SPANPROF_DUMP_INTERVAL, seconds, 0: unset */
     const char *ancestor;  /* SPANPROF_ANCESTOR, NULL: unset */
     const char *handover;  /* SPANPROF_HANDOVER, NULL: unset */
+    /* The texts the fields above point to, copied out of the environment at load: a program
+     * that sets its process title rewrites the memory the environment strings were in. */
+    char texts[SPANPROF__OPTION_TEXTS];
+    size_t texts_used;
 };
 
 typedef const char *(*spanprof__getenv_fn)(const char *name);
-/* Reads every variable through GET; a bad value gives one warning line on ERR and the default. */
+/* Reads every variable through GET; a bad value gives one warning line on ERR and the default.
+ * Texts are copied into O: nothing points into the environment afterwards. */
 void spanprof__options_load(struct spanprof__options *o, spanprof__getenv_fn get, FILE *err);
 /* One warning line on ERR for each SPANPROF_* entry of ENV that no option has (a misspelling). */
 void spanprof__options_warn_unknown(char *const *env, FILE *err);

@@ -9,6 +9,7 @@
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <stdlib.h>
+#include <sys/auxv.h>
 #include <unistd.h>
 
 #include "collect/collect.h"
@@ -23,6 +24,16 @@ struct spanprof__outputs spanprof__outputs;
 static const char *env_get(const char *name)
 {
     return getenv(name);
+}
+
+/* A privileged program (setuid, setgid, file capabilities: the kernel's AT_SECURE, glibc's rule
+ * for its own LD_* and MALLOC_* variables) runs with an environment its caller chose: every
+ * SPANPROF_* variable is ignored and nothing is recorded or written — not even the default
+ * folded file, whose directory the caller chooses too. */
+static const char *env_none(const char *name)
+{
+    (void)name;
+    return NULL;
 }
 
 /* Registered as atexit does it, keyed on this object (__dso_handle), but by hand: an atexit
@@ -64,8 +75,14 @@ static void start(void)
     /* Spans run by anything called here (dlsym → malloc hooks) are ignored. */
     struct spanprof__guard guard = spanprof__guard_enter();
     struct spanprof__options *o = &options;
-    spanprof__options_load(o, env_get, stderr);
-    spanprof__options_warn_unknown(environ, stderr);
+    int privileged = getauxval(AT_SECURE) != 0;
+    spanprof__options_load(o, privileged ? env_none : env_get, stderr);
+    if (privileged) {
+        o->mode = SPANPROF_MODE_OFF;
+        o->folded = o->alloc_folded = NULL; /* the defaults: relative to the caller's directory */
+    }
+    else
+        spanprof__options_warn_unknown(environ, stderr);
     /* SPANPROF=sample counts as count mode does; its time comes from the sampler thread. */
     spanprof__flags.counting = o->mode == SPANPROF_MODE_COUNT || o->mode == SPANPROF_MODE_SAMPLE;
     spanprof__clock_init();
