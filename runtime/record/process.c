@@ -11,6 +11,7 @@
  * static library is one relocatable object, so linking any part of the runtime links its start
  * stages too: see Makefile.in.)
  */
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
@@ -40,16 +41,32 @@ extern const spanprof__start_fn __stop_spanprof_stop[] START_BOUND;
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 static int stopped;
 
+static int started; /* the start stages have run (set last, with release) */
+
 static void run_start_stages(void)
 {
     for (const spanprof__start_fn *stage = __start_spanprof_start; stage < __stop_spanprof_start;
          stage++)
         (*stage)();
+    __atomic_store_n(&started, 1, __ATOMIC_RELEASE);
 }
 
+/* Start-up runs with every signal blocked, until pthread_once is done with it: a handler that
+ * ran spans meanwhile on this thread would find the runtime busy and lose them, or, landing
+ * before the busy flag is set, re-enter pthread_once and wait for itself forever.  A signal that
+ * arrives meanwhile waits the few hundred microseconds start-up takes and is delivered when the
+ * mask comes back, its spans recorded.  (A standard signal sent twice in that window is
+ * delivered once, as POSIX allows for any blocked signal; real-time signals queue.  A fault
+ * while blocked still ends the process.)  Once started, one load. */
 void spanprof__start(void)
 {
+    if (__atomic_load_n(&started, __ATOMIC_ACQUIRE))
+        return;
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old);
     pthread_once(&once, run_start_stages);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
 }
 
 void spanprof__stop(void)
