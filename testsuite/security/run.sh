@@ -1,0 +1,249 @@
+#!/bin/sh
+# run.sh — the runtime's trust tests (README.md, *Security*): what the runtime does with an
+# environment and output paths it must not trust, and with signals that land while it starts.
+#
+#   privileged    a setuid-root copy and a file-capability copy of edges.c, run as another user
+#                 with every output pointed at a root-only place: nothing written, nothing said;
+#                 the same program unprivileged writes where it is told (the control)
+#   retitle       a program that rewrites its process title as servers do, then forks: parent
+#                 and child write exact profiles to the paths given at start
+#   link_foreign  a symbolic link of another user at the output path (to a file, and dangling):
+#                 its target left alone, one error line, at exit, on SIGTERM and after a crash
+#   link_own      the user's own links are followed: to a file, dangling, /dev/stdout into a pipe
+#   fifo          a FIFO at the output path: left alone, one error line, the program ends at
+#                 once (exit, SIGTERM, crash)
+#   long_name     an output whose file name is 250 characters long
+#   sigrace       a handler with a span, run by signals raised inside the runtime's start-up
+#
+# Programs run with SPANPROF=count (exact values), under `timeout` (a hang shows as SIGKILL).
+# Each test's result is compared with TEST.expected.  The tests that need another user (root,
+# setpriv, and for the file capability setcap) are skipped, saying why, where they cannot run.
+#
+# Environment: CC, PLUGIN, INCLUDE_DIR, LIBDIR, PROFDUMP, RUNTIME_LIBS.  Optional: ONLY, REGEN
+# (see ../lib.sh).
+# shellcheck source=testsuite/lib.sh
+. "$(dirname "$0")/../lib.sh"
+need_plugin
+make_work_dir
+chmod 755 "$work" # the runs as another user must reach the programs
+# shellcheck disable=SC3045 # dash and bash both have ulimit -c
+ulimit -c 0 2>/dev/null
+nobody=65534
+
+# build_prog SRC EXE [static]: with the plugin, linked with the shared runtime or the static one.
+build_prog() {
+    case ${3:-} in
+    static) link="-Wl,-u,__spanprof_enter $LIBDIR/libspanprof.a $RUNTIME_LIBS -pthread -ldl" ;;
+    *) link="-L$LIBDIR -Wl,--no-as-needed -lspanprof -Wl,-rpath,$LIBDIR -pthread -ldl" ;;
+    esac
+    # shellcheck disable=SC2086 # link is a word list
+    build "$(basename "$1" .c): ${3:-shared}" "$2.log" $CC -g -O2 -fplugin="$PLUGIN" -I"$INCLUDE_DIR" "$1" \
+        -o "$2" $link
+}
+
+# run DIR [AS...] -- VAR=VALUE... -- ARGS...: runs $exe in DIR with SPANPROF=count and those
+# variables, prefixed by AS (e.g. setpriv ...); its status, stdout and stderr go to files in DIR.
+run() {
+    run_dir=$1
+    shift
+    run_as=""
+    while [ "$1" != -- ]; do run_as="$run_as $1"; shift; done
+    shift
+    run_vars=""
+    while [ "$1" != -- ]; do run_vars="$run_vars $1"; shift; done
+    shift
+    # The shell's own line about a death by signal ("Terminated") goes to /dev/null.
+    # shellcheck disable=SC2086 # word lists
+    (cd "$run_dir" && exec $run_as timeout -s KILL 30 env SPANPROF=count $run_vars "$exe" "$@" \
+        >"$run_dir/.stdout" 2>"$run_dir/.stderr") 2>/dev/null
+    run_status=$?
+    if [ "$run_status" -gt 128 ]; then
+        run_status="$run_status (SIG$(kill -l $((run_status - 128))))"
+    fi
+    echo "$run_status" >"$run_dir/.status"
+}
+
+# describe DIR: the run's status, stdout and stderr, then every entry in DIR (names with pids
+# as PID): a regular file with its contents (JSON through profdump), a link with its target, a
+# FIFO as such.
+describe() {
+    echo "# exit $(cat "$1/.status")"
+    echo "# stdout"
+    cat "$1/.stdout"
+    echo "# stderr"
+    sed -e "s|$1/||g" "$1/.stderr"
+    (cd "$1" && find . -mindepth 1 ! -name '.stdout' ! -name '.stderr' ! -name '.status' |
+        sort) | while read -r f; do
+        name=$(echo "${f#./}" | sed 's/[0-9]\{2,\}/PID/g')
+        if [ -L "$1/$f" ]; then
+            echo "# link $name -> $(readlink "$1/$f")"
+        elif [ -p "$1/$f" ]; then
+            echo "# fifo $name"
+        elif [ -d "$1/$f" ]; then
+            echo "# dir $name"
+        else
+            echo "# file $name"
+            case $f in
+            *.json) "$PROFDUMP" "$1/$f" 2>&1 ;;
+            *) cat "$1/$f" ;;
+            esac
+        fi
+    done
+}
+
+edges=$work/edges
+build_prog "$here/edges.c" "$edges" || finish
+edges_static=$work/edges-static
+build_prog "$here/edges.c" "$edges_static" static || finish
+
+# ---- privileged ---------------------------------------------------------------------------
+test_privileged() {
+    why=""
+    [ "$(id -u)" -eq 0 ] || why="needs root (to make setuid and capability copies)"
+    [ -n "$why" ] || command -v setpriv >/dev/null || why="setpriv is missing (util-linux)"
+    [ -n "$why" ] || command -v setcap >/dev/null || why="setcap is missing (libcap2-bin)"
+    if [ -n "$why" ]; then
+        skip "privileged: $why"
+        return
+    fi
+    # The static runtime: a privileged program ignores the library path of the build tree.
+    cp "$edges_static" "$work/setuid"
+    chmod 4755 "$work/setuid"
+    cp "$edges_static" "$work/filecap"
+    chmod 755 "$work/filecap"
+    if ! setcap cap_net_bind_service+ep "$work/filecap" 2>"$work/setcap.log"; then
+        skip "privileged: setcap failed here ($(cat "$work/setcap.log"))"
+        return
+    fi
+    cp "$edges_static" "$work/plain"
+    chmod 755 "$work/plain"
+    as_nobody="setpriv --reuid=$nobody --regid=$nobody --clear-groups"
+    {
+        for prog in setuid filecap plain; do
+            d=$work/priv-$prog
+            mkdir -p "$d/protected" "$d/open"
+            echo precious >"$d/protected/precious"
+            chmod 755 "$d" "$d/protected"
+            chmod 1777 "$d/open"
+            exe=$work/$prog
+            # Every output aimed at the root-only folder, the default folded file in the caller's
+            # folder (open), a misspelt variable and a bad value that would draw warnings.
+            run "$d/open" $as_nobody -- SPANPROF_FOLDED="$d/protected/precious" \
+                SPANPROF_JSON="$d/protected/new.json" SPANPROF_TRACE="$d/protected/trace.json" \
+                SPANPROF_PPROF="$d/protected/new.pb.gz" SPANPROF_THREADS=yes SPANPROF_TYPO=1 \
+                -- privileged
+            echo "## $prog, run as another user"
+            describe "$d/open" | sed "s|$d|DIR|g"
+            if [ "$prog" = plain ]; then
+                run "$d/open" $as_nobody -- SPANPROF_FOLDED="$d/open/allowed.folded" -- privileged
+                echo "## $prog, run as another user, writing where it may"
+                describe "$d/open" | sed "s|$d|DIR|g"
+            fi
+            echo "## $prog: the root-only folder afterwards"
+            echo "files: $(cd "$d/protected" && ls -A | tr '\n' ' ')"
+            echo "precious: $(cat "$d/protected/precious")"
+        done
+    } >"$work/privileged.actual" 2>&1
+    compare_expected privileged "gcc -O2, static runtime" "$work/privileged.actual"
+}
+
+# ---- retitle --------------------------------------------------------------------------------
+test_retitle() {
+    for kind in shared static; do
+        d=$work/retitle-$kind
+        mkdir -p "$d"
+        exe=$edges
+        [ $kind = static ] && exe=$edges_static
+        run "$d" -- SPANPROF_FOLDED=out.folded SPANPROF_JSON=out-%p.json -- retitle
+        describe "$d" >"$d.actual" 2>&1
+        compare_expected retitle "gcc -O2, $kind runtime" "$d.actual"
+    done
+}
+
+# ---- links ----------------------------------------------------------------------------------
+# plant DIR: a file of root's, a link to it and a dangling link, both owned by another user.
+plant() {
+    echo precious >"$1/victim"
+    ln -s victim "$1/out.folded"
+    ln -s created-by-profile "$1/dangling.json"
+    chown -h "$nobody:$nobody" "$1/out.folded" "$1/dangling.json"
+}
+
+test_link_foreign() {
+    if [ "$(id -u)" -ne 0 ]; then
+        skip "link_foreign: needs root (to make links owned by another user)"
+        return
+    fi
+    exe=$edges
+    for how in exit term segv; do
+        d=$work/link-foreign-$how
+        mkdir -p "$d"
+        plant "$d"
+        run "$d" -- SPANPROF_FOLDED=out.folded SPANPROF_JSON=dangling.json -- $how
+        echo "## $how"
+        describe "$d"
+    done >"$work/link_foreign.actual" 2>&1
+    compare_expected link_foreign "gcc -O2" "$work/link_foreign.actual"
+}
+
+test_link_own() {
+    exe=$edges
+    d=$work/link-own
+    mkdir -p "$d/target"
+    echo "old contents" >"$d/target/mine.folded"
+    ln -s target/mine.folded "$d/out.folded"
+    ln -s target/new.json "$d/out.json"
+    run "$d" -- SPANPROF_FOLDED=out.folded SPANPROF_JSON=out.json -- exit
+    {
+        describe "$d"
+        echo "## SPANPROF_FOLDED=/dev/stdout, stdout a pipe"
+        (cd "$d" && SPANPROF=count SPANPROF_FOLDED=/dev/stdout timeout -s KILL 30 "$exe" exit |
+            cat)
+    } >"$work/link_own.actual" 2>&1
+    compare_expected link_own "gcc -O2" "$work/link_own.actual"
+}
+
+# ---- fifo -------------------------------------------------------------------------------------
+test_fifo() {
+    exe=$edges
+    for how in exit term segv; do
+        d=$work/fifo-$how
+        mkdir -p "$d"
+        mkfifo "$d/out.folded" "$d/out.json"
+        run "$d" -- SPANPROF_FOLDED=out.folded SPANPROF_JSON=out.json -- $how
+        echo "## $how"
+        describe "$d"
+    done >"$work/fifo.actual" 2>&1
+    compare_expected fifo "gcc -O2" "$work/fifo.actual"
+}
+
+# ---- long_name ----------------------------------------------------------------------------------
+test_long_name() {
+    exe=$edges
+    d=$work/long-name
+    mkdir -p "$d"
+    # 248 characters: the temporary name (".NAME.PID.tmp") cannot have them all.
+    name=$(printf '%0241d' 0 | tr 0 n).folded
+    run "$d" -- SPANPROF_FOLDED="$name" -- exit
+    describe "$d" | sed 's/n\{241\}/<241 times n>/' >"$work/long_name.actual" 2>&1
+    compare_expected long_name "gcc -O2" "$work/long_name.actual"
+}
+
+# ---- sigrace ----------------------------------------------------------------------------------
+test_sigrace() {
+    d=$work/sigrace
+    mkdir -p "$d"
+    exe=$d/prog
+    build_prog "$here/sigrace.c" "$exe" static || return
+    build "sigrace: preload" "$d/preload.log" $CC -O2 -fPIC -shared -x c \
+        "$here/sigrace_preload.inc" -o "$d/preload.so" -ldl || return
+    mkdir -p "$d/run"
+    run "$d/run" -- LD_PRELOAD="$d/preload.so" SPANPROF_FOLDED=out.folded -- 
+    describe "$d/run" >"$work/sigrace.actual" 2>&1
+    compare_expected sigrace "gcc -O2, static runtime" "$work/sigrace.actual"
+}
+
+for t in privileged retitle link_foreign link_own fifo long_name sigrace; do
+    selected "$t" && "test_$t"
+done
+summary
