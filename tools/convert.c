@@ -136,20 +136,29 @@ static const char *json_str(json_object *o, const char *key)
     return json_object_get_string(v);
 }
 
-/* "2026-11-22T10:00:00.123Z" as ns since the epoch; 0 when it does not parse. */
-static int64_t parse_start(const char *s)
+/* "2026-11-22T10:00:00.123Z" as ns since the epoch into *NS (0 when S is NULL or does not
+ * parse: unknown); -1 when it parses but lies outside what 64-bit nanoseconds hold (the years
+ * 1678 to 2262). */
+static int parse_start(const char *s, int64_t *ns)
 {
     struct tm tm = {0};
     const char *rest = s ? strptime(s, "%Y-%m-%dT%H:%M:%S", &tm) : NULL;
+    *ns = 0;
     if (!rest)
         return 0;
-    int64_t ns = (int64_t)timegm(&tm) * 1000000000;
-    if (*rest == '.') {
-        int64_t scale = 100000000;
+    errno = 0;
+    time_t sec = timegm(&tm);
+    int64_t frac = 0, scale = 100000000;
+    if (*rest == '.')
         for (rest++; *rest >= '0' && *rest <= '9'; rest++, scale /= 10)
-            ns += (*rest - '0') * scale;
-    }
-    return *rest == 'Z' ? ns : 0;
+            frac += (*rest - '0') * scale;
+    if (*rest != 'Z')
+        return 0;
+    if ((sec == (time_t)-1 && errno) || sec > (INT64_MAX - frac) / 1000000000 ||
+        sec < INT64_MIN / 1000000000)
+        return -1;
+    *ns = (int64_t)sec * 1000000000 + frac;
+    return 0;
 }
 
 /* The whole of PATH parsed, or NULL after saying what is wrong and where. */
@@ -257,7 +266,13 @@ static int load_json(const char *path, struct conv *c)
         }
     }
     c->duration_ns = json_i64(root, "wall_ns", NULL);
-    c->time_ns = parse_start(json_str(root, "start_time"));
+    if (parse_start(json_str(root, "start_time"), &c->time_ns)) {
+        fprintf(stderr, "spanprof: '%s': start_time '%s' is outside the years 1678 to 2262, which "
+                        "pprof's nanosecond time cannot hold\n",
+                path, json_str(root, "start_time"));
+        json_object_put(root);
+        return -1;
+    }
     const char *program = json_str(root, "program");
     c->program = program ? keep(c, xstrdup(program)) : NULL;
     json_object_put(root);
@@ -358,25 +373,17 @@ static int write_pprof(const char *out, struct conv *c)
         .time_ns = c->time_ns,
         .program = c->program,
     };
-    FILE *f = fopen(out, "wb");
+    struct tool_output o;
+    FILE *f = output_open(&o, out);
     if (!f) {
-        fprintf(stderr, "spanprof: cannot write '%s': %s\n", out, strerror(errno));
         free(s);
         return EXIT_BAD_INPUT;
     }
     errno = 0;
     int rc = spanprof__pprof_write(f, &m);
-    int err = errno ? errno : EIO;
-    if (fclose(f) && !rc) {
-        rc = -1;
-        err = errno;
-    }
     free(s);
-    if (rc) {
-        fprintf(stderr, "spanprof: cannot write '%s': %s\n", out, strerror(err));
-        remove(out);
+    if (output_close(&o, rc != 0))
         return EXIT_BAD_INPUT;
-    }
     puts(out);
     return 0;
 }

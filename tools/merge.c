@@ -137,8 +137,10 @@ static const struct merge_format formats[] = {
 };
 enum { NFORMATS = sizeof formats / sizeof *formats };
 
-/* The first bytes of PATH; -1 with a message when it cannot be read or is a directory. */
-static int read_head(const char *path, char *head, size_t *n)
+/* The first bytes of PATH, malloc'd into *HEAD (HEAD bytes, or more: a file that starts with a
+ * longer line — folded stacks of deep stacks — is read to that line's end, so its kind can be
+ * told); -1 with a message when it cannot be read or is a directory. */
+static int read_head(const char *path, char **head, size_t *n)
 {
     struct stat st;
     if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
@@ -150,11 +152,19 @@ static int read_head(const char *path, char *head, size_t *n)
         fprintf(stderr, "spanprof: cannot open '%s': %s\n", path, strerror(errno));
         return -1;
     }
-    *n = fread(head, 1, HEAD, f);
+    size_t cap = HEAD;
+    *head = xmalloc(cap);
+    *n = fread(*head, 1, HEAD, f);
+    while (*n == cap && !memchr(*head, '\n', *n) && !looks_json(*head, *n) &&
+           !looks_pprof(*head, *n)) {
+        *head = xrealloc(*head, cap *= 2);
+        *n += fread(*head + *n, 1, cap - *n, f);
+    }
     int err = ferror(f) ? errno : 0;
     fclose(f);
     if (err) {
         fprintf(stderr, "spanprof: cannot read '%s': %s\n", path, strerror(err));
+        free(*head);
         return -1;
     }
     return 0;
@@ -175,13 +185,14 @@ static const struct merge_format *kind_of(const char *path, const char *head, si
 
 int cmd_merge(const char *out, char *const *paths, size_t npaths)
 {
-    static char head[HEAD];
     const struct merge_format *kind = NULL;
     for (size_t i = 0; i < npaths; i++) {
         size_t n;
-        if (read_head(paths[i], head, &n))
+        char *head;
+        if (read_head(paths[i], &head, &n))
             return EXIT_BAD_INPUT;
         const struct merge_format *k = kind_of(paths[i], head, n);
+        free(head);
         if (!k)
             return EXIT_BAD_INPUT;
         if (kind && k != kind) {
@@ -199,21 +210,21 @@ int cmd_merge(const char *out, char *const *paths, size_t npaths)
             return EXIT_BAD_INPUT;
         }
     }
-    /* Opened only now: OUT may be one of the inputs. */
+    /* Written only now, and put in place only when whole: OUT may be one of the inputs. */
     int to_stdout = !strcmp(out, "-");
-    FILE *f = to_stdout ? stdout : fopen(out, "w");
+    struct tool_output o;
+    FILE *f = to_stdout ? stdout : output_open(&o, out);
     if (!f) {
-        fprintf(stderr, "spanprof: cannot create '%s': %s\n", out, strerror(errno));
         kind->discard(acc);
         return EXIT_BAD_INPUT;
     }
     int rc = kind->finish(acc, f);
-    if (to_stdout ? fflush(f) != 0 : fclose(f) != 0)
-        rc = -1;
-    if (rc) {
-        fprintf(stderr, "spanprof: cannot write '%s': %s\n", out, strerror(errno));
+    if (to_stdout && (fflush(f) != 0 || rc)) {
+        fprintf(stderr, "spanprof: cannot write to stdout: %s\n", strerror(errno ? errno : EIO));
         return EXIT_BAD_INPUT;
     }
+    if (!to_stdout && output_close(&o, rc != 0))
+        return EXIT_BAD_INPUT;
     if (!to_stdout)
         printf("%s: %zu %s merged\n", out, npaths, kind->name);
     return 0;

@@ -96,6 +96,11 @@ void pprof_merge_free(struct pprof_merge *m)
     pprof_merge_release(m);
 }
 
+/* The most a pprof file may decompress to.  Profiles of real programs are a few megabytes (a
+ * 300,000-span profile of spanprof's is under 20 MiB); a few hundred kilobytes of gzip can
+ * expand to gigabytes, and decoding the protobuf takes several times the decompressed size. */
+#define PPROF_MAX_INFLATED ((size_t)256 << 20)
+
 /* PATH's content, gunzipped, into *OUT (malloc'd); -1 with a message. */
 static int gunzip_file(const char *path, unsigned char **out, size_t *outlen)
 {
@@ -128,8 +133,15 @@ static int gunzip_file(const char *path, unsigned char **out, size_t *outlen)
                 goto fail;
             }
         }
-        if (n == cap)
+        if (n == cap) {
+            if (cap >= PPROF_MAX_INFLATED) {
+                fprintf(stderr, "spanprof: '%s' decompresses to more than %zu MiB, the most merge "
+                                "reads of a pprof profile\n",
+                        path, PPROF_MAX_INFLATED >> 20);
+                goto fail;
+            }
             buf = xrealloc(buf, cap *= 2);
+        }
         z.next_out = buf + n;
         z.avail_out = (uInt)(cap - n);
         rc = inflate(&z, Z_NO_FLUSH);
@@ -306,6 +318,11 @@ int pprof_merge_add_file(struct pprof_merge *m, const char *path)
         m->programs_differ = 1, m->program = NULL;
     if (p->time_nanos && (!m->time_ns || p->time_nanos < m->time_ns))
         m->time_ns = p->time_nanos;
+    if (p->duration_nanos > 0 && m->duration_ns > INT64_MAX - p->duration_nanos) {
+        fprintf(stderr, "spanprof: '%s': the summed duration_nanos would exceed 2^63-1 ns\n",
+                path);
+        goto out;
+    }
     if (p->duration_nanos > 0)
         m->duration_ns += p->duration_nanos;
 

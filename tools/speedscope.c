@@ -166,6 +166,7 @@ struct thread {
 };
 
 struct trace {
+    const char *path; /* for messages */
     struct thread *t;
     size_t n, cap;
     char *process;
@@ -247,6 +248,11 @@ static int add_event(struct trace *tr, struct frames *fr, json_object *e)
     }
     if ((strcmp(ph, "B") && strcmp(ph, "E")) || num_field(e, "ts", &ts))
         return -1;
+    /* In ns, and with room for differences: a ts beyond ±2^62 ns (146 years) is no timestamp. */
+    if (!(fabs(ts) < 4.6e15)) {
+        fprintf(stderr, "spanprof: '%s': a trace event's ts (%g µs) is out of range\n", tr->path, ts);
+        return SPEEDSCOPE_BAD_TRACE;
+    }
     struct thread *t = thread_of(tr, (long long)pid, (long long)tid);
     long long at = llround(ts * 1000.0);  /* µs with ns decimals */
     if (t->nev && at < t->ev[t->nev - 1].at)
@@ -300,10 +306,12 @@ static int read_trace(const char *path, struct trace *tr, struct frames *fr)
                     json_object *e = js_value(&s);
                     if (!e)
                         goto out;
-                    int bad = !json_object_is_type(e, json_type_object) || add_event(tr, fr, e);
+                    int bad = !json_object_is_type(e, json_type_object) ? -1 : add_event(tr, fr, e);
                     json_object_put(e);
-                    if (bad)
+                    if (bad) {
+                        rc = bad;
                         goto out;
+                    }
                     if (js_peek(&s) == ']') {
                         js_take(&s, ']', "']'");
                         break;
@@ -333,9 +341,11 @@ int speedscope_from_trace(const char *path, const char *name, FILE *out)
     struct trace tr = {0};
     struct frames fr = {0};
     strmap_init(&fr.map);
-    int rc = -1;
-    if (read_trace(path, &tr, &fr))
+    tr.path = path;
+    int rc = read_trace(path, &tr, &fr);
+    if (rc)
         goto out;
+    rc = -1;
     size_t nthreads = 0;
     long long lo = 0, hi = 0;
     int any = 0;

@@ -7,14 +7,33 @@
 #define SPANPROF_TOOL_H
 
 #include <json-c/json.h>
+#include <limits.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+
+#include "report/outfile.h"
 
 /* The release, from configure.ac's AC_INIT (the Makefile passes it). */
 #ifndef SPANPROF_VERSION
 #error "SPANPROF_VERSION comes from the build (configure.ac's AC_INIT): build with make"
 #endif
+
+/* ---- the tool's output files (output.c) ---- */
+
+/* An output being written: open with output_open, write to the stream, end with output_close. */
+struct tool_output {
+    const char *shown;             /* the path as given, for messages */
+    char path[PATH_MAX];           /* what is written: the path, or its link's target */
+    struct spanprof__outfile file;
+    FILE *f;
+};
+/* A stream to PATH's temporary file; NULL after "cannot write 'PATH': REASON" on stderr. */
+FILE *output_open(struct tool_output *o, const char *path);
+/* Puts the file in place when FAILED is 0 and every write succeeded; otherwise removes it,
+ * leaving whatever was at the path as it was.  0, or -1 after "cannot write 'PATH': REASON"
+ * (REASON from errno when FAILED). */
+int output_close(struct tool_output *o, int failed);
 
 /* Exit statuses: 1 for a failure while doing the work (unreadable or bad input), 2 for a command
  * line we do not understand — the split getopt-style tools (grep, diff) use. */
@@ -244,7 +263,10 @@ int cmd_view(const char *profile, const char *out, const char *unit);
 /* speedscope's own file format (speedscope.c), written to OUT: folded stacks TEXT (N bytes) as
  * one profile whose values are in UNIT (a speedscope unit: "nanoseconds", "bytes", "none"),
  * or the Chrome trace at PATH as one profile per thread, the busiest shown first.  NAME names
- * the profile.  -1 when the trace is not one this converts (it is then viewed as it is). */
+ * the profile.  -1 when the trace is not one this converts (it is then viewed as it is);
+ * SPEEDSCOPE_BAD_TRACE, after a message, when it holds what no trace may (a timestamp out of
+ * range), which no viewer could show right. */
+enum { SPEEDSCOPE_BAD_TRACE = -2 };
 int speedscope_from_folded(const char *text, size_t n, const char *name, const char *unit, FILE *out);
 int speedscope_from_trace(const char *path, const char *name, FILE *out);
 

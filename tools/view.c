@@ -235,10 +235,23 @@ static const char *profile_kind(const char *path, const struct buf *b)
 }
 
 /* JSON string literal (slashes escaped, so "</script>" cannot appear), malloc'd. */
+/* S as a JavaScript string literal to put inside a <script> element: JSON's escapes, and '<' as
+ * \u003c, so no "</script>" or "<!--" in S can end or change the element. */
 static char *js_string(const char *s)
 {
     json_object *o = json_object_new_string(s);
-    char *r = o ? strdup(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN)) : NULL;
+    const char *json = o ? json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN) : NULL;
+    char *r = NULL;
+    if (json) {
+        size_t lt = 0;
+        for (const char *c = json; *c; c++)
+            lt += *c == '<';
+        r = xmalloc(strlen(json) + 5 * lt + 1);
+        char *w = r;
+        for (const char *c = json; *c; c++)
+            w = *c == '<' ? stpcpy(w, "\\u003c") : (*w = *c, w + 1);
+        *w = 0;
+    }
     json_object_put(o);
     return r;
 }
@@ -257,8 +270,9 @@ static void html_text(FILE *out, const char *s)
 }
 
 /* PROF in speedscope's file format, malloc'd into *OUT; falls back to PROF itself (a trace this
- * does not convert goes to speedscope's own importer). */
-static void to_speedscope(const char *profile, const char *kind, const char *title, const char *unit,
+ * does not convert goes to speedscope's own importer).  -1 after a message for a trace no viewer
+ * could show right. */
+static int to_speedscope(const char *profile, const char *kind, const char *title, const char *unit,
                           const struct buf *prof, struct buf *out)
 {
     char *p = NULL;
@@ -274,10 +288,11 @@ static void to_speedscope(const char *profile, const char *kind, const char *tit
     if (rc) {
         free(p);
         *out = *prof;
-        return;
+        return rc == SPEEDSCOPE_BAD_TRACE ? -1 : 0;
     }
     out->p = p;
     out->n = n;
+    return 0;
 }
 
 int cmd_view(const char *profile, const char *out_path, const char *unit)
@@ -327,17 +342,17 @@ int cmd_view(const char *profile, const char *out_path, const char *unit)
         snprintf(def, sizeof def, "%s.html", profile);
         out_path = def;
     }
-    FILE *out = fopen(out_path, "w");
-    if (!out) {
-        fprintf(stderr, "spanprof: cannot write '%s': %s\n", out_path, strerror(errno));
-        return EXIT_BAD_INPUT;
-    }
     char *base = strdup(profile);
     const char *title = basename(base);
     /* speedscope picks the importer from the content; the name only shows in its title bar. */
-    char *name_js = js_string(title);
     struct buf page_prof;
-    to_speedscope(profile, kind, title, unit ? unit : "nanoseconds", &prof, &page_prof);
+    if (to_speedscope(profile, kind, title, unit ? unit : "nanoseconds", &prof, &page_prof))
+        return EXIT_BAD_INPUT;
+    char *name_js = js_string(title);
+    struct tool_output page;
+    FILE *out = output_open(&page, out_path);
+    if (!out)
+        return EXIT_BAD_INPUT;
     fputs("<!DOCTYPE html>\n<html>\n<head>\n<meta charset=\"UTF-8\">\n", out);
     fprintf(out, "<meta name=\"generator\" content=\"spanprof view %s; %s\">\n<title>",
             SPANPROF_VERSION, release.p ? release.p : "speedscope");
@@ -371,11 +386,8 @@ int cmd_view(const char *profile, const char *out_path, const char *unit)
     fputs("\n\nand the Source Code Pro font:\n\n", out);
     fwrite(font_lic.p, 1, font_lic.n, out);
     fputs("\n</script>\n</body>\n</html>\n", out);
-    int bad = ferror(out);
-    if (fclose(out) != 0 || bad) {
-        fprintf(stderr, "spanprof: cannot write '%s': %s\n", out_path, strerror(errno ? errno : EIO));
+    if (output_close(&page, 0))
         return EXIT_BAD_INPUT;
-    }
     printf("%s\n", out_path);
     free(name_js);
     if (page_prof.p != prof.p)

@@ -7,16 +7,15 @@
  * callback and an error stream, so it can be tested.  In paths, %p is the pid and %% a percent
  * sign (report/path.c).
  */
-#define _GNU_SOURCE /* sigabbrev_np */
 #include <errno.h>
 #include <limits.h>
 #include <math.h>
-#include <signal.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "config/options.h"
+#include "config/signalname.h"
 #include "report/report.h"
 
 enum kind {
@@ -110,30 +109,6 @@ static const struct option options[] = {
 _Static_assert(SPANPROF__OPTION_TEXTS >= 7 * PATH_MAX,
                "room for the texts of the 7 PATH and MARKER variables");
 
-/* A signal a program may catch, by the C library's name for it (with or without "SIG": USR2,
- * SIGUSR2) or its number: not KILL, STOP or the crash signals (their handlers are the runtime's
- * own when the program has none). */
-static int parse_signal(const char *text)
-{
-    if (strncmp(text, "SIG", 3) == 0)
-        text += 3;
-    long n = 0;
-    for (int i = 1; i < NSIG && !n; i++)
-        if (sigabbrev_np(i) && strcmp(text, sigabbrev_np(i)) == 0)
-            n = i;
-    if (!n) {
-        char *end;
-        errno = 0;
-        n = strtol(text, &end, 10);
-        if (*text < '0' || *text > '9' || *end || errno)
-            return 0;
-    }
-    if (n < 1 || n > SIGRTMAX || n == SIGKILL || n == SIGSTOP || n == SIGSEGV || n == SIGBUS ||
-        n == SIGILL || n == SIGFPE || n == SIGABRT)
-        return 0;
-    return (int)n;
-}
-
 /* The smallest trace buffer: two 16-byte events. */
 #define TRACE_BUFFER_MIN 32
 
@@ -182,7 +157,7 @@ static int parse(const struct option *o, const char *text, void *value)
         return 1;
     }
     case SIGNAL:
-        return (*(int *)value = parse_signal(text)) != 0;
+        return (*(int *)value = spanprof__dump_signal_parse(text, NULL)) != 0;
     case SECONDS: {
         char *end;
         double sec = strtod(text, &end);

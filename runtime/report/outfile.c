@@ -24,20 +24,24 @@
  * the look and the open is refused too.  Only the last component of PATH is examined: links in
  * its directories are the directory owner's business, as for any program.
  *
- * Async-signal-safe throughout (no malloc, stdio or lock): the crash writer runs in a handler.
+ * Async-signal-safe (no malloc, stdio or lock) but for spanprof__outfile_stream: the crash
+ * writer runs in a handler.  Nothing else of the runtime is used: the spanprof tool writes its
+ * outputs through here too.
  */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <poll.h>
+#include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <time.h>
 #include <unistd.h>
 
-#include "report/report.h"
+#include "report/outfile.h"
 
 /* Whether the file described by ST may be written although it is not a regular file. */
 static int special_allowed(const struct stat *st)
@@ -58,8 +62,14 @@ static int temp_name(const char *path, const char *tag, struct spanprof__outfile
 {
     const char *slash = strrchr(path, '/');
     size_t dirlen = slash ? (size_t)(slash - path + 1) : 0, baselen = strlen(path + dirlen);
-    char pid[24];
-    size_t pidlen = spanprof__format_u64(pid, (uint64_t)getpid()), taglen = strlen(tag);
+    char digits[24], pid[24]; /* the pid in decimal */
+    size_t pidlen = 0, taglen = strlen(tag);
+    unsigned long v = (unsigned long)getpid();
+    do
+        digits[pidlen++] = (char)('0' + v % 10);
+    while ((v /= 10) != 0);
+    for (size_t i = 0; i < pidlen; i++)
+        pid[i] = digits[pidlen - 1 - i];
     size_t extra = 1 + 1 + pidlen + taglen + 4; /* "." NAME "." PID TAG ".tmp" */
     if (baselen + extra > NAME_MAX)
         baselen = NAME_MAX > extra ? NAME_MAX - extra : 0;
@@ -184,4 +194,19 @@ const char *spanprof__outfile_reason(int err)
     }
     const char *reason = strerrordesc_np(err);
     return reason ? reason : "unknown error";
+}
+
+static ssize_t stream_write(void *cookie, const char *buf, size_t size)
+{
+    int err = spanprof__outfile_write(*(int *)cookie, buf, size);
+    if (err) {
+        errno = err;
+        return -1;
+    }
+    return (ssize_t)size;
+}
+
+FILE *spanprof__outfile_stream(struct spanprof__outfile *of)
+{
+    return fopencookie(&of->fd, "w", (cookie_io_functions_t){.write = stream_write});
 }

@@ -91,18 +91,6 @@ struct spanprof__view spanprof__view_of(const struct spanprof__outputs *o)
     };
 }
 
-/* stdio over an output descriptor: writes go through spanprof__outfile_write, so a pipe that
- * stops being read costs a bounded wait (outfile.c). */
-static ssize_t outfile_cookie_write(void *cookie, const char *buf, size_t size)
-{
-    int err = spanprof__outfile_write(*(int *)cookie, buf, size);
-    if (err) {
-        errno = err;
-        return -1;
-    }
-    return (ssize_t)size;
-}
-
 static int write_one(const char *pattern, write_fn fn, const struct spanprof__view *v,
                      const struct spanprof__json_meta *m, const struct spanprof__outputs *o)
 {
@@ -114,7 +102,7 @@ static int write_one(const char *pattern, write_fn fn, const struct spanprof__vi
     struct spanprof__outfile of;
     int err = spanprof__outfile_open(path, "", &of);
     if (!err) {
-        FILE *f = fopencookie(&of.fd, "w", (cookie_io_functions_t){.write = outfile_cookie_write});
+        FILE *f = spanprof__outfile_stream(&of);
         if (!f) {
             err = errno ? errno : ENOMEM;
         } else {

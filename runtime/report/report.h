@@ -5,12 +5,12 @@
 #ifndef SPANPROF_REPORT_H
 #define SPANPROF_REPORT_H
 
-#include <limits.h>
 #include <stdint.h>
 #include <stdio.h>
 
 #include "collect/collect.h"
 #include "record/record.h"
+#include "report/outfile.h"
 
 #pragma GCC visibility push(hidden)
 
@@ -47,29 +47,6 @@ int spanprof__path_expand(const char *pattern, long pid, int append_pid, char *o
 int spanprof__output_path(const struct spanprof__outputs *o, const char *pattern, char *out,
                           size_t size);
 
-/* ---- outfile.c: what may be written at an output path, and opening it (all async-signal-safe) ---- */
-/* An output being written: a temporary file to rename over the path, or the path itself. */
-struct spanprof__outfile {
-    int fd;
-    int in_place; /* fd is the path's own file (a followed link, /dev/null, stdout/stderr) */
-    char tmp[PATH_MAX];
-};
-/* Refusals, beside errno values: a symbolic link of another user; not a regular file. */
-#define SPANPROF__OUTFILE_FOREIGN_LINK (-1)
-#define SPANPROF__OUTFILE_NOT_REGULAR (-2)
-/* How long a write to a pipe or terminal may wait for room before the output is given up. */
-#define SPANPROF__OUTFILE_STALL_MS 2000
-/* Opens PATH for writing as outfile.c's rules say (TAG goes into the temporary file's name, ""
- * or ".crash"): 0, or an errno value or refusal, OF then holding nothing open. */
-int spanprof__outfile_open(const char *path, const char *tag, struct spanprof__outfile *of);
-/* Writes all of BUF to FD, waiting at most SPANPROF__OUTFILE_STALL_MS at a time for room: 0, or
- * an errno value (ETIMEDOUT for a reader that stopped). */
-int spanprof__outfile_write(int fd, const void *buf, size_t len);
-/* Closes OF and, when ERR is 0, puts the temporary file in place; otherwise removes it.  Returns
- * ERR, or the error that closing or renaming gave. */
-int spanprof__outfile_finish(struct spanprof__outfile *of, const char *path, int err);
-/* ERR's text for "cannot write 'PATH': TEXT". */
-const char *spanprof__outfile_reason(int err);
 /* V in decimal into BUF (>= 21 bytes), NUL-terminated; returns the length.  Async-signal-safe. */
 size_t spanprof__format_u64(char *buf, uint64_t v);
 
