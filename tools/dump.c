@@ -9,6 +9,7 @@
  * the same process exec'd): both names are watched.
  */
 #define _GNU_SOURCE
+#include <dirent.h>
 #include <errno.h>
 #include <limits.h>
 #include <signal.h>
@@ -19,6 +20,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "config/signalname.h"
 #include "tool.h"
 
 #define MAX_FILES 8
@@ -39,18 +41,45 @@ static const char *env_value(const char *env, size_t len, const char *name)
     return NULL;
 }
 
-/* The signal TEXT names as the runtime reads SPANPROF_DUMP_SIGNAL: the C library's name, with or
- * without "SIG", or a number; 0 when it names none. */
-static int signal_number(const char *text)
+/* Whether process PID's handler for SIG is installed: SIG in the SigCgt mask of its status. */
+static int catches(long pid, int sig)
 {
-    if (strncmp(text, "SIG", 3) == 0)
-        text += 3;
-    for (int i = 1; i < NSIG; i++)
-        if (sigabbrev_np(i) && strcmp(text, sigabbrev_np(i)) == 0)
-            return i;
-    char *end;
-    long n = strtol(text, &end, 10);
-    return *text >= '0' && *text <= '9' && !*end && n > 0 && n <= SIGRTMAX ? (int)n : 0;
+    char path[64], line[256];
+    snprintf(path, sizeof path, "/proc/%ld/status", pid);
+    FILE *f = fopen(path, "re");
+    int caught = 0;
+    while (f && fgets(line, sizeof line, f)) {
+        unsigned long long mask;
+        if (sscanf(line, "SigCgt: %llx", &mask) == 1) {
+            caught = (mask >> (sig - 1)) & 1;
+            break;
+        }
+    }
+    if (f)
+        fclose(f);
+    return caught;
+}
+
+/* Whether process PID runs the thread that serves dumps (the runtime names it "spanprof-write";
+ * a runtime linked statically or dynamically alike starts it when SPANPROF_DUMP_SIGNAL is set). */
+static int runs_writer(long pid)
+{
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%ld/task", pid);
+    DIR *d = opendir(path);
+    int found = 0;
+    for (struct dirent *e; d && !found && (e = readdir(d));) {
+        char comm_path[300], comm[32] = "";
+        snprintf(comm_path, sizeof comm_path, "/proc/%ld/task/%s/comm", pid, e->d_name);
+        FILE *f = fopen(comm_path, "re");
+        if (f && fgets(comm, sizeof comm, f))
+            found = strcmp(comm, "spanprof-write\n") == 0;
+        if (f)
+            fclose(f);
+    }
+    if (d)
+        closedir(d);
+    return found;
 }
 
 /* PATTERN with %p (as PID) and %% expanded, relative to CWD; 0, or -1 when too long. */
@@ -118,9 +147,14 @@ int cmd_dump(const char *pid_text, double timeout)
     cwd[n] = 0;
 
     const char *sig_text = env_value(env, len, "SPANPROF_DUMP_SIGNAL");
-    int sig = sig_text ? signal_number(sig_text) : 0;
+    int named = 0;
+    int sig = sig_text ? spanprof__dump_signal_parse(sig_text, &named) : 0;
     if (!sig) {
-        if (sig_text)
+        if (sig_text && named)
+            fprintf(stderr, "spanprof: process %ld has SPANPROF_DUMP_SIGNAL='%s', which the "
+                            "runtime refuses (KILL, STOP and the crash signals cannot be dump "
+                            "signals): nothing sent\n", pid, sig_text);
+        else if (sig_text)
             fprintf(stderr, "spanprof: process %ld has SPANPROF_DUMP_SIGNAL='%s', which is not "
                             "a signal\n", pid, sig_text);
         else
@@ -187,6 +221,21 @@ int cmd_dump(const char *pid_text, double timeout)
         return EXIT_BAD_INPUT;
     }
 
+    /* Sent only where it cannot do harm: a process that does not catch the signal (still
+     * starting, the runtime not there, or the program's own handler refused by the runtime)
+     * would take its default action, which for most signals ends it. */
+    if (!catches(pid, sig)) {
+        fprintf(stderr, "spanprof: process %ld does not catch SIG%s (still starting, or no "
+                        "spanprof runtime with dumps on): nothing sent, the signal could end it\n",
+                pid, sigabbrev_np(sig));
+        return EXIT_BAD_INPUT;
+    }
+    if (!runs_writer(pid)) {
+        fprintf(stderr, "spanprof: process %ld runs no spanprof writer thread (not a spanprof "
+                        "process, or its handler for SIG%s is not the runtime's): nothing sent\n",
+                pid, sigabbrev_np(sig));
+        return EXIT_BAD_INPUT;
+    }
     if (kill((pid_t)pid, sig) != 0) {
         if (errno == ESRCH)
             fprintf(stderr, "spanprof: no process %ld\n", pid);
