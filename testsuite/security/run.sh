@@ -1,7 +1,9 @@
 #!/bin/sh
-# run.sh — the runtime's trust tests (README.md, *Security*): what the runtime does with an
-# environment and output paths it must not trust, and with signals that land while it starts.
+# run.sh — the trust tests (README.md, *Security*): what the runtime does with an environment and
+# output paths it must not trust and with signals that land while it starts, and what the
+# spanprof tool does with outputs that fail, hostile inputs and processes it must not harm.
 #
+# The runtime:
 #   privileged    a setuid-root copy and a file-capability copy of edges.c, run as another user
 #                 with every output pointed at a root-only place: nothing written, nothing said;
 #                 the same program unprivileged writes where it is told (the control)
@@ -12,14 +14,22 @@
 #   link_own      the user's own links are followed: to a file, dangling, /dev/stdout into a pipe
 #   fifo          a FIFO at the output path: left alone, one error line, the program ends at
 #                 once (exit, SIGTERM, crash)
-#   long_name     an output whose file name is 250 characters long
+#   long_name     an output whose file name is 248 characters long
 #   sigrace       a handler with a span, run by signals raised inside the runtime's start-up
+# The tool:
+#   cli_full_disk merge, convert and view writing to a full file system: an error, and every
+#                 existing file as it was (merge -o all.folded all.folded b.folded included)
+#   cli_paths     merge -o at a link of another user, the user's own link, a FIFO, a long name
+#   dump          `spanprof dump` refusing refused signals and processes that do not catch the
+#                 signal, and 20 dumps sent while the program starts: none killed
+#   hostile       a gzip bomb for merge, a start_time and a trace ts out of range, a file name
+#                 with "<!--<script>" for view, a folded file whose first line is 5,000 bytes
 #
 # Programs run with SPANPROF=count (exact values), under `timeout` (a hang shows as SIGKILL).
 # Each test's result is compared with TEST.expected.  The tests that need another user (root,
 # setpriv, and for the file capability setcap) are skipped, saying why, where they cannot run.
 #
-# Environment: CC, PLUGIN, INCLUDE_DIR, LIBDIR, PROFDUMP, RUNTIME_LIBS.  Optional: ONLY, REGEN
+# Environment: CC, PLUGIN, INCLUDE_DIR, LIBDIR, PROFDUMP, RUNTIME_LIBS, TOOL (spanprof).  Optional: ONLY, REGEN
 # (see ../lib.sh).
 # shellcheck source=testsuite/lib.sh
 . "$(dirname "$0")/../lib.sh"
@@ -243,7 +253,139 @@ test_sigrace() {
     compare_expected sigrace "gcc -O2, static runtime" "$work/sigrace.actual"
 }
 
-for t in privileged retitle link_foreign link_own fifo long_name sigrace; do
+# ---- the tool ---------------------------------------------------------------------------------
+# tool DIR ARGS...: runs the spanprof tool in DIR (killed after 20 s: a hang is a failure, exit 137);
+# prints its status, stdout and stderr.
+tool() {
+    tool_dir=$1
+    shift
+    (cd "$tool_dir" && timeout -s KILL 20 "$TOOL" "$@" >"$work/tool.out" 2>"$work/tool.err")
+    echo "\$ spanprof $* -> exit $?"
+    sed "s|$tool_dir/||g" "$work/tool.out" "$work/tool.err"
+}
+
+# listing DIR: every entry, with a regular file's first line and size.
+listing() {
+    (cd "$1" && find . -mindepth 1 | sort) | while read -r f; do
+        if [ -L "$1/$f" ]; then
+            echo "  ${f#./} -> $(readlink "$1/$f")"
+        elif [ -p "$1/$f" ]; then
+            echo "  ${f#./} (fifo)"
+        elif [ -f "$1/$f" ]; then
+            echo "  ${f#./}: $(wc -c <"$1/$f") bytes, first line: $(head -c 60 "$1/$f" | head -n 1)"
+        fi
+    done
+}
+
+test_cli_full_disk() {
+    d=$work/full
+    mkdir -p "$d"
+    if [ "$(id -u)" -ne 0 ] || ! mount -t tmpfs -o size=128k tmpfs "$d" 2>/dev/null; then
+        skip "cli_full_disk: needs root to mount a small tmpfs"
+        return
+    fi
+    {
+        (cd "$d" && printf 'main;parse 100\nmain;digest 200\n' >all.folded &&
+            printf 'main;parse 5\n' >b.folded &&
+            printf '{"spans":[{"name":"a","calls":1}]}\n' >a.json)
+        # Fill the file system, leaving less than any output needs.
+        dd if=/dev/zero of="$d/filler" bs=1k count=200 2>/dev/null
+        echo "## before (the filler left out)"
+        listing "$d" | grep -v filler
+        tool "$d" merge -o all.folded all.folded b.folded
+        tool "$d" convert -o all.pb.gz all.folded
+        tool "$d" view -o all.html all.folded
+        echo "## after"
+        listing "$d" | grep -v filler
+    } >"$work/cli_full_disk.actual" 2>&1
+    umount "$d"
+    compare_expected cli_full_disk "spanprof" "$work/cli_full_disk.actual"
+}
+
+test_cli_paths() {
+    d=$work/cli-paths
+    mkdir -p "$d/target"
+    {
+        (cd "$d" && printf 'main;parse 100\n' >a.folded && printf 'main;parse 5\n' >b.folded &&
+            echo precious >victim && echo "old merged" >target/merged.folded &&
+            ln -s target/merged.folded mine.folded && mkfifo pipe.folded)
+        if [ "$(id -u)" -eq 0 ]; then
+            ln -s victim "$d/theirs.folded" && chown -h "$nobody:$nobody" "$d/theirs.folded"
+            tool "$d" merge -o theirs.folded a.folded b.folded
+        else
+            echo "(the link of another user needs root: left out)"
+        fi
+        tool "$d" merge -o mine.folded a.folded b.folded
+        tool "$d" merge -o pipe.folded a.folded b.folded
+        long=$(printf '%0241d' 0 | tr 0 n).folded
+        tool "$d" merge -o "$long" a.folded b.folded | sed 's/n\{241\}/<241 times n>/'
+        listing "$d" | sed 's/n\{241\}/<241 times n>/'
+    } >"$work/cli_paths.actual" 2>&1
+    compare_expected cli_paths "spanprof" "$work/cli_paths.actual"
+}
+
+test_dump() {
+    d=$work/dump
+    mkdir -p "$d"
+    {
+        # Signals the runtime refuses, then USR2 to a program without the runtime that inherited
+        # the variable: each would kill it.
+        for sig in KILL SEGV USR2; do
+            (cd "$d" && SPANPROF_DUMP_SIGNAL=$sig exec sleep 30) &
+            pid=$!
+            sleep 0.2
+            tool "$d" dump "$pid" | sed "s/\b$pid\b/PID/g"
+            kill -0 "$pid" 2>/dev/null && echo "process alive" || echo "process gone"
+            kill "$pid"
+            wait "$pid" 2>/dev/null
+        done
+        # Dumps sent as soon as the program exists: refused until it catches the signal,
+        # written afterwards, never a death by SIGUSR2.
+        killed=0
+        for i in $(seq 20); do
+            (cd "$d" && SPANPROF=count SPANPROF_DUMP_SIGNAL=USR2 SPANPROF_FOLDED=race.folded \
+                exec "$edges" exit >/dev/null 2>&1) &
+            pid=$!
+            "$TOOL" dump --timeout 5 "$pid" >/dev/null 2>&1
+            wait "$pid"
+            st=$?
+            [ "$st" -eq 0 ] || killed=$((killed + 1))
+        done
+        echo "20 dumps at start-up: $killed ended otherwise than by exit 0"
+    } >"$work/dump.actual" 2>&1
+    compare_expected dump "spanprof" "$work/dump.actual"
+}
+
+test_hostile() {
+    d=$work/hostile
+    mkdir -p "$d"
+    {
+        # 300 MiB of zeros in some 300 KB of gzip.
+        head -c 314572800 /dev/zero | gzip -c >"$d/bomb.pb.gz"
+        tool "$d" merge -o out.pb.gz bomb.pb.gz bomb.pb.gz
+        printf '{"version":1,"start_time":"3000-01-01T00:00:00.000Z","wall_ns":1,"clock":"tsc",%s\n' \
+            '"spans":[{"name":"a","file":"a.c","line":1,"calls":1,"total_ns":1,"self_ns":1}]}' \
+            >"$d/future.json"
+        tool "$d" convert -o future.pb.gz future.json
+        printf '{"traceEvents":[{"name":"a","ph":"B","pid":1,"tid":1,"ts":-9223372036854775807},%s\n' \
+            '{"name":"a","ph":"E","pid":1,"tid":1,"ts":1}]}' >"$d/trace.json"
+        tool "$d" view -o trace.html trace.json
+        printf 'main;parse 100\n' >"$d/x<!--<script>.folded"
+        tool "$d" view -o page.html "x<!--<script>.folded"
+        echo "the page's loading call: $(grep -o 'loadFileFromBase64([^,]*' "$d/page.html")"
+        echo "\"<!--\" in the page's scripts: $(grep -c '<!--' "$d/page.html")"
+        long_frame=$(printf '%05000d' 0 | tr 0 f)
+        printf 'main;%s 7\nmain 1\n' "$long_frame" >"$d/deep.folded"
+        tool "$d" merge -o merged.folded deep.folded deep.folded
+        echo "merged: $(sed "s/$long_frame/<5000 times f>/" "$d/merged.folded" | tr '\n' ' ')"
+        listing "$d" | grep -v -e bomb -e 'x<' -e 'deep.folded' -e 'merged.folded' \
+            -e '\.json' -e 'page.html'
+    } >"$work/hostile.actual" 2>&1
+    compare_expected hostile "spanprof" "$work/hostile.actual"
+}
+
+for t in privileged retitle link_foreign link_own fifo long_name sigrace cli_full_disk cli_paths \
+    dump hostile; do
     selected "$t" && "test_$t"
 done
 summary
