@@ -28,6 +28,9 @@ extern "C" {
 /* Values of spanprof_site.kind. */
 #define SPANPROF_KIND_SPAN 0u     /* a span: __spanprof_enter / __spanprof_exit */
 #define SPANPROF_KIND_PROGRESS 1u /* a progress point: __spanprof_progress */
+#define SPANPROF_KIND_SPAN_BY_OPTION 2u /* a span chosen by a plugin option (all, functions=)
+                                         * rather than by its own attribute: the same calls;
+                                         * under coz it is no latency point unless asked for */
 
 /* One per instrumented function (and one per progress point), emitted by the plugin into .data.
  * The first six fields are constant and set by the plugin; the rest start as zero and belong to

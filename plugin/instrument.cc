@@ -325,9 +325,10 @@ public:
   unsigned int execute (function *fun) final override;
 };
 
-/* Whether FNDECL gets its span: what select.cc chose, with the diagnostics that go with it. */
+/* Whether FNDECL gets its span: what select.cc chose, with the diagnostics that go with it;
+ * *BY_OPTION tells whether an option rather than the attribute chose it. */
 static bool
-wants_span (tree fndecl, tree key, function *fun)
+wants_span (tree fndecl, tree key, function *fun, bool *by_option)
 {
   switch (spanplugin_select (fndecl, key, fun))
     {
@@ -342,6 +343,7 @@ wants_span (tree fndecl, tree key, function *fun)
       return false;
     case SPANPLUGIN_BY_OPTION:
       /* A naked function has no frame to put calls in; options skip it silently. */
+      *by_option = true;
       return !lookup_attribute ("naked", DECL_ATTRIBUTES (fndecl));
     case SPANPLUGIN_BY_ATTRIBUTE:
       if (lookup_attribute ("naked", DECL_ATTRIBUTES (fndecl)))
@@ -355,27 +357,31 @@ wants_span (tree fndecl, tree key, function *fun)
   gcc_unreachable ();
 }
 
-/* Whether FNDECL gets a progress point: only by attribute (options never add one), and not in
- * the functions that never get a span either (they only forward to one that has the point). */
+/* Whether FNDECL gets a progress point: by attribute, or by name (progress=GLOB, with the same
+ * exceptions as the options that choose spans); never in the functions that never get a span
+ * either (they only forward to one that has the point). */
 static bool
-wants_progress (tree fndecl)
+wants_progress (tree fndecl, tree key)
 {
-  if (!spanplugin_has_progress (fndecl)
-      || spanplugin_is_cdtor_forwarder (fndecl) || spanplugin_is_thunk (fndecl))
+  if (spanplugin_is_cdtor_forwarder (fndecl) || spanplugin_is_thunk (fndecl))
     return false;
-  if (lookup_attribute ("naked", DECL_ATTRIBUTES (fndecl)))
+  bool naked = lookup_attribute ("naked", DECL_ATTRIBUTES (fndecl)) != NULL_TREE;
+  if (spanplugin_has_progress (fndecl))
     {
-      warning_at (DECL_SOURCE_LOCATION (fndecl), OPT_Wattributes,
-                  "%qs attribute ignored on a %<naked%> function", SPANPLUGIN_PROGRESS_ATTR_NAME);
-      return false;
+      if (naked)
+        warning_at (DECL_SOURCE_LOCATION (fndecl), OPT_Wattributes,
+                    "%qs attribute ignored on a %<naked%> function",
+                    SPANPLUGIN_PROGRESS_ATTR_NAME);
+      return !naked;
     }
-  return true;
+  return !naked && spanplugin_selectable (fndecl, key)
+         && spanplugin_name_matches (spanplugin_opts.progress, key);
 }
 
 /* The site of KIND (span or progress point) for FNDECL, built when KEY has none yet (C++ cdtor
  * clones share their origin's), with the verbose note once per site, not once per clone. */
 static tree
-get_site (tree fndecl, tree key, unsigned kind, location_t loc)
+get_site (tree fndecl, tree key, unsigned kind, bool by_option, location_t loc)
 {
   tree site = spanplugin_lookup_site (key, kind);
   if (site != NULL_TREE)
@@ -385,7 +391,7 @@ get_site (tree fndecl, tree key, unsigned kind, location_t loc)
   bool is_span = kind == SPANPROF_KIND_SPAN;
   char *name = xstrdup (is_span ? spanplugin_span_name (fndecl, key)
                                 : spanplugin_progress_name (fndecl, key));
-  site = spanplugin_build_site (fndecl, key, name, kind);
+  site = spanplugin_build_site (fndecl, key, name, kind, by_option);
   if (spanplugin_opts.verbose && is_span)
     inform (loc, "spanplugin: instrumented %qs", name);
   else if (spanplugin_opts.verbose)
@@ -404,10 +410,11 @@ span_pass::execute (function *fun)
 
   /* C++ cdtor clones share their origin's sites; the first clone seen builds them. */
   tree key = spanplugin_site_key (fndecl);
-  bool span = wants_span (fndecl, key, fun);
+  bool by_option = false;
+  bool span = wants_span (fndecl, key, fun, &by_option);
   if (spanplugin_has_span (fndecl) && spanplugin_has_nospan (fndecl))
     return 0;  /* wants_span reported the conflict: leave the function alone */
-  bool progress = wants_progress (fndecl);
+  bool progress = wants_progress (fndecl, key);
   /* Every function, span or not: a longjmp back to any setjmp abandons the spans entered since.
    * (A naked function has no frame for the saved depth.) */
   if (!lookup_attribute ("naked", DECL_ATTRIBUTES (fndecl))
@@ -432,7 +439,7 @@ span_pass::execute (function *fun)
    * (and timed) when the point counts it. */
   if (span)
     {
-      tree site = get_site (fndecl, key, SPANPROF_KIND_SPAN, begin_loc);
+      tree site = get_site (fndecl, key, SPANPROF_KIND_SPAN, by_option, begin_loc);
       /* Enter at the function's opening, exit at its closing brace: where a debugger or a
        * sampling profiler expects code that belongs to the function as a whole. */
       if (off_body)
@@ -451,7 +458,7 @@ span_pass::execute (function *fun)
     }
   if (progress)
     {
-      tree site = get_site (fndecl, key, SPANPROF_KIND_PROGRESS, begin_loc);
+      tree site = get_site (fndecl, key, SPANPROF_KIND_PROGRESS, false, begin_loc);
       add_progress_call (&cleanup, site, end_loc);
     }
 

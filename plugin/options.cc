@@ -172,6 +172,8 @@ spanplugin_parse_options (const struct plugin_name_args *info)
               spanplugin_opts.functions_given = true;
             }
         }
+      else if (strcmp (key, "progress") == 0)
+        ok &= parse_glob_list (base, key, arg->value, &spanplugin_opts.progress);
       else if (strcmp (key, "min-lines") == 0)
         {
           ok &= parse_count (base, key, arg->value, "lines", &spanplugin_opts.min_lines);

@@ -22,6 +22,9 @@
  *   exclude-file=GLOB,...  ... whose source file (as the compiler names it) matches;
  *   min-lines=N            ... that span fewer than N source lines (the line of the name to
  *                          the closing brace).  These filter `all` and `functions=` only.
+ *   progress=GLOB,...      make the functions whose name matches a coz progress point, as if
+ *                          they carried `progress` (same exceptions as `all`), with or without
+ *                          a span; each return is a visit.  Works with or without `all`.
  *   off-copy=N             with optimisation on (-O1 and above), a span's function whose body
  *                          has at most N statements (GIMPLE, default SPANPLUGIN_OFF_COPY_DEFAULT)
  *                          gets a second copy of it that runs while the span is off: the original
@@ -35,7 +38,9 @@
  * The `span` attribute always wins: such a function is instrumented whatever the options say
  * (`span` together with `nospan` is an error).
  *
- * The options select spans only: a progress point comes from the `progress` attribute alone.
+ * A span chosen by an option (not by its attribute) is emitted as SPANPROF_KIND_SPAN_BY_OPTION,
+ * so that the runtime can tell what a user marked by hand: under coz only those are latency
+ * points by default.  Progress points come from the `progress` attribute and progress=.
  *
  * Effects: registers the `span`, `nospan` and `progress` attributes (attribute.cc), inserts the
  * instrumenting pass before "lower" (instrument.cc; it also brackets every call that may return
@@ -68,6 +73,7 @@ static struct plugin_info spanplugin_info = {
   "  all                   instrument every eligible function in the unit\n"
   "  include=GLOB,...      with all: only functions whose name matches\n"
   "  functions=FILE        instrument the functions named (or globbed) in FILE, one per line\n"
+  "  progress=GLOB,...     make the functions whose name matches coz progress points\n"
   "  exclude=GLOB,...      do not select functions whose name matches\n"
   "  exclude-file=GLOB,... do not select functions from matching source files\n"
   "  min-lines=N           do not select functions shorter than N lines\n"

@@ -60,6 +60,24 @@ never_selected_by_options (tree fndecl)
   return false;
 }
 
+bool
+spanplugin_selectable (tree fndecl, tree key)
+{
+  return !never_selected_by_options (fndecl) && !never_selected_by_options (key);
+}
+
+bool
+spanplugin_name_matches (const vec<char *> &patterns, tree key)
+{
+  if (patterns.is_empty ())
+    return false;
+  /* Copied: the C++ printable name lives in a ring of buffers that later calls reuse. */
+  char *name = xstrdup (lang_hooks.decl_printable_name (key, 1));
+  bool found = matches_any (patterns, name);
+  free (name);
+  return found;
+}
+
 spanplugin_choice
 spanplugin_select (tree fndecl, tree key, function *fun)
 {
@@ -79,7 +97,7 @@ spanplugin_select (tree fndecl, tree key, function *fun)
   const spanplugin_options &o = spanplugin_opts;
   if (!o.all && !o.functions_given)
     return SPANPLUGIN_SKIP;
-  if (never_selected_by_options (fndecl) || never_selected_by_options (key))
+  if (!spanplugin_selectable (fndecl, key))
     return SPANPLUGIN_SKIP;
 
   /* Copied: the C++ printable name lives in a ring of buffers that later calls reuse. */

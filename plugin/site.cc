@@ -148,7 +148,7 @@ spanplugin_site_state (tree site)
 /* Emits the descriptor of KIND (span or progress point) for FNDECL (whose key is KEY) called
  * NAME, records it as KEY's site of that kind and returns its VAR_DECL. */
 tree
-spanplugin_build_site (tree fndecl, tree key, const char *name, unsigned kind)
+spanplugin_build_site (tree fndecl, tree key, const char *name, unsigned kind, bool by_option)
 {
   gcc_assert (kind < ARRAY_SIZE (site_maps));
   tree type = spanplugin_site_type ();
@@ -167,7 +167,8 @@ spanplugin_build_site (tree fndecl, tree key, const char *name, unsigned kind)
     CONSTRUCTOR_APPEND_ELT (elts, f, fold_convert (TREE_TYPE (f), value));
   };
   set ("version", build_int_cst (uint32_type_node, SPANPROF_SITE_VERSION));
-  set ("kind", build_int_cst (uint32_type_node, kind));
+  unsigned emitted = kind == SPANPROF_KIND_SPAN && by_option ? SPANPROF_KIND_SPAN_BY_OPTION : kind;
+  set ("kind", build_int_cst (uint32_type_node, emitted));
   set ("name", spanplugin_string_literal (name));
   set ("file", spanplugin_string_literal (file ? file : ""));
   set ("first_line", build_int_cst (uint32_type_node, first_line));

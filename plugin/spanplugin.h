@@ -35,6 +35,7 @@ struct spanplugin_options
   vec<char *> exclude;      /* exclude=GLOB,...: on names */
   vec<char *> exclude_file; /* exclude-file=GLOB,...: on source files */
   vec<char *> functions;    /* the names/globs read from the functions=FILE files */
+  vec<char *> progress;     /* progress=GLOB,...: functions made progress points by name */
 };
 extern spanplugin_options spanplugin_opts;
 bool spanplugin_parse_options (const struct plugin_name_args *info);
@@ -48,6 +49,11 @@ const char *spanplugin_span_name (tree fndecl, tree key);
 const char *spanplugin_progress_name (tree fndecl, tree key);
 
 /* select.cc */
+/* Whether an option may choose FNDECL (whose span key is KEY) at all: not compiler-made, not
+ * no_instrument_function, not an extern inline body. */
+bool spanplugin_selectable (tree fndecl, tree key);
+/* Whether FNDECL's printable name (KEY's) matches one of PATTERNS. */
+bool spanplugin_name_matches (const vec<char *> &patterns, tree key);
 enum spanplugin_choice
 {
   SPANPLUGIN_SKIP,          /* not instrumented */
@@ -61,9 +67,11 @@ spanplugin_choice spanplugin_select (tree fndecl, tree key, function *fun);
 /* site.cc */
 tree spanplugin_site_type (void);
 tree spanplugin_site_key (tree fndecl);
-/* KIND: SPANPROF_KIND_SPAN or SPANPROF_KIND_PROGRESS; a function may have one site of each. */
+/* KIND: SPANPROF_KIND_SPAN or SPANPROF_KIND_PROGRESS; a function may have one site of each.
+ * BY_OPTION: a span chosen by an option, emitted as SPANPROF_KIND_SPAN_BY_OPTION. */
 tree spanplugin_lookup_site (tree key, unsigned kind);
-tree spanplugin_build_site (tree fndecl, tree key, const char *name, unsigned kind);
+tree spanplugin_build_site (tree fndecl, tree key, const char *name, unsigned kind,
+                            bool by_option);
 tree spanplugin_site_state (tree site);
 extern const struct ggc_root_tab spanplugin_site_roots[];
 

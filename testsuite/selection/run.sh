@@ -26,7 +26,8 @@ need_plugin
 make_work_dir
 A=-fplugin-arg-spanplugin-
 
-# note_case CASE COMPILER SOURCE OPTIONS...: which functions get a span.
+# note_case CASE COMPILER SOURCE OPTIONS...: which functions get a span, and which a progress
+# point.
 note_case () {
     name=$1 compiler=$2 src=$3
     shift 3
@@ -36,7 +37,9 @@ note_case () {
     # shellcheck disable=SC2086 # cmd is a word list
     (cd "$here" && $cmd) >"$work/log" 2>&1
     status=$?
-    sed -n "s/.*: note: spanplugin: instrumented '\\(.*\\)'\$/\\1/p" "$work/log" | sort >"$work/actual"
+    sed -n -e "s/.*: note: spanplugin: instrumented '\\(.*\\)'\$/\\1/p" \
+        -e "s/.*: note: spanplugin: progress point '\\(.*\\)'\$/progress point: \\1/p" "$work/log" |
+        sort >"$work/actual"
     if [ $status -ne 0 ]; then
         echo "# compiler failed ($status):" >>"$work/actual"
         grep -E ': (error|warning):' "$work/log" >>"$work/actual"
@@ -93,6 +96,8 @@ note_case c-min-lines "$CC" sample.c "${A}all" "${A}min-lines=4"
 note_case c-functions "$CC" sample.c "${A}functions=funcs.txt"
 note_case c-functions-min-lines "$CC" sample.c "${A}functions=funcs.txt" "${A}min-lines=3"
 note_case c-all-optimised "$CC" sample.c "${A}all" -O2
+note_case c-progress "$CC" sample.c "${A}progress=parse_*,untouchable,quiet"
+note_case c-all-progress "$CC" sample.c "${A}all" "${A}progress=parse_body,marked"
 # ---- which functions: C++ ----------------------------------------------------------------------
 note_case cc-all     "$CXX" sample.cc "${A}all"
 note_case cc-include "$CXX" sample.cc "${A}all" "${A}include=ns::*"
