@@ -39,10 +39,16 @@ static void fork_child(struct spanprof__thread *t)
     spanprof__trace_retired_drop();
 }
 
-/* The trace shows a span a longjmp abandoned ending at the return from setjmp. */
+/* A frame popped without its exit: the trace shows the span ending there (at the return from
+ * setjmp, or at the call that found it dead), and a coz latency point counts its end, as the
+ * entry counted its begin (slowpath.c). */
 static void frame_abandoned(const struct spanprof_site *site)
 {
-    spanprof__trace_push(site, SPANPROF__TRACE_EXIT);
+    if (site->coz_begin && site->coz_end)
+        __atomic_add_fetch(&((struct spanprof__coz_counter *)site->coz_end)->count, 1,
+                           __ATOMIC_RELAXED);
+    if (spanprof__collect.trace_buffer)
+        spanprof__trace_push(site, SPANPROF__TRACE_EXIT);
 }
 
 void spanprof__collectors_start(const struct spanprof__collect_settings *s)
@@ -72,7 +78,7 @@ void spanprof__collectors_start(const struct spanprof__collect_settings *s)
         .exit = spanprof__slow_exit,
         .thread_new = thread_new,
         .fork_child = fork_child,
-        .frame_abandoned = c->trace_buffer ? frame_abandoned : NULL,
+        .frame_abandoned = c->trace_buffer || spanprof__g.coz_get ? frame_abandoned : NULL,
         .thread_merge = spanprof__collect_thread_merge,
         .node_merge = spanprof__flags.node_ext ? spanprof__node_ext_merge : NULL,
         .thread_clear = spanprof__collect_thread_clear,

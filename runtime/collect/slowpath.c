@@ -4,6 +4,11 @@
  * spanprof__flags.trace).  The extras are independent and each costs only its own test when off.
  * Counting mode with extras also comes here, so whether to take timestamps is read from the
  * flags.
+ *
+ * coz's counters (record/site.c says which spans have which): a latency point counts a begin
+ * for an entry that pushed a frame and an end for the exit (or the abandonment, collectors.c)
+ * that pops it, so begin - end is always the activations in flight; a throughput point counts
+ * every exit.
  */
 #include "collect/collect.h"
 #include "collect/trace_ring.h"
@@ -11,10 +16,10 @@
 
 void spanprof__slow_enter(struct spanprof_site *site, uintptr_t cfa, uintptr_t ra, uintptr_t fra)
 {
-    if (site->coz_begin)
+    spanprof__record_enter(site, cfa, ra, fra, !spanprof__flags.counting);
+    if (site->coz_begin && spanprof__has_open_frame(site, cfa))
         __atomic_add_fetch(&((struct spanprof__coz_counter *)site->coz_begin)->count, 1,
                            __ATOMIC_RELAXED);
-    spanprof__record_enter(site, cfa, ra, fra, !spanprof__flags.counting);
     if (spanprof__res_on())
         spanprof__res_enter(site); /* CPU time, allocation peak */
     if (spanprof__collect.trace_buffer && !spanprof__flags.trace)
@@ -23,7 +28,7 @@ void spanprof__slow_enter(struct spanprof_site *site, uintptr_t cfa, uintptr_t r
 
 void spanprof__slow_exit(struct spanprof_site *site, uintptr_t cfa)
 {
-    if (site->coz_end)
+    if (site->coz_end && (!site->coz_begin || spanprof__has_open_frame(site, cfa)))
         __atomic_add_fetch(&((struct spanprof__coz_counter *)site->coz_end)->count, 1,
                            __ATOMIC_RELAXED);
     if (spanprof__collect.trace_buffer && !spanprof__flags.trace)

@@ -27,6 +27,8 @@ enum kind {
     SECONDS, /* a decimal number of seconds > 0 and <= MAX (a double); unset: 0 */
     MARKER, /* set by the runtime for the programs it starts; any text, never a warning */
     COUNT,  /* a whole number >= 1 and <= MAX */
+    GLOBS,  /* comma-separated fnmatch patterns, none empty, shorter than PATH_MAX in all; an
+             * empty value is an empty list ("") */
 };
 
 struct option {
@@ -97,6 +99,14 @@ static const struct option options[] = {
     {"SPANPROF_DUMP_INTERVAL", SECONDS, FIELD(dump_interval), NULL, NULL, 31536000,
      "write every output every so many seconds (fractions allowed), so a killed process loses "
      "at most that much"},
+    {"SPANPROF_COZ_PROGRESS", GLOBS, FIELD(coz_progress), NULL, NULL, 0,
+     "under coz: spans whose names match one of these comma-separated patterns (`*` any "
+     "characters, as in the shell) are throughput points of their name, each exit a visit: a "
+     "progress point without a source edit (see *coz*)"},
+    {"SPANPROF_COZ_LATENCY", GLOBS, FIELD(coz_latency), NULL, NULL, 0,
+     "under coz: the spans that are latency points, by name pattern; unset: the spans marked with "
+     "the attribute; empty: none.  A span whose function returns into the C or C++ library "
+     "(`main`, a thread's start routine) never is one"},
     {"SPANPROF_ANCESTOR", MARKER, FIELD(ancestor), NULL, NULL, 0,
      "set by the runtime in its own environment, so programs it starts know they are "
      "descendants (see *Long-running programs*); not meant to be set by hand"},
@@ -106,8 +116,8 @@ static const struct option options[] = {
      "programs*); not meant to be set by hand"},
 };
 #define NOPTIONS (sizeof options / sizeof options[0])
-_Static_assert(SPANPROF__OPTION_TEXTS >= 7 * PATH_MAX,
-               "room for the texts of the 7 PATH and MARKER variables");
+_Static_assert(SPANPROF__OPTION_TEXTS >= 9 * PATH_MAX,
+               "room for the texts of the 9 PATH, GLOBS and MARKER variables");
 
 /* The smallest trace buffer: two 16-byte events. */
 #define TRACE_BUFFER_MIN 32
@@ -169,6 +179,12 @@ static int parse(const struct option *o, const char *text, void *value)
     case MARKER:
         *(const char **)value = text;
         return 1;
+    case GLOBS:
+        if (strlen(text) >= PATH_MAX || (*text && (text[0] == ',' || strstr(text, ",,") ||
+                                                   text[strlen(text) - 1] == ',')))
+            return 0;
+        *(const char **)value = text;
+        return 1;
     }
     return 0;
 }
@@ -201,9 +217,20 @@ static void print_expected(const struct option *o, const char *text, FILE *err)
     case SECONDS:
         fprintf(err, "is not a number of seconds (> 0 and <= %.0f)", o->max);
         break;
+    case GLOBS:
+        fputs(strlen(text) >= PATH_MAX ? "is longer than PATH_MAX"
+                                       : "has an empty pattern (a comma at an end or two in a row)",
+              err);
+        break;
     case MARKER:
         break;
     }
+}
+
+/* Kinds whose value is a text of the environment, kept as a copy. */
+static int keeps_text(enum kind kind)
+{
+    return kind == PATH || kind == MARKER || kind == GLOBS;
 }
 
 /* A copy of TEXT in O's own storage (NULL when full: only values longer than a path fill it). */
@@ -225,13 +252,13 @@ void spanprof__options_load(struct spanprof__options *opts, spanprof__getenv_fn 
         void *value = (char *)opts + o->field;
         const char *text = get(o->name);
         if (text && parse(o, text, value)) {
-            const char **kept = (o->kind == PATH || o->kind == MARKER) ? (const char **)value : NULL;
+            const char **kept = keeps_text(o->kind) ? (const char **)value : NULL;
             if (kept && *kept && !(*kept = keep_text(opts, *kept)))
                 fprintf(err, "spanprof: warning: no room left for %s's value; using none\n",
                         o->name);
             continue;
         }
-        if (o->kind == PATH || o->kind == MARKER)
+        if (keeps_text(o->kind))
             *(const char **)value = o->def; /* NULL: unset, and no pattern to parse */
         else if (o->kind == SIGNAL)
             *(int *)value = 0; /* no default: unset */

@@ -18,9 +18,9 @@ enum {
     SPANPROF_MODE_SAMPLE = 3, /* counts as COUNT does, time from the sampler thread */
 };
 
-/* Room for the values of the variables that keep their text (paths and markers): 7 of them, a
- * path each at most. */
-#define SPANPROF__OPTION_TEXTS (7 * 4096)
+/* Room for the values of the variables that keep their text (paths, pattern lists and markers):
+ * 9 of them, a path each at most. */
+#define SPANPROF__OPTION_TEXTS (9 * 4096)
 
 /* The parsed values, one field per variable. */
 struct spanprof__options {
@@ -47,6 +47,8 @@ struct spanprof__options {
     double dump_interval;  /* SPANPROF_DUMP_INTERVAL, seconds, 0: unset */
     const char *ancestor;  /* SPANPROF_ANCESTOR, NULL: unset */
     const char *handover;  /* SPANPROF_HANDOVER, NULL: unset */
+    const char *coz_progress; /* SPANPROF_COZ_PROGRESS patterns, NULL: unset */
+    const char *coz_latency;  /* SPANPROF_COZ_LATENCY patterns ("" none), NULL: unset */
     /* The texts the fields above point to, copied out of the environment at load: a program
      * that sets its process title rewrites the memory the environment strings were in. */
     char texts[SPANPROF__OPTION_TEXTS];

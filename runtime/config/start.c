@@ -102,6 +102,8 @@ static void start(void)
     if (o->mode != SPANPROF_MODE_OFF) {
         /* Present only when the program runs under `coz run` (libcoz preloaded). */
         spanprof__g.coz_get = (spanprof__coz_get_fn)dlsym(RTLD_DEFAULT, "_coz_get_counter");
+        spanprof__g.coz_progress = o->coz_progress;
+        spanprof__g.coz_latency = o->coz_latency;
         if (spanprof__g.coz_get)
             spanprof__warn_debug_info_for_coz(stderr);
         /* Before any node exists: fixes the per-node data layout. */

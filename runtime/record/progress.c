@@ -15,7 +15,7 @@ static __attribute__((noinline)) void progress_slow(struct spanprof_site *site)
     if (st == SPANPROF__SITE_NEW) {
         if (spanprof__busy(0)) /* hit from inside the runtime itself */
             return;
-        st = spanprof__site_register(site);
+        st = spanprof__site_register(site, 0);
     }
     if ((st != SPANPROF__SITE_FAST && st != SPANPROF__SITE_SLOW) || site->kind != SPANPROF_KIND_PROGRESS)
         return;

@@ -197,7 +197,8 @@ struct spanprof__hooks {
     void (*thread_new)(struct spanprof__thread *t);
     /* In a fork child, after the forking thread's counts were reset. */
     void (*fork_child)(struct spanprof__thread *t);
-    /* A frame of SITE is popped at a setjmp's return, a longjmp having abandoned it. */
+    /* A frame of SITE is popped without its exit: at a setjmp's return, a longjmp having
+     * abandoned it, or when a later call finds it dead (noreturn, longjmp without setjmp). */
     void (*frame_abandoned)(const struct spanprof_site *site);
     /* Thread churn (threadretire.c), under the process lock.  T's thread ended and its call tree was
      * merged into GROUP's; each node of T's tree now has its GROUP counterpart in its hint field
@@ -218,6 +219,10 @@ struct spanprof__process {
     pthread_mutex_t lock;              /* registry, site registration, output */
     int fork_child;                    /* this process is a fork child of a recording process */
     spanprof__coz_get_fn coz_get;      /* _coz_get_counter, or NULL without coz */
+    const char *coz_progress;          /* SPANPROF_COZ_PROGRESS: spans whose exits are visits of
+                                        * a throughput point (comma-separated globs), or NULL */
+    const char *coz_latency;           /* SPANPROF_COZ_LATENCY: the spans that are latency points
+                                        * (globs; "" none), NULL: those marked by attribute */
     struct spanprof__thread *threads;  /* registry: all threads that entered a span */
     uint32_t next_site_id;
     uint64_t unmatched_no_thread;      /* exits in threads that never entered a span (atomic) */
@@ -369,6 +374,10 @@ spanprof__push_frame(struct spanprof__thread *t, struct spanprof__frame *f, stru
 void spanprof__enter_cold(struct spanprof_site *site, uintptr_t cfa, uintptr_t ra,
                           uintptr_t fra);
 void spanprof__exit_cold(struct spanprof_site *site, uintptr_t cfa, uint64_t now);
+/* Whether SITE's activation at CFA has a frame on this thread's stack: the top one (right after
+ * its entry), or at its exit one that the exit will close (below frames a longjmp abandoned).
+ * 0 for an entry that pushed nothing (parked, ignored) and an exit that will close nothing. */
+int spanprof__has_open_frame(const struct spanprof_site *site, uintptr_t cfa);
 /* Pops T's top frame, charging its time up to NOW (the repair paths' pop). */
 void spanprof__close_top(struct spanprof__thread *t, uint64_t now);
 /* Ends T's parking: top back at the last recorded frame (the parked entries are the caller's to
@@ -415,7 +424,8 @@ static inline uint64_t spanprof__node_self(const struct spanprof__node *n)
 }
 
 /* ---- site.c: first sight of a site, and the progress points' hit counters ---- */
-uint32_t spanprof__site_register(struct spanprof_site *site);
+/* FRA: the return address of the function whose site it is, 0 when not known (see site.c). */
+uint32_t spanprof__site_register(struct spanprof_site *site, uintptr_t fra);
 /* Orders sites by name, then file, then first line (for every sorted output). */
 int spanprof__site_compare(const struct spanprof_site *a, const struct spanprof_site *b);
 /* One progress point: a hit counter of its own, kept for the life of the process (the site's

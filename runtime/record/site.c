@@ -7,8 +7,24 @@
  * counters, per-call collectors), OFF means "ignore" (wrong version/kind, or SPANPROF=0).  A
  * progress point (kind PROGRESS, hit through progress.c) is FAST, or SLOW when coz counts it too.
  *
+ * Under coz a span is one of three things, chosen here once per site:
+ *  - a throughput point of its name, when SPANPROF_COZ_PROGRESS names it: each exit is a visit
+ *    (coz_end holds the counter, coz_begin stays NULL);
+ *  - a latency point of its name (begin at entry, end at exit: coz_begin and coz_end), when
+ *    SPANPROF_COZ_LATENCY names it or, unset, when it carries the span attribute — never when
+ *    its function returns into the C or C++ library (main, a thread's start routine, a
+ *    callback): such a span is left once at the end if ever, and coz, which lengthens its
+ *    experiments until every point has visits, would stall waiting for it;
+ *  - nothing for coz otherwise (whole-program spans: coz would stall on them likewise).
+ * Begin and end are counted only for activations that have a frame (collect/slowpath.c), so a
+ * point's counts stay balanced.
+ *
  * After fork the child's hit counters restart at zero, as its spans do (see thread.c).
  */
+#define _GNU_SOURCE /* dladdr */
+#include <dlfcn.h>
+#include <fnmatch.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,7 +53,8 @@ static void reset_hits_after_fork(void)
 static int valid(const struct spanprof_site *site)
 {
     if (site->version == SPANPROF_SITE_VERSION &&
-        (site->kind == SPANPROF_KIND_SPAN || site->kind == SPANPROF_KIND_PROGRESS))
+        (site->kind == SPANPROF_KIND_SPAN || site->kind == SPANPROF_KIND_PROGRESS ||
+         site->kind == SPANPROF_KIND_SPAN_BY_OPTION))
         return 1;
     if (!warned_version) {
         warned_version = 1;
@@ -81,22 +98,98 @@ static uint32_t register_progress(struct spanprof_site *site)
     return SPANPROF__SITE_FAST;
 }
 
-static uint32_t register_span(struct spanprof_site *site)
+/* Whether NAME matches one of the comma-separated fnmatch patterns of LIST (NULL: none). */
+static int name_matches(const char *list, const char *name)
+{
+    while (list && *list) {
+        size_t n = strcspn(list, ",");
+        char pattern[PATH_MAX]; /* a list is at most PATH_MAX long (config/options.c) */
+        if (n < sizeof pattern) {
+            memcpy(pattern, list, n);
+            pattern[n] = 0;
+            if (fnmatch(pattern, name, 0) == 0)
+                return 1;
+        }
+        list += n + (list[n] == ',');
+    }
+    return 0;
+}
+
+/* The file (shared object) holding address A, or NULL. */
+static const char *object_of(const void *a)
+{
+    Dl_info info;
+    return a && dladdr(a, &info) && info.dli_fname ? info.dli_fname : NULL;
+}
+
+/* Whether code returning to FRA is the C or C++ library's: main's and threads' start code,
+ * qsort, atexit and the like.  A statically linked C library is not told apart: then main alone
+ * is recognised, by name. */
+static int returns_into_c_runtime(uintptr_t fra)
+{
+    const char *object = object_of((const void *)fra);
+    const char *base = object ? strrchr(object, '/') : NULL;
+    base = base ? base + 1 : object;
+    return base && (strncmp(base, "libc.so", 7) == 0 || strncmp(base, "libstdc++.so", 12) == 0);
+}
+
+static int wants_latency_point(const struct spanprof_site *site, uintptr_t fra)
+{
+    const char *latency = spanprof__g.coz_latency;
+    if (latency ? !name_matches(latency, site->name) : site->kind != SPANPROF_KIND_SPAN)
+        return 0;
+    /* An exit seen first (fra unknown) is no latency point: its entry counted no begin. */
+    return fra && strcmp(site->name, "main") != 0 && !returns_into_c_runtime(fra);
+}
+
+/* coz 0.2.2 (Debian 12) leaves a new point's counters uninitialised, so its "difference"
+ * (begin - end) starts as garbage; the first time a point is seen here its end count is set to
+ * its begin count.  The points already seen, so that a second site of the same name (a library
+ * loaded again, an overload) does not undo the counts in flight. */
+static void balance_new_point(struct spanprof__coz_counter *begin, struct spanprof__coz_counter *end)
+{
+    static struct spanprof__coz_counter **seen;
+    static size_t nseen, cap;
+    for (size_t i = 0; i < nseen; i++)
+        if (seen[i] == begin)
+            return;
+    if (nseen == cap) {
+        size_t ncap = cap ? 2 * cap : 16;
+        void *p = realloc(seen, ncap * sizeof *seen);
+        if (!p)
+            return;
+        seen = p;
+        cap = ncap;
+    }
+    seen[nseen++] = begin;
+    __atomic_store_n(&end->count, __atomic_load_n(&begin->count, __ATOMIC_RELAXED), __ATOMIC_RELAXED);
+}
+
+static uint32_t register_span(struct spanprof_site *site, uintptr_t fra)
 {
     uint32_t st = spanprof__flags.counting ? SPANPROF__SITE_COUNT : SPANPROF__SITE_FAST;
-    if (spanprof__g.coz_get) {
-        /* One begin/end pair per span name: coz's latency point for the span. */
-        site->coz_begin = spanprof__g.coz_get(COZ_COUNTER_TYPE_BEGIN, site->name);
-        site->coz_end = spanprof__g.coz_get(COZ_COUNTER_TYPE_END, site->name);
-        if (site->coz_begin || site->coz_end)
+    spanprof__coz_get_fn get = spanprof__g.coz_get;
+    if (get && name_matches(spanprof__g.coz_progress, site->name)) {
+        site->coz_end = get(COZ_COUNTER_TYPE_THROUGHPUT, site->name);
+        if (site->coz_end)
             st = SPANPROF__SITE_SLOW;
+    } else if (get && wants_latency_point(site, fra)) {
+        /* One begin/end pair per span name: coz's latency point for the span. */
+        struct spanprof__coz_counter *begin = get(COZ_COUNTER_TYPE_BEGIN, site->name);
+        struct spanprof__coz_counter *end = get(COZ_COUNTER_TYPE_END, site->name);
+        if (begin && end) {
+            balance_new_point(begin, end);
+            site->coz_begin = begin;
+            site->coz_end = end;
+            st = SPANPROF__SITE_SLOW;
+        }
     }
     if (spanprof__flags.every_call)
         st = SPANPROF__SITE_SLOW;
     return st;
 }
 
-uint32_t spanprof__site_register(struct spanprof_site *site)
+uint32_t spanprof__site_register(struct spanprof_site *site, uintptr_t fra)
 {
     struct spanprof__guard guard = spanprof__guard_enter();
     spanprof__start();
@@ -110,7 +203,8 @@ uint32_t spanprof__site_register(struct spanprof_site *site)
         } else {
             if (!spanprof__retire_revive(site)) /* a library loaded again: its old id */
                 site->id = ++spanprof__g.next_site_id;
-            st = site->kind == SPANPROF_KIND_PROGRESS ? register_progress(site) : register_span(site);
+            st = site->kind == SPANPROF_KIND_PROGRESS ? register_progress(site)
+                                                      : register_span(site, fra);
         }
         __atomic_store_n(&site->state, st, __ATOMIC_RELEASE);
     }

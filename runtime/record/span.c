@@ -16,7 +16,7 @@ static __attribute__((noinline)) void enter_slow(struct spanprof_site *site, uin
     if (st == SPANPROF__SITE_NEW) {
         if (spanprof__busy(cfa)) /* entered from inside the runtime (e.g. its own start-up) */
             return;
-        st = spanprof__site_register(site);
+        st = spanprof__site_register(site, fra);
     }
     if (st == SPANPROF__SITE_SLOW) {
         SPANPROF_ASSERT(spanprof__hooks.enter); /* installed before any site can be SLOW */
@@ -34,7 +34,7 @@ static __attribute__((noinline)) void exit_slow(struct spanprof_site *site, uint
     if (st == SPANPROF__SITE_NEW && !spanprof__busy(cfa)) {
         /* An exit for a site never entered here (e.g. entered while the runtime was busy):
          * register it so the cold path counts the exit as unmatched. */
-        st = spanprof__site_register(site);
+        st = spanprof__site_register(site, 0);
     }
     if (st == SPANPROF__SITE_FAST)
         spanprof__record_exit(site, cfa, 1);

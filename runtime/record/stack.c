@@ -119,6 +119,15 @@ static void push(struct spanprof__thread *t, struct spanprof__node *n, uintptr_t
     spanprof__push_frame(t, t->top, n, cfa, ra, fra)->start = spanprof__clock_now();
 }
 
+/* Pops T's top frame as abandoned (its exit will never run). */
+static void abandon_top(struct spanprof__thread *t, uint64_t now)
+{
+    if (spanprof__hooks.frame_abandoned)
+        spanprof__hooks.frame_abandoned(t->top->node->site);
+    spanprof__close_top(t, now);
+    spanprof__count_add(&t->abandoned, 1);
+}
+
 /* Pops the frames a longjmp or noreturn function left above this call.  frames[0] has cfa
  * UINTPTR_MAX: never dead, so this stops there.  The timestamp is taken only when a frame is
  * closed: the common reason to be in the cold path is a child missing from the hint (alternating
@@ -127,10 +136,8 @@ static void repair(struct spanprof__thread *t, uintptr_t cfa, uintptr_t ra, uint
 {
     if (is_dead_here(t->top, cfa, ra, fra)) {
         uint64_t now = spanprof__clock_now();
-        while (is_dead_here(t->top, cfa, ra, fra)) {
-            spanprof__close_top(t, now);
-            spanprof__count_add(&t->abandoned, 1);
-        }
+        while (is_dead_here(t->top, cfa, ra, fra))
+            abandon_top(t, now);
     }
 }
 
@@ -265,9 +272,20 @@ SPANPROF_COLD void spanprof__exit_cold(struct spanprof_site *site, uintptr_t cfa
         spanprof__count_add(&t->unmatched, 1);
         return;
     }
-    while (t->top != target) {
-        spanprof__close_top(t, now);
-        spanprof__count_add(&t->abandoned, 1);
-    }
+    while (t->top != target)
+        abandon_top(t, now);
     spanprof__close_top(t, now);
+}
+
+int spanprof__has_open_frame(const struct spanprof_site *site, uintptr_t cfa)
+{
+    const struct spanprof__thread *t = spanprof__tls;
+    if (t->top->node->site == site && t->top->cfa == cfa)
+        return 1;
+    if (t == &spanprof__sentinel_thread || t->park_depth)
+        return 0;
+    for (const struct spanprof__frame *f = t->top; f > t->frames; f--)
+        if (f->node->site == site)
+            return 1;
+    return 0;
 }
