@@ -14,7 +14,13 @@
  * The baseline is the pooled speedup-0 experiments of the same span (coz compares per selected
  * line; per span is the same idea one level up); with none, all speedup-0 experiments. Like
  * coz's plot we drop changes outside -100%..+200% as noise. coz's plot shows the latency
- * change negated; we show the plain change, so a negative figure means shorter latency. */
+ * change negated; we show the plain change, so a negative figure means shorter latency.
+ *
+ * A figure needs MIN_EXPERIMENTS experiments in its cell and in its baseline (coz's own target
+ * for a point's visits per experiment, and what its plot needs before a line means anything):
+ * a thinner cell shows its count only and does not rank its row.  The table ends with how many
+ * experiments the leading span needs for every cell to have that many, from the shares coz
+ * draws its speedups with (0.2.x: speedup 0 with weight 8 of 28, each of 0.05..1.00 with 1). */
 #include "tool.h"
 
 #include <math.h>
@@ -25,6 +31,9 @@
 enum { NBUCKETS = 5 };    /* 0 = baseline, then 10%, 25%, 50%, 100% */
 static const double bucket_speedup[NBUCKETS] = { 0.0, 0.10, 0.25, 0.50, 1.00 };
 static const char *const bucket_label[NBUCKETS] = { "base", "10%", "25%", "50%", "100%" };
+/* The share of experiments coz gives each bucket: 0; 0.05-0.15; 0.20-0.35; 0.40-0.75; 0.80-1. */
+static const double bucket_share[NBUCKETS] = { 8 / 28.0, 3 / 28.0, 4 / 28.0, 8 / 28.0, 5 / 28.0 };
+enum { MIN_EXPERIMENTS = 5 };
 
 /* coz draws speedups from {0, 0.05, ..., 1}. Only a real 0 is a baseline; anything else goes to
  * the nearest non-zero bucket, a tie (0.75) to the lower one so we never overstate a speedup. */
@@ -128,12 +137,39 @@ static int cmp_row(const void *pa, const void *pb)
 }
 
 struct notes {
-    int fallback, no_baseline, dropped;
+    int fallback, no_baseline, dropped, thin;
 };
+
+/* What the throughput table says about its leading span, for the closing line. */
+struct lead {
+    const char *name;          /* NULL: no span row */
+    unsigned n[NBUCKETS];      /* its experiments per bucket */
+};
+
+/* Experiments a run needs (this one has TOTAL) for every bucket of L to hold MIN_EXPERIMENTS,
+ * each bucket filling at the rate it did here, or (an empty one) at the span's rate times the
+ * bucket's share. */
+static double experiments_needed(const struct lead *l, size_t total)
+{
+    unsigned in_span = 0;
+    for (int b = 0; b < NBUCKETS; b++)
+        in_span += l->n[b];
+    double need = 0;
+    for (int b = 0; b < NBUCKETS && in_span; b++) {
+        if (l->n[b] >= MIN_EXPERIMENTS)
+            continue;
+        double rate = l->n[b] ? (double)l->n[b] / (double)total
+                              : (double)in_span / (double)total * bucket_share[b];
+        if (MIN_EXPERIMENTS / rate > need)
+            need = MIN_EXPERIMENTS / rate;
+    }
+    return need;
+}
 
 /* Pools, computes and prints the table for one point. */
 static void point_table(const struct coz_profile *c, const struct sp_profile *p, const size_t *groups,
-                        enum coz_point_kind kind, const char *name, enum causal_sort sort, struct notes *nt)
+                        enum coz_point_kind kind, const char *name, enum causal_sort sort, struct notes *nt,
+                        struct lead *lead)
 {
     size_t ngroups = p->nspans + 1;
     struct row *rows = xmalloc(ngroups * sizeof *rows);
@@ -181,13 +217,31 @@ static void point_table(const struct coz_profile *c, const struct sp_profile *p,
                     ch = NAN;
             }
             r.change[b] = ch;
-            r.gain[b] = kind == COZ_THROUGHPUT ? ch : -ch;
+            /* Too few experiments behind it: shown as a count, and no rank. */
+            int thin = r.cell[b].n < MIN_EXPERIMENTS || r.base_n < MIN_EXPERIMENTS;
+            r.gain[b] = thin ? NAN : kind == COZ_THROUGHPUT ? ch : -ch;
         }
         rows[nrows++] = r;
     }
     row_sort = sort;
     row_prof = p;
     qsort(rows, nrows, sizeof *rows, cmp_row);
+    if (lead) {
+        /* The first row; when no figure ranks the rows, the span with the most experiments. */
+        size_t pick = 0, most = 0;
+        for (size_t i = 0; i < nrows && isinf(max_gain(&rows[0])); i++) {
+            unsigned n = 0;
+            for (int b = 0; b < NBUCKETS; b++)
+                n += rows[i].cell[b].n;
+            if (rows[i].group < p->nspans && n > most) {
+                most = n;
+                pick = i;
+            }
+        }
+        lead->name = nrows && rows[pick].group < p->nspans ? p->spans[rows[pick].group].name : NULL;
+        for (int b = 0; b < NBUCKETS && lead->name; b++)
+            lead->n[b] = rows[pick].cell[b].n;
+    }
 
     struct table t;
     table_init(&t, 2 + NBUCKETS, "lllllll");
@@ -211,7 +265,10 @@ static void point_table(const struct coz_profile *c, const struct sp_profile *p,
                 cells[b] = xstrdup("-");
             else if (!r->baseline)
                 cells[b] = xasprintf("? (n=%u)", n);
-            else if (isnan(r->change[b])) {
+            else if (n < MIN_EXPERIMENTS || r->base_n < MIN_EXPERIMENTS) {
+                cells[b] = xasprintf("n=%u", n);
+                nt->thin = 1;
+            } else if (isnan(r->change[b])) {
                 cells[b] = xasprintf("n/a (n=%u)", n);
                 nt->dropped = 1;
             } else {
@@ -282,7 +339,8 @@ int cmd_causal(const struct coz_profile *c, const struct sp_profile *p, const st
             goto out;
         }
     }
-    if (o->latency) {
+    int all_latency = o->latency && strcmp(o->latency, "all") == 0;
+    if (o->latency && !all_latency) {
         size_t i;
         for (i = 0; i < nlat && strcmp(lat[i], o->latency); i++)
             ;
@@ -323,6 +381,7 @@ int cmd_causal(const struct coz_profile *c, const struct sp_profile *p, const st
     }
 
     struct notes nt = { 0 };
+    struct lead lead = { 0 };
     putchar('\n');
     if (ntput == 0) {
         puts("no throughput points: the program has no COZ_PROGRESS (throughput changes need one)");
@@ -337,23 +396,39 @@ int cmd_causal(const struct coz_profile *c, const struct sp_profile *p, const st
                     printf("%s%s", k++ ? ", " : "", tput[i]);
             puts("; choose with --progress NAME)");
         }
-        point_table(c, p, groups, COZ_THROUGHPUT, chosen, o->sort, &nt);
+        point_table(c, p, groups, COZ_THROUGHPUT, chosen, o->sort, &nt, &lead);
+        if (lead.name) {
+            double need = experiments_needed(&lead, c->nexps);
+            printf("confidence: a figure needs %d experiments in its cell and its baseline; ",
+                   MIN_EXPERIMENTS);
+            if (need <= 0)
+                printf("every cell of '%s' has them (this run: %zu experiments)\n", lead.name, c->nexps);
+            else
+                printf("for every cell of '%s' to have them, coz needs about %.0f experiments (this run "
+                       "has %zu): a run about %.1fx as long\n",
+                       lead.name, ceil(need), c->nexps, need / (double)c->nexps);
+        }
     }
 
-    for (size_t i = 0; i < nlat; i++) {
-        if (o->latency && strcmp(lat[i], o->latency))
+    /* Latency tables only when asked for: a whole-program run can have one per span. */
+    for (size_t i = 0; i < nlat && o->latency; i++) {
+        if (!all_latency && strcmp(lat[i], o->latency))
             continue;
         printf("\nlatency point '%s': predicted change in its mean latency (negative: shorter)\n", lat[i]);
-        point_table(c, p, groups, COZ_LATENCY, lat[i], o->sort, &nt);
+        point_table(c, p, groups, COZ_LATENCY, lat[i], o->sort, &nt, NULL);
     }
-    if (nlat && !o->latency && nlat > 1) {
-        fputs("\n(latency points shown: ", stdout);
+    if (nlat && !o->latency) {
+        printf("\nlatency points (%zu): ", nlat);
         print_names(lat, nlat);
-        puts("; one only with --latency NAME)");
+        puts("\n  (a table for one with --latency NAME, for all with --latency all)");
     }
 
-    if (nt.fallback || nt.no_baseline || nt.dropped) {
+
+    if (nt.fallback || nt.no_baseline || nt.dropped || nt.thin) {
         puts("\nnotes:");
+        if (nt.thin)
+            printf("  n=K: fewer than %d experiments in the cell or its baseline: too few for a figure\n",
+                   MIN_EXPERIMENTS);
         if (nt.fallback)
             puts("  all n=K: no speedup-0 experiment in this span; baseline is all K speedup-0 experiments");
         if (nt.no_baseline)

@@ -62,7 +62,7 @@ static const char report_help[] =
     "  -h, --help   show this text\n";
 
 static const char coz_usage[] =
-    "usage: spanprof coz [--progress NAME] [--latency NAME] [--sort=100|max|name]\n"
+    "usage: spanprof coz [--progress NAME] [--latency NAME|all] [--sort=100|max|name]\n"
     "                    PROFILE.coz|PROFILE.jsonl PROFILE.json\n";
 
 static const char coz_help[] =
@@ -82,11 +82,15 @@ static const char coz_help[] =
     "  throughput point  change of the progress rate: (P0 - P) / P0, P = duration/delta\n"
     "  latency point     change of mean latency (Little's law: difference divided by\n"
     "                    arrivals/duration): (L - L0) / L0, negative is shorter\n"
-    "Each figure shows the number of experiments behind it: +12.3% (n=4).\n"
+    "Each figure shows the number of experiments behind it: +12.3% (n=6). A cell\n"
+    "with fewer than 5 experiments, or whose baseline has fewer, shows its count\n"
+    "only (n=3) and does not rank its span; the last line says how many experiments\n"
+    "(how much longer a run) the leading span needs for every cell to have 5.\n"
     "\n"
     "Options:\n"
     "  --progress NAME  throughput point to use (default: the first in the file)\n"
-    "  --latency NAME   show only this latency point (default: all)\n"
+    "  --latency NAME   the table of this latency point; all: of every one (default:\n"
+    "                   their names only, after the throughput table)\n"
     "  --sort=KEY       100 (default): largest gain at 100% first; max: largest gain\n"
     "                   at any speedup first; name: A to Z\n"
     "  -h, --help       show this text\n";
