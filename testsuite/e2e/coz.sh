@@ -4,8 +4,13 @@
 # arrivals matching departures (its spans are balanced; see below for the window margin), and
 # `throughput-point name=<progress point>` lines whose deltas add up to no more than the hits;
 # and the runtime's one-line warning about debug info coz cannot use must appear exactly for
-# the builds that have it.  Skipped, saying why, when coz is missing or cannot sample here.
-# Environment: CC, PLUGIN, INCLUDE_DIR, LIBDIR, COZ.
+# the builds that have it.  Then a program with no markup at all (coz_unmarked.c), built
+# whole-program with the progress point chosen at run time (SPANPROF_COZ_PROGRESS=emit), and
+# built with only -fplugin-arg-spanplugin-progress=emit, each run 25 s under coz: enough
+# experiments and baselines (coz never stalls on spans), `emit` a throughput point, no latency
+# point whose counts went negative, and `spanprof coz` ranking the bottleneck first on figures
+# of 5 or more experiments.  Skipped, saying why, when coz is missing or cannot sample here.
+# Environment: CC, PLUGIN, INCLUDE_DIR, LIBDIR, COZ, TOOL (spanprof).
 # shellcheck source=testsuite/lib.sh
 . "$(dirname "$0")/../lib.sh"
 make_work_dir
@@ -87,6 +92,16 @@ done
 ok=0; grep -q 'spanprof: warning' "$work/coz.log" || ok=1
 check $ok "no debug-info warning for -gdwarf-4 -gno-variable-location-views"
 
+# The largest "difference" (begin count - end count, unsigned) of any latency point: activations
+# in flight, a handful; an end counted without its begin wraps it around to near 2^64.
+max_difference() {
+    awk -F'\t' '$1 == "latency-point" { split($5, kv, "="); if (kv[2] + 0 > max) max = kv[2] + 0 }
+                END { printf "%.0f", max }' "$1"
+}
+d=$(max_difference "$work/profile.coz")
+ok=0; awk -v d="$d" 'BEGIN { exit !(d <= 16) }' && ok=1
+check $ok "latency points balanced: largest difference $d (activations in flight)"
+
 # Debug info coz can't use: exactly one warning line naming the problem and the flags.
 for build in "dwarf5:-g -gdwarf-5:DWARF 5" "locviews:-g -gdwarf-4:DWARF 4 with location views"; do
     tag=${build%%:*} rest=${build#*:}
@@ -101,4 +116,50 @@ for build in "dwarf5:-g -gdwarf-5:DWARF 5" "locviews:-g -gdwarf-4:DWARF 4 with l
     check $ok "one debug-info warning for $flags ($problem)"
     [ $ok -eq 1 ] || grep 'spanprof' "$work/coz-$tag.log" | sed 's/^/  | /'
 done
+
+# ---- a program nobody marked up ----------------------------------------------------------
+# unmarked TAG ENV PLUGIN-ARGS...: builds coz_unmarked.c with those plugin arguments into
+# $work/TAG/prog and runs it 25 s under coz with ENV (VAR=VALUE words) and a JSON profile.
+unmarked() {
+    tag=$1 env=$2
+    shift 2
+    mkdir -p "$work/$tag"
+    # shellcheck disable=SC2086 # CC may be a word list
+    build "coz_unmarked.c $*" "$work/$tag/build.log" $CC -O2 -g -gdwarf-4 -gno-variable-location-views \
+        -fplugin="$PLUGIN" "$@" "$here/coz_unmarked.c" -o "$work/$tag/prog" -L"$LIBDIR" \
+        -Wl,--no-as-needed -lspanprof -Wl,-rpath,"$LIBDIR" -pthread || return 1
+    # shellcheck disable=SC2086 # ENV is a word list
+    (cd "$work/$tag" && env SPANPROF_FOLDED='' SPANPROF_JSON=spans.json $env "$COZ" run --- ./prog 25 \
+        >coz.log 2>&1)
+}
+# experiments TAG: "EXPERIMENTS BASELINES EMIT-LINES LATENCY-LINES" of TAG's profile.coz.
+experiments() {
+    awk -F'\t' '$1 == "experiment" { n++; if ($3 == "speedup=0.00") base++ }
+                $1 == "throughput-point" && $2 == "name=emit" { emit++ }
+                $1 == "latency-point" { latency++ }
+                END { printf "%d %d %d %d", n, base, emit, latency }' "$work/$1/profile.coz"
+}
+for run in "whole-program:SPANPROF_COZ_PROGRESS=emit:-fplugin-arg-spanplugin-all" \
+    "progress-option::-fplugin-arg-spanplugin-progress=emit"; do
+    tag=${run%%:*} rest=${run#*:}
+    unmarked "$tag" "${rest%%:*}" "${rest#*:}" || continue
+    # shellcheck disable=SC2046 # four numbers, split on purpose
+    set -- $(experiments "$tag")
+    ok=0; [ "$1" -ge 15 ] && [ "$2" -ge 3 ] && [ "$3" -eq "$1" ] && [ "$4" -eq 0 ] && ok=1
+    check $ok "unmarked, $tag: $1 experiments, $2 baselines, emit measured in $3, $4 latency-point lines"
+    [ $ok -eq 1 ] || tail -n 5 "$work/$tag/coz.log" | sed 's/^/  | /'
+done
+
+# The whole-program run's table: transform (the bottleneck) above decode, though it sorts after
+# it by name, on at least one figure, and no figure anywhere from fewer than 5 experiments.
+table=$work/whole-program/table
+if [ -s "$work/whole-program/profile.coz" ]; then
+    "$TOOL" coz "$work/whole-program/profile.coz" "$work/whole-program/spans.json" >"$table" 2>&1
+    first=$(awk '$1 == "transform" || $1 == "decode" { print $1; exit }' "$table")
+    figures=$(grep -c '^  transform .*% (n=' "$table")
+    thin=$(grep -cE '% \(n=[0-4]\)' "$table")
+    ok=0; [ "$first" = transform ] && [ "$figures" -eq 1 ] && [ "$thin" -eq 0 ] && ok=1
+    check $ok "spanprof coz ranks transform first ($first), with figures ($figures), none from n<5 ($thin)"
+    [ $ok -eq 1 ] || sed 's/^/  | /' "$table"
+fi
 summary
