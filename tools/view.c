@@ -234,7 +234,6 @@ static const char *profile_kind(const char *path, const struct buf *b)
     return "folded";
 }
 
-/* JSON string literal (slashes escaped, so "</script>" cannot appear), malloc'd. */
 /* S as a JavaScript string literal to put inside a <script> element: JSON's escapes, and '<' as
  * \u003c, so no "</script>" or "<!--" in S can end or change the element. */
 static char *js_string(const char *s)

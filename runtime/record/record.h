@@ -380,6 +380,9 @@ void spanprof__exit_cold(struct spanprof_site *site, uintptr_t cfa, uint64_t now
 int spanprof__has_open_frame(const struct spanprof_site *site, uintptr_t cfa);
 /* Pops T's top frame, charging its time up to NOW (the repair paths' pop). */
 void spanprof__close_top(struct spanprof__thread *t, uint64_t now);
+/* Pops T's top frame as abandoned (its exit will never run): the collectors told
+ * (frame_abandoned), the frame closed and counted. */
+void spanprof__abandon_top(struct spanprof__thread *t, uint64_t now);
 /* Ends T's parking: top back at the last recorded frame (the parked entries are the caller's to
  * count). */
 void spanprof__unpark(struct spanprof__thread *t);

@@ -54,12 +54,8 @@ static SPANPROF_COLD void unwind_to(struct spanprof__thread *t, size_t depth)
     }
     uint64_t now = spanprof__clock_now();
     struct spanprof__frame *keep_top = t->frames + depth;
-    while (t->top > keep_top) {
-        if (spanprof__hooks.frame_abandoned)
-            spanprof__hooks.frame_abandoned(t->top->node->site); /* e.g. its trace end event */
-        spanprof__close_top(t, now);
-        spanprof__count_add(&t->abandoned, 1);
-    }
+    while (t->top > keep_top)
+        spanprof__abandon_top(t, now);
 out:
     errno = saved_errno;
 }

@@ -119,8 +119,7 @@ static void push(struct spanprof__thread *t, struct spanprof__node *n, uintptr_t
     spanprof__push_frame(t, t->top, n, cfa, ra, fra)->start = spanprof__clock_now();
 }
 
-/* Pops T's top frame as abandoned (its exit will never run). */
-static void abandon_top(struct spanprof__thread *t, uint64_t now)
+void spanprof__abandon_top(struct spanprof__thread *t, uint64_t now)
 {
     if (spanprof__hooks.frame_abandoned)
         spanprof__hooks.frame_abandoned(t->top->node->site);
@@ -137,7 +136,7 @@ static void repair(struct spanprof__thread *t, uintptr_t cfa, uintptr_t ra, uint
     if (is_dead_here(t->top, cfa, ra, fra)) {
         uint64_t now = spanprof__clock_now();
         while (is_dead_here(t->top, cfa, ra, fra))
-            abandon_top(t, now);
+            spanprof__abandon_top(t, now);
     }
 }
 
@@ -273,7 +272,7 @@ SPANPROF_COLD void spanprof__exit_cold(struct spanprof_site *site, uintptr_t cfa
         return;
     }
     while (t->top != target)
-        abandon_top(t, now);
+        spanprof__abandon_top(t, now);
     spanprof__close_top(t, now);
 }
 

@@ -57,19 +57,26 @@ static int special_allowed(const struct stat *st)
     return 0;
 }
 
+size_t spanprof__format_u64(char *buf, uint64_t v)
+{
+    char rev[24];
+    size_t n = 0;
+    do
+        rev[n++] = (char)('0' + v % 10);
+    while ((v /= 10) != 0);
+    for (size_t i = 0; i < n; i++)
+        buf[i] = rev[n - 1 - i];
+    buf[n] = 0;
+    return n;
+}
+
 /* The temporary file's name for PATH into OF->tmp: ".NAME.PID" TAG ".tmp" in PATH's directory. */
 static int temp_name(const char *path, const char *tag, struct spanprof__outfile *of)
 {
     const char *slash = strrchr(path, '/');
     size_t dirlen = slash ? (size_t)(slash - path + 1) : 0, baselen = strlen(path + dirlen);
-    char digits[24], pid[24]; /* the pid in decimal */
-    size_t pidlen = 0, taglen = strlen(tag);
-    unsigned long v = (unsigned long)getpid();
-    do
-        digits[pidlen++] = (char)('0' + v % 10);
-    while ((v /= 10) != 0);
-    for (size_t i = 0; i < pidlen; i++)
-        pid[i] = digits[pidlen - 1 - i];
+    char pid[24];
+    size_t pidlen = spanprof__format_u64(pid, (uint64_t)getpid()), taglen = strlen(tag);
     size_t extra = 1 + 1 + pidlen + taglen + 4; /* "." NAME "." PID TAG ".tmp" */
     if (baselen + extra > NAME_MAX)
         baselen = NAME_MAX > extra ? NAME_MAX - extra : 0;

@@ -7,6 +7,7 @@
 
 #include <limits.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 
 #pragma GCC visibility push(hidden)
@@ -24,6 +25,8 @@ struct spanprof__outfile {
 #define SPANPROF__OUTFILE_STALL_MS 2000
 
 /* Async-signal-safe: */
+/* V in decimal into BUF (>= 21 bytes), NUL-terminated; returns the length. */
+size_t spanprof__format_u64(char *buf, uint64_t v);
 /* Opens PATH for writing as outfile.c's rules say (TAG goes into the temporary file's name, ""
  * or ".crash"): 0, or an errno value or refusal, OF then holding nothing open. */
 int spanprof__outfile_open(const char *path, const char *tag, struct spanprof__outfile *of);

@@ -11,19 +11,6 @@
 
 #include "report/report.h"
 
-size_t spanprof__format_u64(char *buf, uint64_t v)
-{
-    char rev[24];
-    size_t n = 0;
-    do
-        rev[n++] = (char)('0' + v % 10);
-    while ((v /= 10) != 0);
-    for (size_t i = 0; i < n; i++)
-        buf[i] = rev[n - 1 - i];
-    buf[n] = 0;
-    return n;
-}
-
 int spanprof__path_valid(const char *p)
 {
     for (; *p; p++)

@@ -47,9 +47,6 @@ int spanprof__path_expand(const char *pattern, long pid, int append_pid, char *o
 int spanprof__output_path(const struct spanprof__outputs *o, const char *pattern, char *out,
                           size_t size);
 
-/* V in decimal into BUF (>= 21 bytes), NUL-terminated; returns the length.  Async-signal-safe. */
-size_t spanprof__format_u64(char *buf, uint64_t v);
-
 /* ---- aggregate.c: what the writers print ---- */
 /* A consistent set of threads to write, plus how to print them. */
 struct spanprof__view {

@@ -170,6 +170,24 @@ test_retitle() {
     done
 }
 
+
+# each_ending TEST PREPARE VAR=VALUE...: edges run at a normal exit, on SIGTERM and after a crash,
+# each time in a fresh folder made ready by PREPARE DIR, with those variables; the three
+# descriptions compared with TEST.expected.
+each_ending() {
+    case_name=$1 prepare=$2
+    shift 2
+    exe=$edges
+    for how in exit term segv; do
+        d=$work/$case_name-$how
+        mkdir -p "$d"
+        "$prepare" "$d"
+        run "$d" -- "$@" -- $how
+        echo "## $how"
+        describe "$d"
+    done >"$work/$case_name.actual" 2>&1
+    compare_expected "$case_name" "gcc -O2" "$work/$case_name.actual"
+}
 # ---- links ----------------------------------------------------------------------------------
 # plant DIR: a file of root's, a link to it and a dangling link, both owned by another user.
 plant() {
@@ -184,16 +202,7 @@ test_link_foreign() {
         skip "link_foreign: needs root (to make links owned by another user)"
         return
     fi
-    exe=$edges
-    for how in exit term segv; do
-        d=$work/link-foreign-$how
-        mkdir -p "$d"
-        plant "$d"
-        run "$d" -- SPANPROF_FOLDED=out.folded SPANPROF_JSON=dangling.json -- $how
-        echo "## $how"
-        describe "$d"
-    done >"$work/link_foreign.actual" 2>&1
-    compare_expected link_foreign "gcc -O2" "$work/link_foreign.actual"
+    each_ending link_foreign plant SPANPROF_FOLDED=out.folded SPANPROF_JSON=dangling.json
 }
 
 test_link_own() {
@@ -214,17 +223,12 @@ test_link_own() {
 }
 
 # ---- fifo -------------------------------------------------------------------------------------
+make_fifos() {
+    mkfifo "$1/out.folded" "$1/out.json"
+}
+
 test_fifo() {
-    exe=$edges
-    for how in exit term segv; do
-        d=$work/fifo-$how
-        mkdir -p "$d"
-        mkfifo "$d/out.folded" "$d/out.json"
-        run "$d" -- SPANPROF_FOLDED=out.folded SPANPROF_JSON=out.json -- $how
-        echo "## $how"
-        describe "$d"
-    done >"$work/fifo.actual" 2>&1
-    compare_expected fifo "gcc -O2" "$work/fifo.actual"
+    each_ending fifo make_fifos SPANPROF_FOLDED=out.folded SPANPROF_JSON=out.json
 }
 
 # ---- long_name ----------------------------------------------------------------------------------
