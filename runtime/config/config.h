@@ -76,12 +76,6 @@ void spanprof__marker(char *out, size_t size, pid_t pid, unsigned written);
 /* Non-zero when some span was called in this image (since start, or since the fork). */
 int spanprof__image_recorded(void);
 
-/* ---- debuginfo.c ---- */
-/* Why coz cannot use the debug information of the ELF file at PATH, or NULL when it can. */
-const char *spanprof__debug_info_problem(const char *path);
-/* One warning line on ERR when this program's debug information is unusable by coz. */
-void spanprof__warn_debug_info_for_coz(FILE *err);
-
 #pragma GCC visibility pop
 
 #endif /* SPANPROF_CONFIG_H */

@@ -15,12 +15,10 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "config/config.h"
+#include "config/debuginfo.h"
 
 #define DW_AT_GNU_LOCVIEWS 0x2137
 #define DW_FORM_IMPLICIT_CONST 0x21 /* carries a value in the abbreviation itself */
-
-#define REBUILD_FLAGS "-g -gdwarf-4 -gno-variable-location-views"
 
 struct section {
     uint64_t offset, size;
@@ -181,6 +179,6 @@ void spanprof__warn_debug_info_for_coz(FILE *err)
     if (problem)
         fprintf(err,
                 "spanprof: warning: coz cannot use this program's debug info (%s); rebuild it "
-                "with " REBUILD_FLAGS "\n",
+                "with " SPANPROF_COZ_DEBUG_FLAGS "\n",
                 problem);
 }

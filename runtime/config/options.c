@@ -62,6 +62,8 @@ static const struct option options[] = {
     {"SPANPROF_IDLE", CHOICE, FIELD(idle), "0", switch_words, 0,
      "`1`: each thread's time outside any span as a frame `(outside spans)` (see *Time outside "
      "spans*)"},
+    {"SPANPROF_QUIET", CHOICE, FIELD(quiet), "0", switch_words, 0,
+     "`1`: no line at exit naming the files written (printed only when stderr is a terminal)"},
     {"SPANPROF_FOLDED", PATH, FIELD(folded), "spanprof.folded", NULL, 0,
      "where to write folded stacks; empty: don't write them"},
     {"SPANPROF_FOLDED_MAX_BYTES", BYTES, FIELD(folded_max_bytes), "67108864", NULL, 0,

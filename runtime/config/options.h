@@ -34,6 +34,7 @@ struct spanprof__options {
     int threads;           /* SPANPROF_THREADS */
     int file_line;         /* SPANPROF_FILE_LINE */
     int idle;              /* SPANPROF_IDLE */
+    int quiet;             /* SPANPROF_QUIET */
     const char *trace;     /* SPANPROF_TRACE pattern, NULL: no tracing */
     const char *pprof;     /* SPANPROF_PPROF pattern, NULL: not written */
     uint64_t trace_buffer; /* SPANPROF_TRACE_BUFFER, bytes per thread */

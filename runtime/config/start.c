@@ -14,6 +14,7 @@
 
 #include "collect/collect.h"
 #include "config/config.h"
+#include "config/debuginfo.h"
 #include "config/options.h"
 #include "record/clock.h"
 #include "report/report.h"
@@ -97,6 +98,7 @@ static void start(void)
         .threads_root = o->threads,
         .file_line = o->file_line,
         .idle = o->idle,
+        .announce = !o->quiet,
         .folded_limits = {o->folded_max_bytes, o->folded_max_depth, o->folded_recursion},
     };
     if (o->mode != SPANPROF_MODE_OFF) {

@@ -48,7 +48,7 @@ int spanprof__write_serial(void)
     int rc = 0;
     if (!final_written) {
         spanprof__image_wrote = 1;
-        rc = spanprof__write_all(&spanprof__outputs);
+        rc = spanprof__write_all(&spanprof__outputs, 0);
     }
     pthread_mutex_unlock(&write_lock);
     return rc;
@@ -59,7 +59,7 @@ void spanprof__write_final(void)
     pthread_mutex_lock(&write_lock);
     if (!final_written) {
         spanprof__image_wrote = 1;
-        spanprof__write_all(&spanprof__outputs);
+        spanprof__write_all(&spanprof__outputs, 1);
         final_written = 1;
     }
     pthread_mutex_unlock(&write_lock);

@@ -91,8 +91,28 @@ struct spanprof__view spanprof__view_of(const struct spanprof__outputs *o)
     };
 }
 
+/* The names of the files an exit write wrote, for its closing line: "PATH, PATH". */
+struct written {
+    char text[1024];
+    size_t len;
+    int cut; /* some did not fit */
+};
+
+static void note_written(struct written *w, const char *path)
+{
+    size_t n = strlen(path), sep = w->len ? 2 : 0;
+    if (w->len + sep + n >= sizeof w->text) {
+        w->cut = 1;
+        return;
+    }
+    memcpy(w->text + w->len, ", ", sep);
+    memcpy(w->text + w->len + sep, path, n + 1);
+    w->len += sep + n;
+}
+
 static int write_one(const char *pattern, write_fn fn, const struct spanprof__view *v,
-                     const struct spanprof__json_meta *m, const struct spanprof__outputs *o)
+                     const struct spanprof__json_meta *m, const struct spanprof__outputs *o,
+                     struct written *w)
 {
     char path[PATH_MAX];
     if (spanprof__output_path(o, pattern, path, sizeof path)) {
@@ -118,6 +138,8 @@ static int write_one(const char *pattern, write_fn fn, const struct spanprof__vi
     if (err)
         fprintf(stderr, "spanprof: error: cannot write '%s': %s\n", path,
                 spanprof__outfile_reason(err));
+    else
+        note_written(w, path);
     return err ? -1 : 0;
 }
 
@@ -131,7 +153,7 @@ static void program_path(char *buf, size_t size)
     snprintf(buf, size, "%s", program_invocation_name);
 }
 
-int spanprof__write_all(const struct spanprof__outputs *o)
+int spanprof__write_all(const struct spanprof__outputs *o, int final)
 {
     if (!spanprof__flags.recording ||
         (!o->folded && !o->json && !o->alloc_folded && !o->trace && !o->pprof))
@@ -180,17 +202,21 @@ int spanprof__write_all(const struct spanprof__outputs *o)
         .clock = spanprof__clock_name(),
         .extra_unmatched = __atomic_load_n(&spanprof__g.unmatched_no_thread, __ATOMIC_RELAXED),
     };
-    if (o->folded && write_one(o->folded, write_folded, &v, &m, o))
+    struct written w = {.len = 0};
+    if (o->folded && write_one(o->folded, write_folded, &v, &m, o, &w))
         rc = -1;
-    if (o->json && write_one(o->json, spanprof__json_write, &v, &m, o))
+    if (o->json && write_one(o->json, spanprof__json_write, &v, &m, o, &w))
         rc = -1;
-    if (o->alloc_folded && write_one(o->alloc_folded, write_alloc_folded, &v, &m, o))
+    if (o->alloc_folded && write_one(o->alloc_folded, write_alloc_folded, &v, &m, o, &w))
         rc = -1;
-    if (o->trace && write_one(o->trace, spanprof__trace_write, &v, &m, o))
+    if (o->trace && write_one(o->trace, spanprof__trace_write, &v, &m, o, &w))
         rc = -1;
-    if (o->pprof && write_one(o->pprof, spanprof__pprof_write_view, &v, &m, o))
+    if (o->pprof && write_one(o->pprof, spanprof__pprof_write_view, &v, &m, o, &w))
         rc = -1;
     free(ts);
+    /* Only for a person watching: a log or a pipe gets nothing it did not ask for. */
+    if (final && o->announce && w.len && isatty(STDERR_FILENO))
+        fprintf(stderr, "spanprof: wrote %s%s\n", w.text, w.cut ? ", ..." : "");
 out:
     spanprof__unlock();
     spanprof__guard_leave(guard);

@@ -31,13 +31,15 @@ struct spanprof__outputs {
     int threads_root; /* SPANPROF_THREADS */
     int file_line;    /* SPANPROF_FILE_LINE */
     int idle;         /* SPANPROF_IDLE */
+    int announce;     /* no SPANPROF_QUIET: the exit write names its files on a terminal */
     int descendant;   /* exec'd by a profiled process: names as in a fork child (path.c) */
     unsigned image;   /* images of this process that wrote before this one (path.c) */
     struct spanprof__folded_limits folded_limits;
 };
 /* Writes every file O names from the state of all threads so far.  0, or -1 after printing
- * "spanprof: error: cannot write 'PATH': REASON" for each failure. */
-int spanprof__write_all(const struct spanprof__outputs *o);
+ * "spanprof: error: cannot write 'PATH': REASON" for each failure.  FINAL: the exit write, which
+ * names the files written on stderr when O says to announce them. */
+int spanprof__write_all(const struct spanprof__outputs *o, int final);
 
 /* ---- path.c ---- */
 int spanprof__path_valid(const char *pattern);
