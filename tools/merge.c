@@ -183,7 +183,7 @@ static const struct merge_format *kind_of(const char *path, const char *head, si
     return NULL;
 }
 
-int cmd_merge(const char *out, char *const *paths, size_t npaths)
+int merge_files(const char *out, char *const *paths, size_t npaths, const char **kind_name)
 {
     const struct merge_format *kind = NULL;
     for (size_t i = 0; i < npaths; i++) {
@@ -225,9 +225,17 @@ int cmd_merge(const char *out, char *const *paths, size_t npaths)
     }
     if (!to_stdout && output_close(&o, rc != 0))
         return EXIT_BAD_INPUT;
-    if (!to_stdout)
-        printf("%s: %zu %s merged\n", out, npaths, kind->name);
+    *kind_name = kind->name;
     return 0;
+}
+
+int cmd_merge(const char *out, char *const *paths, size_t npaths)
+{
+    const char *kind_name;
+    int rc = merge_files(out, paths, npaths, &kind_name);
+    if (rc == 0 && strcmp(out, "-"))
+        printf("%s: %zu %s merged\n", out, npaths, kind_name);
+    return rc;
 }
 
 /* ---- the inputs of `spanprof report` ---- */

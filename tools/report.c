@@ -41,6 +41,10 @@ static const char *plural(uint64_t n, const char *one, const char *many)
 
 static void print_header(const struct sp_profile *p)
 {
+    if (p->no_calls) {
+        printf("folded stacks: %s (no calls, files or lines; values taken as nanoseconds)\n", p->path);
+        return;
+    }
     printf("program: %s", p->program ? p->program : p->merged ? "(several)" : "(unknown)");
     if (p->pid >= 0)
         printf(" (pid %lld)", p->pid);
@@ -99,9 +103,9 @@ int cmd_report(const struct sp_profile *p, enum report_sort sort, long limit)
         for (size_t i = 0; i < shown; i++) {
             const struct sp_span *s = order[i];
             /* file:line always: two spans may share a name (static functions in two files). */
-            table_row(&t, xstrdup(s->name), xasprintf("%s:%ld", s->file, s->line),
-                      xasprintf("%llu", (unsigned long long)s->calls), fmt_duration((double)s->total_ns),
-                      fmt_duration((double)s->self_ns),
+            table_row(&t, xstrdup(s->name), *s->file ? xasprintf("%s:%ld", s->file, s->line) : xstrdup("-"),
+                      p->no_calls ? xstrdup("-") : xasprintf("%llu", (unsigned long long)s->calls),
+                      fmt_duration((double)s->total_ns), fmt_duration((double)s->self_ns),
                       s->calls ? fmt_duration((double)s->total_ns / (double)s->calls) : xstrdup("-"),
                       self_sum ? xasprintf("%.1f%%", 100.0 * (double)s->self_ns / (double)self_sum)
                                : xstrdup("-"),
@@ -144,31 +148,38 @@ int cmd_report(const struct sp_profile *p, enum report_sort sort, long limit)
     return 0;
 }
 
-int report_files(char *const *args, size_t nargs, enum report_sort sort, long limit)
+int load_inputs(char *const *args, size_t nargs, struct sp_profile *out)
 {
     char **paths;
     size_t n;
-    int any_dir, rc = EXIT_BAD_INPUT;
+    int any_dir, rc = -1;
     if (report_inputs(args, nargs, &paths, &n, &any_dir))
-        return EXIT_BAD_INPUT;
-    struct sp_profile p;
+        return -1;
     if (n == 1 && !any_dir) {
-        if (sp_profile_load(paths[0], &p) == 0) {
-            rc = cmd_report(&p, sort, limit);
-            sp_profile_free(&p);
-        }
+        rc = sp_profile_load_any(args[0], out); /* paths[0] is a copy of it, freed below */
     } else {
         struct json_merge *m = json_merge_new();
         size_t i;
         for (i = 0; i < n && json_merge_add_file(m, paths[i]) == 0; i++)
             ;
-        json_merge_finish(m, &p);
+        json_merge_finish(m, out);
         if (i == n)
-            rc = cmd_report(&p, sort, limit);
-        sp_profile_free(&p);
+            rc = 0;
+        else
+            sp_profile_free(out);
     }
     for (size_t i = 0; i < n; i++)
         free(paths[i]);
     free(paths);
+    return rc;
+}
+
+int report_files(char *const *args, size_t nargs, enum report_sort sort, long limit)
+{
+    struct sp_profile p;
+    if (load_inputs(args, nargs, &p))
+        return EXIT_BAD_INPUT;
+    int rc = cmd_report(&p, sort, limit);
+    sp_profile_free(&p);
     return rc;
 }

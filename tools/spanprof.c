@@ -6,15 +6,18 @@
  * (with the command's usage on stderr). */
 #include "tool.h"
 #include "convert.h"
+#include "record.h"
 
 #include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static const char general_usage[] =
-    "usage: spanprof report [OPTIONS] PROFILE.json|DIR...\n"
+    "usage: spanprof record [OPTIONS] [--] CMD [ARG...]\n"
+    "       spanprof report [OPTIONS] [PROFILE|DIR...]\n"
     "       spanprof coz [OPTIONS] PROFILE.coz|PROFILE.jsonl PROFILE.json\n"
     "       spanprof merge -o OUT FILE...\n"
     "       spanprof view [-o OUT.html] PROFILE\n"
@@ -29,6 +32,8 @@ static const char general_help[] =
     "__attribute__((span))).\n"
     "\n"
     "Commands:\n"
+    "  record   run a program and assemble the profiles of every process it starts:\n"
+    "           merged profile, flame graph page and the top of the report\n"
     "  report   table of spans from the JSON profile (run with SPANPROF_JSON=PATH);\n"
     "           several profiles, or a directory of them, are merged first\n"
     "  coz      coz's causal profile (profile.coz or profile.jsonl from\n"
@@ -44,7 +49,7 @@ static const char general_help[] =
     "  -V, --version  show the version\n";
 
 static const char report_usage[] =
-    "usage: spanprof report [--sort=self|total|calls|name] [--limit N] PROFILE.json|DIR...\n";
+    "usage: spanprof report [--sort=self|total|calls|name] [--limit N] [PROFILE|DIR...]\n";
 
 static const char report_help[] =
     "\n"
@@ -55,6 +60,10 @@ static const char report_help[] =
     "\n"
     "Given several profiles, or a directory (every JSON profile in it), it reports\n"
     "their merge, as `spanprof merge` would write it: the processes' spans summed.\n"
+    "A `spanprof record` directory is read as its merged profile. Folded stacks\n"
+    "(SPANPROF_FOLDED) give each frame's self and total time, without calls.\n"
+    "With no PROFILE it reads what a run wrote here: spanprof.out/, else\n"
+    "spanprof.json, else spanprof.folded.\n"
     "\n"
     "Options:\n"
     "  --sort=KEY   self (default), total, calls: largest first; name: A to Z\n"
@@ -226,9 +235,15 @@ static int run_report(int argc, char **argv)
             return getopt_error(ch, argv);
         }
     }
-    if (argc - optind < 1)
-        return usage_error("%s", "report needs a PROFILE.json (or several, or a directory)");
-    return report_files(argv + optind, (size_t)(argc - optind), sort, limit);
+    if (argc - optind >= 1)
+        return report_files(argv + optind, (size_t)(argc - optind), sort, limit);
+    /* What a run wrote here: `spanprof record`'s directory, else the runtime's files. */
+    static char *const defaults[] = { "spanprof.out", "spanprof.json", "spanprof.folded" };
+    for (size_t i = 0; i < sizeof defaults / sizeof *defaults; i++)
+        if (access(defaults[i], F_OK) == 0)
+            return report_files(&defaults[i], 1, sort, limit);
+    return usage_error("%s", "report needs a PROFILE (none of spanprof.out/, spanprof.json, "
+                             "spanprof.folded is here)");
 }
 
 static int run_coz(int argc, char **argv)
@@ -383,6 +398,7 @@ static int run_dump(int argc, char **argv)
 }
 
 static const struct command commands[] = {
+    { "record", record_usage, record_help, run_record },
     { "report", report_usage, report_help, run_report },
     { "coz", coz_usage, coz_help, run_coz },
     { "merge", merge_usage, merge_help, run_merge },

@@ -101,11 +101,17 @@ struct sp_profile {
     struct sp_process *procs;             /* the "processes" array of a merged profile */
     size_t nprocs;
     int merged;                           /* it had one */
+    int no_calls;                         /* from folded stacks: no calls, files or lines */
 };
 
 /* Loads PATH; on any problem prints one "spanprof: ..." line and returns -1. */
 int sp_profile_load(const char *path, struct sp_profile *out);
 void sp_profile_free(struct sp_profile *p);
+
+/* Folded stacks as a profile: self and total per frame name (folded_profile.c); or, by its
+ * first byte, a JSON profile (sp_profile_load) or folded stacks. */
+int sp_profile_load_folded(const char *path, struct sp_profile *out);
+int sp_profile_load_any(const char *path, struct sp_profile *out);
 
 /* ---- reading large JSON a value at a time (jsonstream.c) ---- */
 
@@ -209,7 +215,10 @@ int pprof_merge_add_file(struct pprof_merge *m, const char *path);    /* -1 with
 int pprof_merge_write(struct pprof_merge *m, FILE *out);              /* and frees m */
 void pprof_merge_free(struct pprof_merge *m);
 
-/* Writes the merge of PATHS (all of one kind) to OUT ("-": standard output). */
+/* Writes the merge of PATHS (all of one kind) to OUT ("-": standard output); KIND_NAME gets
+ * the kind's name ("JSON profiles").  0, or EXIT_BAD_INPUT after a message. */
+int merge_files(const char *out, char *const *paths, size_t npaths, const char **kind_name);
+/* merge_files, then "OUT: N KIND merged" on stdout. */
 int cmd_merge(const char *out, char *const *paths, size_t npaths);
 
 /* The JSON profiles `spanprof report` reads: files as given, and in a directory every file
@@ -221,7 +230,10 @@ int report_inputs(char *const *args, size_t nargs, char ***paths, size_t *npaths
 
 enum report_sort { SORT_SELF, SORT_TOTAL, SORT_CALLS, SORT_NAME };
 int cmd_report(const struct sp_profile *p, enum report_sort sort, long limit);
-/* Reports ARGS: one profile as it is; several, or directories, merged. */
+/* Loads ARGS: one profile (JSON or folded stacks) as it is; several JSON profiles, or
+ * directories of them, merged.  0, or -1 after a message. */
+int load_inputs(char *const *args, size_t nargs, struct sp_profile *out);
+/* Reports ARGS as load_inputs reads them. */
 int report_files(char *const *args, size_t nargs, enum report_sort sort, long limit);
 
 enum causal_sort { CSORT_AT100, CSORT_MAX, CSORT_NAME };
@@ -257,7 +269,9 @@ void table_free(struct table *t);
 /* ---- spanprof view (view.c) ---- */
 
 /* Writes OUT (default PROFILE.html): a self-contained speedscope page showing PROFILE (folded
- * stacks or a Chrome trace); prints OUT's path.  Returns 0 or EXIT_BAD_INPUT. */
+ * stacks or a Chrome trace).  Returns 0 or EXIT_BAD_INPUT after a message. */
+int view_page(const char *profile, const char *out, const char *unit);
+/* view_page, then OUT's path on stdout. */
 int cmd_view(const char *profile, const char *out, const char *unit);
 
 /* speedscope's own file format (speedscope.c), written to OUT: folded stacks TEXT (N bytes) as

@@ -294,7 +294,7 @@ static int to_speedscope(const char *profile, const char *kind, const char *titl
     return 0;
 }
 
-int cmd_view(const char *profile, const char *out_path, const char *unit)
+int view_page(const char *profile, const char *out_path, const char *unit)
 {
     struct buf prof, index, js = {0}, css = {0}, lic = {0}, font_lic = {0}, release = {0};
     if (slurp(profile, &prof)) {
@@ -387,11 +387,23 @@ int cmd_view(const char *profile, const char *out_path, const char *unit)
     fputs("\n</script>\n</body>\n</html>\n", out);
     if (output_close(&page, 0))
         return EXIT_BAD_INPUT;
-    printf("%s\n", out_path);
     free(name_js);
     if (page_prof.p != prof.p)
         free(page_prof.p);
     free(base);
     free(prof.p), free(index.p), free(js.p), free(css.p), free(lic.p), free(font_lic.p), free(release.p);
     return 0;
+}
+
+int cmd_view(const char *profile, const char *out_path, const char *unit)
+{
+    char def[PATH_MAX];
+    if (!out_path) {
+        snprintf(def, sizeof def, "%s.html", profile);
+        out_path = def;
+    }
+    int rc = view_page(profile, out_path, unit);
+    if (rc == 0)
+        printf("%s\n", out_path);
+    return rc;
 }

@@ -1,0 +1,119 @@
+/* folded_profile.c — a table of spans from folded stacks (SPANPROF_FOLDED, a merged file, or
+ * any `frame;frame;... value` file), so that `report` and `diff` read what a run wrote by
+ * default.  A frame's self value is the sum of the lines it ends; its total, of the lines it is
+ * on (once per line, however often recursion repeats it).  Folded stacks carry no call counts,
+ * files or lines: the profile says so (no_calls) and its spans have file "" and line 0. */
+#include "tool.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct folded_table {
+    struct strmap names;
+    struct sp_span *spans;
+    size_t cap;
+    size_t *seen_on;   /* per span: the line it was last counted on (1-based), for totals */
+};
+
+static struct sp_span *span_of(struct folded_table *t, const char *name, size_t len)
+{
+    int added;
+    size_t i = strmap_index(&t->names, name, len, &added);
+    if (added) {
+        if (i == t->cap) {
+            t->cap = t->cap ? 2 * t->cap : 64;
+            t->spans = xrealloc(t->spans, t->cap * sizeof *t->spans);
+            t->seen_on = xrealloc(t->seen_on, t->cap * sizeof *t->seen_on);
+        }
+        t->spans[i] = (struct sp_span){.name = xasprintf("%.*s", (int)len, name), .file = xstrdup("")};
+        t->seen_on[i] = 0;
+    }
+    return &t->spans[i];
+}
+
+/* One "a;b;c VALUE" line; -1 when it is not one. */
+static int add_line(struct folded_table *t, char *line, size_t lineno)
+{
+    char *space = strrchr(line, ' ');
+    if (!space || space == line)
+        return -1;
+    char *end;
+    errno = 0;
+    unsigned long long value = strtoull(space + 1, &end, 10);
+    if (*end || errno || space[1] == '-' || !space[1])
+        return -1;
+    *space = 0;
+    struct sp_span *last = NULL;
+    for (char *frame = line;;) {
+        size_t len = strcspn(frame, ";");
+        last = span_of(t, frame, len);
+        size_t i = (size_t)(last - t->spans);
+        if (t->seen_on[i] != lineno) {
+            t->seen_on[i] = lineno;
+            last->total_ns += value;
+        }
+        if (!frame[len])
+            break;
+        frame += len + 1;
+    }
+    last->self_ns += value;
+    return 0;
+}
+
+int sp_profile_load_folded(const char *path, struct sp_profile *out)
+{
+    FILE *f = fopen(path, "r");
+    if (!f) {
+        fprintf(stderr, "spanprof: cannot read '%s': %s\n", path, strerror(errno));
+        return -1;
+    }
+    struct folded_table t = {.spans = NULL};
+    strmap_init(&t.names);
+    char *line = NULL;
+    size_t cap = 0, lineno = 0;
+    ssize_t n;
+    int rc = 0;
+    while ((n = getline(&line, &cap, f)) > 0) {
+        lineno++;
+        if (line[n - 1] == '\n')
+            line[--n] = 0;
+        if (n == 0)
+            continue;
+        if (add_line(&t, line, lineno)) {
+            fprintf(stderr, "spanprof: %s:%zu: not folded stacks (\"frame;frame VALUE\") nor a JSON "
+                            "profile\n", path, lineno);
+            rc = -1;
+            break;
+        }
+    }
+    if (rc == 0 && ferror(f)) {
+        fprintf(stderr, "spanprof: cannot read '%s': %s\n", path, strerror(errno));
+        rc = -1;
+    }
+    free(line);
+    fclose(f);
+    free(t.seen_on);
+    *out = (struct sp_profile){
+        .path = path, .pid = -1, .thread_count = -1, .spans = t.spans, .nspans = t.names.n,
+        .no_calls = 1,
+    };
+    strmap_free(&t.names);
+    if (rc)
+        sp_profile_free(out);
+    return rc;
+}
+
+int sp_profile_load_any(const char *path, struct sp_profile *out)
+{
+    FILE *f = fopen(path, "r");
+    if (!f) {
+        fprintf(stderr, "spanprof: cannot read '%s': %s\n", path, strerror(errno));
+        return -1;
+    }
+    int c;
+    while ((c = getc(f)) == ' ' || c == '\t' || c == '\n' || c == '\r')
+        ;
+    fclose(f);
+    return c == '{' || c == EOF ? sp_profile_load(path, out) : sp_profile_load_folded(path, out);
+}
