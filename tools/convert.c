@@ -19,7 +19,7 @@
  * Every value is exact, so the period is 1 of the first sample type.
  */
 #define _GNU_SOURCE
-#include "convert.h"
+#include "commands.h"
 #include "tool.h"
 
 #include <errno.h>
@@ -52,16 +52,6 @@ const char convert_help[] =
     "      --threads     the first folded frame is the thread (SPANPROF_THREADS=1):\n"
     "                    make it a \"thread\" label\n"
     "  -h, --help        show this text\n";
-
-static int usage_error(const char *fmt, const char *arg)
-{
-    fputs("spanprof: ", stderr);
-    fprintf(stderr, fmt, arg);
-    fputc('\n', stderr);
-    fputs(convert_usage, stderr);
-    fputs("Try 'spanprof help convert' for more information.\n", stderr);
-    return EXIT_USAGE;
-}
 
 /* What convert collects before handing it to the encoder. */
 struct conv {
@@ -414,18 +404,12 @@ int run_convert(int argc, char **argv)
             fputs(convert_usage, stdout);
             fputs(convert_help, stdout);
             return 0;
-        case ':':
-            return usage_error("option '%s' needs a value", argv[optind - 1]);
         default:
-            if (optopt && strncmp(argv[optind - 1], "--", 2)) {
-                char buf[3] = { '-', (char)optopt, 0 };
-                return usage_error("unknown option '%s'", buf);
-            }
-            return usage_error("unknown option '%s'", argv[optind - 1]);
+            return tool_getopt_error(ch, argv);
         }
     }
     if (argc - optind != 1)
-        return usage_error("%s", argc - optind < 1 ? "convert needs a PROFILE" : "convert takes one PROFILE");
+        return tool_usage_error("%s", argc - optind < 1 ? "convert needs a PROFILE" : "convert takes one PROFILE");
     const char *path = argv[optind];
     FILE *in = fopen(path, "r");
     if (!in) {
@@ -450,7 +434,7 @@ int run_convert(int argc, char **argv)
     if (first == '{' || first == '[') {
         fclose(in);
         if (calls || threads)
-            return usage_error("%s", "--calls and --threads are for folded stacks, not a JSON profile");
+            return tool_usage_error("%s", "--calls and --threads are for folded stacks, not a JSON profile");
         rc = load_json(path, &c);
     } else {
         rewind(in);

@@ -35,7 +35,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "record.h"
+#include "commands.h"
 #include "tool.h"
 
 #include "config/debuginfo.h"
@@ -566,11 +566,10 @@ static int pass_status(int status)
 
 /* ---- the command line ---- */
 
+/* A bad command line: 125, as record's other failures, not 2, which CMD may well return. */
 static int usage(const char *fmt, const char *arg)
 {
-    fputs("spanprof: ", stderr);
-    fprintf(stderr, fmt, arg);
-    fprintf(stderr, "\n%sTry 'spanprof help record' for more information.\n", record_usage);
+    tool_usage_error(fmt, arg);
     return EXIT_RECORD_FAILED;
 }
 
@@ -611,10 +610,9 @@ int run_record(int argc, char **argv)
             fputs(record_usage, stdout);
             fputs(record_help, stdout);
             return 0;
-        case ':':
-            return usage("option '%s' needs a value", argv[optind - 1]);
         default:
-            return usage("unknown option '%s'", argv[optind - 1]);
+            tool_getopt_error(ch, argv);
+            return EXIT_RECORD_FAILED;
         }
     }
     if (optind >= argc)

@@ -5,8 +5,7 @@
  * Exit status: 0 done, 1 an input could not be read or made no sense, 2 a bad command line
  * (with the command's usage on stderr). */
 #include "tool.h"
-#include "convert.h"
-#include "record.h"
+#include "commands.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -18,6 +17,7 @@
 static const char general_usage[] =
     "usage: spanprof record [OPTIONS] [--] CMD [ARG...]\n"
     "       spanprof report [OPTIONS] [PROFILE|DIR...]\n"
+    "       spanprof diff [OPTIONS] BEFORE AFTER\n"
     "       spanprof coz [OPTIONS] PROFILE.coz|PROFILE.jsonl PROFILE.json\n"
     "       spanprof merge -o OUT FILE...\n"
     "       spanprof view [-o OUT.html] PROFILE\n"
@@ -36,6 +36,7 @@ static const char general_help[] =
     "           merged profile, flame graph page and the top of the report\n"
     "  report   table of spans from the JSON profile (run with SPANPROF_JSON=PATH);\n"
     "           several profiles, or a directory of them, are merged first\n"
+    "  diff     what changed between two runs, per span (calls, self, total)\n"
     "  coz      coz's causal profile (profile.coz or profile.jsonl from\n"
     "           `coz run --- PROG`) per span\n"
     "  merge    one profile from many processes' JSON profiles or folded stacks\n"
@@ -165,7 +166,7 @@ struct command {
 
 static const struct command *current;
 
-static int usage_error(const char *fmt, const char *arg)
+int tool_usage_error(const char *fmt, const char *arg)
 {
     fputs("spanprof: ", stderr);
     fprintf(stderr, fmt, arg);
@@ -184,16 +185,16 @@ static int show_help(const struct command *c)
 }
 
 /* Reports getopt's complaint in our words; ':' leads optstrings so a missing value is told apart. */
-static int getopt_error(int ch, char **argv)
+int tool_getopt_error(int ch, char **argv)
 {
     const char *opt = argv[optind - 1];
     if (ch == ':')
-        return usage_error("option '%s' needs a value", opt);
+        return tool_usage_error("option '%s' needs a value", opt);
     if (optopt && strncmp(opt, "--", 2)) {
         char buf[3] = { '-', (char)optopt, 0 };
-        return usage_error("unknown option '%s'", buf);
+        return tool_usage_error("unknown option '%s'", buf);
     }
-    return usage_error("unknown option '%s'", opt);
+    return tool_usage_error("unknown option '%s'", opt);
 }
 
 static int run_report(int argc, char **argv)
@@ -219,20 +220,20 @@ static int run_report(int argc, char **argv)
             else if (!strcmp(optarg, "name"))
                 sort = SORT_NAME;
             else
-                return usage_error("--sort must be self, total, calls or name, not '%s'", optarg);
+                return tool_usage_error("--sort must be self, total, calls or name, not '%s'", optarg);
             break;
         case 'n': {
             char *end;
             errno = 0;
             limit = strtol(optarg, &end, 10);
             if (!*optarg || *end || limit < 0 || errno)
-                return usage_error("--limit needs a number of spans, not '%s'", optarg);
+                return tool_usage_error("--limit needs a number of spans, not '%s'", optarg);
             break;
         }
         case 'h':
             return show_help(current);
         default:
-            return getopt_error(ch, argv);
+            return tool_getopt_error(ch, argv);
         }
     }
     if (argc - optind >= 1)
@@ -242,7 +243,7 @@ static int run_report(int argc, char **argv)
     for (size_t i = 0; i < sizeof defaults / sizeof *defaults; i++)
         if (access(defaults[i], F_OK) == 0)
             return report_files(&defaults[i], 1, sort, limit);
-    return usage_error("%s", "report needs a PROFILE (none of spanprof.out/, spanprof.json, "
+    return tool_usage_error("%s", "report needs a PROFILE (none of spanprof.out/, spanprof.json, "
                              "spanprof.folded is here)");
 }
 
@@ -273,16 +274,16 @@ static int run_coz(int argc, char **argv)
             else if (!strcmp(optarg, "name"))
                 o.sort = CSORT_NAME;
             else
-                return usage_error("--sort must be 100, max or name, not '%s'", optarg);
+                return tool_usage_error("--sort must be 100, max or name, not '%s'", optarg);
             break;
         case 'h':
             return show_help(current);
         default:
-            return getopt_error(ch, argv);
+            return tool_getopt_error(ch, argv);
         }
     }
     if (argc - optind != 2)
-        return usage_error("%s", "coz needs a PROFILE.coz and a PROFILE.json");
+        return tool_usage_error("%s", "coz needs a PROFILE.coz and a PROFILE.json");
     struct coz_profile c;
     struct sp_profile p;
     /* Read both before printing anything, so a bad input gives only its error. */
@@ -309,7 +310,7 @@ static int output_options(int argc, char **argv, const char **out)
         case 'h':
             return show_help(current);
         default:
-            return getopt_error(ch, argv);
+            return tool_getopt_error(ch, argv);
         }
     }
     return -1;
@@ -322,9 +323,9 @@ static int run_merge(int argc, char **argv)
     if (status >= 0)
         return status;
     if (!out)
-        return usage_error("%s", "merge needs -o OUT");
+        return tool_usage_error("%s", "merge needs -o OUT");
     if (argc - optind < 1)
-        return usage_error("%s", "merge needs at least one FILE");
+        return tool_usage_error("%s", "merge needs at least one FILE");
     return cmd_merge(out, argv + optind, (size_t)(argc - optind));
 }
 
@@ -352,16 +353,16 @@ static int run_view(int argc, char **argv)
             else if (!strcmp(optarg, "calls"))
                 unit = "none";
             else
-                return usage_error("--unit must be ns, bytes or calls, not '%s'", optarg);
+                return tool_usage_error("--unit must be ns, bytes or calls, not '%s'", optarg);
             break;
         case 'h':
             return show_help(current);
         default:
-            return getopt_error(ch, argv);
+            return tool_getopt_error(ch, argv);
         }
     }
     if (argc - optind != 1)
-        return usage_error("%s", argc - optind < 1 ? "view needs a PROFILE" : "view takes one PROFILE");
+        return tool_usage_error("%s", argc - optind < 1 ? "view needs a PROFILE" : "view takes one PROFILE");
     return cmd_view(argv[optind], out, unit);
 }
 
@@ -380,26 +381,27 @@ static int run_dump(int argc, char **argv)
             char *end;
             timeout = strtod(optarg, &end);
             if (!*optarg || *end || !(timeout > 0))
-                return usage_error("--timeout must be a number of seconds > 0, not '%s'", optarg);
+                return tool_usage_error("--timeout must be a number of seconds > 0, not '%s'", optarg);
             break;
         }
         case 'h':
             return show_help(current);
         default:
-            return getopt_error(ch, argv);
+            return tool_getopt_error(ch, argv);
         }
     }
     if (argc - optind != 1)
-        return usage_error("%s", argc - optind < 1 ? "dump needs a PID" : "dump takes one PID");
+        return tool_usage_error("%s", argc - optind < 1 ? "dump needs a PID" : "dump takes one PID");
     const char *pid = argv[optind];
     if (strspn(pid, "0123456789") != strlen(pid) || !*pid || strtol(pid, NULL, 10) <= 0)
-        return usage_error("'%s' is not a process id", pid);
+        return tool_usage_error("'%s' is not a process id", pid);
     return cmd_dump(pid, timeout);
 }
 
 static const struct command commands[] = {
     { "record", record_usage, record_help, run_record },
     { "report", report_usage, report_help, run_report },
+    { "diff", diff_usage, diff_help, run_diff },
     { "coz", coz_usage, coz_help, run_coz },
     { "merge", merge_usage, merge_help, run_merge },
     { "view", view_usage, view_help, run_view },
@@ -417,9 +419,9 @@ static const struct command *find_command(const char *name)
 
 int main(int argc, char **argv)
 {
-    opterr = 0;      /* getopt_error() words the complaints */
+    opterr = 0;      /* tool_getopt_error() words the complaints */
     if (argc < 2)
-        return usage_error("%s", "no command given");
+        return tool_usage_error("%s", "no command given");
     const char *cmd = argv[1];
     if (!strcmp(cmd, "--version") || !strcmp(cmd, "-V")) {
         puts("spanprof " SPANPROF_VERSION);
@@ -432,18 +434,18 @@ int main(int argc, char **argv)
             return show_help(NULL);
         const struct command *c = find_command(argv[2]);
         if (!c)
-            return usage_error("unknown command '%s'", argv[2]);
+            return tool_usage_error("unknown command '%s'", argv[2]);
         if (argc > 3) {
             current = c;
-            return usage_error("%s", "help takes one COMMAND");
+            return tool_usage_error("%s", "help takes one COMMAND");
         }
         return show_help(c);
     }
     if (cmd[0] == '-')
-        return usage_error("unknown option '%s'", cmd);
+        return tool_usage_error("unknown option '%s'", cmd);
     current = find_command(cmd);
     if (!current)
-        return usage_error("unknown command '%s'", cmd);
+        return tool_usage_error("unknown command '%s'", cmd);
     /* The command sees its own name as argv[0], so getopt starts after it. */
     return current->run(argc - 1, argv + 1);
 }

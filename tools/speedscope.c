@@ -7,7 +7,8 @@
  * that only waits for its workers.  Its own format carries both: a "unit" per profile (so values
  * read as ms, µs or bytes) and "activeProfileIndex", the profile shown first.
  *
- * Folded stacks become one "sampled" profile: a sample per line, weighted by its value.  A trace
+ * Folded stacks become one "sampled" profile: a sample per line, weighted by its value; a
+ * differential file (`spanprof diff --folded`) four: after, before, grown and shrunk.  A trace
  * becomes one "evented" profile per thread (open/close events in nanoseconds, all threads on the
  * same time axis, in the trace's thread order), and the profile shown first is the busiest thread:
  * the one with the most time inside its outermost spans.  A trace this file does not understand
@@ -81,28 +82,86 @@ static void write_head(FILE *out, const char *name, size_t active, const struct 
     fputs("]},\"profiles\":[", out);
 }
 
+/* The value that ends a folded line P..E ("stack value"): D gets its first digit; 0 when the
+ * line does not end in a space and a number. */
+static int trailing_number(const char *p, const char *e, const char **d)
+{
+    const char *q = e;
+    while (q > p && q[-1] >= '0' && q[-1] <= '9')
+        q--;
+    *d = q;
+    return q != e && q != p && q[-1] == ' ';
+}
+
+/* A differential file ("stack BEFORE AFTER" on every line, as difffolded.pl writes)? */
+static int is_differential(const char *p, const char *end)
+{
+    int lines = 0;
+    while (p < end) {
+        const char *nl = memchr(p, '\n', (size_t)(end - p));
+        const char *e = nl ? nl : end, *d;
+        while (e > p && (e[-1] == '\r' || e[-1] == ' '))
+            e--;
+        if (e > p) {
+            if (!trailing_number(p, e, &d) || !trailing_number(p, d - 1, &d))
+                return 0;
+            lines++;
+        }
+        p = nl ? nl + 1 : end;
+    }
+    return lines > 0;
+}
+
+/* One "sampled" profile of the samples whose weight W[i] is not 0. */
+static void write_sampled(FILE *out, const char *name, const char *unit, size_t nsamples,
+                          const size_t *depth, const size_t *idx, const unsigned long long *w)
+{
+    unsigned long long sum = 0;
+    for (size_t i = 0; i < nsamples; i++)
+        sum += w[i];
+    fputs("{\"type\":\"sampled\",\"name\":", out);
+    json_str(out, name);
+    fprintf(out, ",\"unit\":\"%s\",\"startValue\":0,\"endValue\":%llu,\"samples\":[", unit, sum);
+    int first = 1;
+    for (size_t i = 0, k = 0; i < nsamples; k += depth[i], i++) {
+        if (!w[i])
+            continue;
+        fputs(first ? "[" : ",[", out);
+        for (size_t j = 0; j < depth[i]; j++)
+            fprintf(out, j ? ",%zu" : "%zu", idx[k + j]);
+        fputc(']', out);
+        first = 0;
+    }
+    fputs("],\"weights\":[", out);
+    first = 1;
+    for (size_t i = 0; i < nsamples; i++)
+        if (w[i]) {
+            fprintf(out, first ? "%llu" : ",%llu", w[i]);
+            first = 0;
+        }
+    fputs("]}", out);
+}
+
 int speedscope_from_folded(const char *text, size_t n, const char *name, const char *unit, FILE *out)
 {
     struct frames fr = {0};
     strmap_init(&fr.map);
     size_t *idx = NULL, nidx = 0, cap = 0;   /* every sample's frame indexes, one after another */
     size_t *depth = NULL, nsamples = 0, scap = 0;
-    unsigned long long *weight = NULL, sum = 0;
+    unsigned long long *weight[2] = {NULL, NULL};   /* the value; a differential file's two */
     const char *p = text, *end = text + n;
+    int diff = is_differential(p, end);
     while (p < end) {
         const char *nl = memchr(p, '\n', (size_t)(end - p));
-        const char *e = nl ? nl : end, *next = nl ? nl + 1 : end;
+        const char *e = nl ? nl : end, *next = nl ? nl + 1 : end, *d, *d0 = NULL;
         while (e > p && (e[-1] == '\r' || e[-1] == ' '))
             e--;
-        const char *d = e;
-        while (d > p && d[-1] >= '0' && d[-1] <= '9')
-            d--;
-        if (d == e || d == p || d[-1] != ' ') {  /* not "stack value": a blank or foreign line */
-            p = next;
+        if (!trailing_number(p, e, &d) || (diff && !trailing_number(p, d - 1, &d0))) {
+            p = next;  /* not "stack value": a blank or foreign line */
             continue;
         }
-        unsigned long long v = strtoull(d, NULL, 10);
-        const char *s = p, *se = d - 1;
+        unsigned long long v = strtoull(d, NULL, 10), v0 = d0 ? strtoull(d0, NULL, 10) : 0;
+        const char *s = p, *se = (d0 ? d0 : d) - 1;
         while (se > s && se[-1] == ' ')
             se--;
         size_t dep = 0;
@@ -118,28 +177,37 @@ int speedscope_from_folded(const char *text, size_t n, const char *name, const c
         if (nsamples == scap) {
             scap = scap ? 2 * scap : 256;
             depth = xrealloc(depth, scap * sizeof *depth);
-            weight = xrealloc(weight, scap * sizeof *weight);
+            weight[0] = xrealloc(weight[0], scap * sizeof **weight);
+            weight[1] = xrealloc(weight[1], scap * sizeof **weight);
         }
         depth[nsamples] = dep;
-        weight[nsamples++] = v;
-        sum += v;
+        weight[0][nsamples] = v0;
+        weight[1][nsamples++] = v;
         p = next;
     }
     write_head(out, name, 0, &fr);
-    fputs("{\"type\":\"sampled\",\"name\":", out);
-    json_str(out, name);
-    fprintf(out, ",\"unit\":\"%s\",\"startValue\":0,\"endValue\":%llu,\"samples\":[", unit, sum);
-    for (size_t i = 0, k = 0; i < nsamples; i++) {
-        fputs(i ? ",[" : "[", out);
-        for (size_t j = 0; j < depth[i]; j++, k++)
-            fprintf(out, j ? ",%zu" : "%zu", idx[k]);
-        fputc(']', out);
+    if (!diff) {
+        write_sampled(out, name, unit, nsamples, depth, idx, weight[1]);
+    } else {
+        /* After first (what the program does now), then before, then each stack's growth and
+         * its shrinkage as flame graphs of their own: speedscope has no diff view. */
+        unsigned long long *grew = xmalloc((nsamples + 1) * sizeof *grew);
+        unsigned long long *shrank = xmalloc((nsamples + 1) * sizeof *shrank);
+        for (size_t i = 0; i < nsamples; i++) {
+            grew[i] = weight[1][i] > weight[0][i] ? weight[1][i] - weight[0][i] : 0;
+            shrank[i] = weight[0][i] > weight[1][i] ? weight[0][i] - weight[1][i] : 0;
+        }
+        write_sampled(out, "after", unit, nsamples, depth, idx, weight[1]);
+        fputc(',', out);
+        write_sampled(out, "before", unit, nsamples, depth, idx, weight[0]);
+        fputc(',', out);
+        write_sampled(out, "grew (after - before)", unit, nsamples, depth, idx, grew);
+        fputc(',', out);
+        write_sampled(out, "shrank (before - after)", unit, nsamples, depth, idx, shrank);
+        free(grew), free(shrank);
     }
-    fputs("],\"weights\":[", out);
-    for (size_t i = 0; i < nsamples; i++)
-        fprintf(out, i ? ",%llu" : "%llu", weight[i]);
-    fputs("]}]}\n", out);
-    free(idx), free(depth), free(weight);
+    fputs("]}\n", out);
+    free(idx), free(depth), free(weight[0]), free(weight[1]);
     frames_free(&fr);
     return ferror(out) ? -1 : 0;
 }

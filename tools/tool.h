@@ -39,6 +39,12 @@ int output_close(struct tool_output *o, int failed);
  * line we do not understand — the split getopt-style tools (grep, diff) use. */
 enum { EXIT_BAD_INPUT = 1, EXIT_USAGE = 2 };
 
+/* The command line (spanprof.c): "spanprof: " FMT (with ARG), the running command's usage and
+ * where its help is, on stderr; returns EXIT_USAGE.  tool_getopt_error words getopt_long's
+ * complaint CH (optstrings start with ':') the same way. */
+int tool_usage_error(const char *fmt, const char *arg);
+int tool_getopt_error(int ch, char **argv);
+
 /* ---- JSON profile (json_profile.c) ---- */
 
 /* Optional per-span figures (max_depth, the resource profile's fields), each present or not.
