@@ -53,6 +53,11 @@ static int cmp_pair(const void *pa, const void *pb)
     double ca = a->change < 0 ? -a->change : a->change, cb = b->change < 0 ? -b->change : b->change;
     if (ca != cb)
         return ca > cb ? -1 : 1;
+    /* Equal changes: the larger change of calls first (exact, where times are not). */
+    long long da = llabs((long long)(a->after ? a->after->calls : 0) - (long long)(a->before ? a->before->calls : 0));
+    long long db = llabs((long long)(b->after ? b->after->calls : 0) - (long long)(b->before ? b->before->calls : 0));
+    if (da != db)
+        return da > db ? -1 : 1;
     const struct sp_span *sa = a->after ? a->after : a->before, *sb = b->after ? b->after : b->before;
     int r = strcmp(sa->name, sb->name);
     return r ? r : strcmp(sa->file, sb->file);
@@ -249,13 +254,13 @@ static int cmp_entry(const void *a, const void *b)
     return strcmp(x->key, y->key);
 }
 
-static int write_diff_folded(const char *before, const char *after, const char *out)
+/* PATHS: the two folded files (folded_of). */
+static int write_diff_folded(char *const paths[2], const char *out)
 {
-    char *paths[2] = {folded_of(before), folded_of(after)};
     struct stack_values sv = {.v = NULL};
     strmap_init(&sv.stacks);
     int rc = EXIT_BAD_INPUT;
-    if (!paths[0] || !paths[1] || read_side(&sv, paths[0], 0) || read_side(&sv, paths[1], 1))
+    if (read_side(&sv, paths[0], 0) || read_side(&sv, paths[1], 1))
         goto done;
     const struct strmap_entry **order = xmalloc((sv.stacks.n + 1) * sizeof *order);
     size_t n = 0;
@@ -275,8 +280,6 @@ static int write_diff_folded(const char *before, const char *after, const char *
     }
     free(order);
 done:
-    free(paths[0]);
-    free(paths[1]);
     free(sv.v);
     strmap_free(&sv.stacks);
     return rc;
@@ -319,17 +322,25 @@ int run_diff(int argc, char **argv)
     if (argc - optind != 2)
         return tool_usage_error("%s", "diff needs a BEFORE and an AFTER");
     char *const *args = argv + optind;
+    char *stacks[2] = {NULL, NULL};
     struct sp_profile b, a;
+    int rc = EXIT_BAD_INPUT;
+    /* Every input checked before anything is printed. */
+    if (folded && (!(stacks[0] = folded_of(args[0])) || !(stacks[1] = folded_of(args[1]))))
+        goto out;
     if (load_inputs(&args[0], 1, &b))
-        return EXIT_BAD_INPUT;
+        goto out;
     if (load_inputs(&args[1], 1, &a)) {
         sp_profile_free(&b);
-        return EXIT_BAD_INPUT;
+        goto out;
     }
-    int rc = compare(&b, &a, args[0], args[1], limit);
+    rc = compare(&b, &a, args[0], args[1], limit);
     sp_profile_free(&b);
     sp_profile_free(&a);
     if (rc == 0 && folded)
-        rc = write_diff_folded(args[0], args[1], folded);
+        rc = write_diff_folded(stacks, folded);
+out:
+    free(stacks[0]);
+    free(stacks[1]);
     return rc;
 }

@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <sys/stat.h>
 
 enum { HEAD = 4096 };
@@ -314,8 +315,16 @@ int report_inputs(char *const *args, size_t nargs, char ***paths, size_t *npaths
         }
         closedir(d);
         if (n == first) {
-            fprintf(stderr, "spanprof: '%s' holds no JSON profile (files written with SPANPROF_JSON)\n", args[i]);
-            goto fail;
+            /* A `spanprof record` run whose processes wrote folded stacks only (a crash). */
+            char *folded = xasprintf("%s/profile.folded", args[i]);
+            if (access(folded, R_OK) != 0) {
+                free(folded);
+                fprintf(stderr, "spanprof: '%s' holds no JSON profile (files written with SPANPROF_JSON)\n", args[i]);
+                goto fail;
+            }
+            if (n == cap)
+                v = xrealloc(v, (cap = cap ? 2 * cap : 16) * sizeof *v);
+            v[n++] = folded;
         }
         qsort(v + first, n - first, sizeof *v, cmp_str);
     }

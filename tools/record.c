@@ -10,8 +10,8 @@
  *     timeline.html                        --trace: the command's own process's timeline
  *     alloc.folded, alloc.html             --alloc: the memory flame graph
  *     profile.coz                          --coz: coz's causal profile
- * A directory holding an earlier run is replaced only with --force; any other non-empty
- * directory is never touched.
+ * A directory holding an earlier run is replaced only with --force (one whose processes wrote
+ * nothing is reused as it is); any other non-empty directory is never touched.
  *
  * The command's exit status is record's; a command killed by a signal kills record by the same
  * signal once the profile is assembled.  While the command runs, record ignores SIGINT and
@@ -135,7 +135,8 @@ static int prepare_dir(const struct record_opts *o, char *abs)
         fprintf(stderr, "spanprof: '%s' is not a directory: -o names the directory of the run\n", o->dir);
         goto out;
     } else if (stat(processes, &st) == 0 && S_ISDIR(st.st_mode)) {
-        if (!o->force) {
+        /* An empty processes/: a run whose command did not run or wrote nothing — no loss. */
+        if (!o->force && dir_is_empty(processes) != 1) {
             fprintf(stderr, "spanprof: '%s' holds an earlier run: --force replaces it, or -o names "
                             "another directory\n", o->dir);
             goto out;
@@ -499,23 +500,29 @@ static void causal_table(const char *abs, const struct sp_profile *p)
 }
 
 /* What the user types next: the directory as they named it. */
-static void closing_line(const struct record_opts *o, size_t nprocs, int have_page, int have_timeline,
-                         int have_alloc)
+static void closing_line(const struct record_opts *o, size_t nprocs, int have_json, int have_page,
+                         int have_timeline, int have_alloc)
 {
-    printf("\nspanprof: %zu %s recorded in %s/: profile.json, profile.folded%s%s%s%s\n", nprocs,
-           nprocs == 1 ? "process" : "processes", o->dir, have_page ? ", flamegraph.html" : "",
+    printf("\nspanprof: %zu %s recorded in %s/: %sprofile.folded%s%s%s%s\n", nprocs,
+           nprocs == 1 ? "process" : "processes", o->dir, have_json ? "profile.json, " : "", have_page ? ", flamegraph.html" : "",
            have_timeline ? ", timeline.html" : "", have_alloc ? ", alloc.folded, alloc.html" : "",
            o->coz ? ", profile.coz" : "");
-    printf("next: spanprof report %s | open %s/flamegraph.html in a browser | "
-           "spanprof diff %s OTHER-RUN\n", o->dir, o->dir, o->dir);
+    if (have_page)
+        printf("next: spanprof report %s | open %s/flamegraph.html in a browser | "
+               "spanprof diff %s OTHER-RUN\n", o->dir, o->dir, o->dir);
+    else
+        printf("next: spanprof report %s | spanprof diff %s OTHER-RUN\n", o->dir, o->dir);
 }
 
 static void assemble(const struct record_opts *o, const char *abs, long pid)
 {
-    size_t nprocs;
-    char **profiles = process_files(abs, ".json", ".trace.json", &nprocs);
-    free_list(profiles, nprocs);
-    if (!nprocs) {
+    /* A process that crashed wrote its folded stacks only (the crash writer's one file). */
+    size_t nprocs, nfolded;
+    char **json = process_files(abs, ".json", ".trace.json", &nprocs);
+    char **folded = process_files(abs, ".folded", ".alloc.folded", &nfolded);
+    free_list(json, nprocs);
+    free_list(folded, nfolded);
+    if (!nprocs && !nfolded) {
         fprintf(stderr, "spanprof: no process wrote a profile into %s/" PROCESSES ": is the "
                         "program built and linked with spanprof (`pkg-config --cflags --libs "
                         "spanprof`)?\n", o->dir);
@@ -531,9 +538,9 @@ static void assemble(const struct record_opts *o, const char *abs, long pid)
     int have_alloc = o->alloc && merge_kind(abs, ".alloc.folded", NULL, "alloc.folded") > 0 &&
                      page(abs, "alloc.folded", "alloc.html", "bytes") == 0;
 
-    char *path = xasprintf("%s/profile.json", abs);
+    char *path = xasprintf("%s/%s", abs, nprocs ? "profile.json" : "profile.folded");
     struct sp_profile p;
-    if (sp_profile_load(path, &p) == 0) {
+    if (sp_profile_load_any(path, &p) == 0) {
         putchar('\n');
         cmd_report(&p, SORT_SELF, o->limit);
         if (o->coz)
@@ -541,7 +548,7 @@ static void assemble(const struct record_opts *o, const char *abs, long pid)
         sp_profile_free(&p);
     }
     free(path);
-    closing_line(o, nprocs, have_page, have_timeline, have_alloc);
+    closing_line(o, nprocs > nfolded ? nprocs : nfolded, nprocs > 0, have_page, have_timeline, have_alloc);
 }
 
 /* Ends record the way the command ended. */

@@ -9,6 +9,12 @@
 
 static enum report_sort sort_key;
 
+static int has_suffix(const char *s, const char *suffix)
+{
+    size_t n = strlen(s), m = strlen(suffix);
+    return n >= m && !strcmp(s + n - m, suffix);
+}
+
 static int cmp_u64_desc(uint64_t a, uint64_t b)
 {
     return a > b ? -1 : a < b ? 1 : 0;
@@ -150,13 +156,17 @@ int cmd_report(const struct sp_profile *p, enum report_sort sort, long limit)
 
 int load_inputs(char *const *args, size_t nargs, struct sp_profile *out)
 {
+    static char *single; /* the one input's path, which OUT's messages name: kept until the next */
     char **paths;
     size_t n;
     int any_dir, rc = -1;
     if (report_inputs(args, nargs, &paths, &n, &any_dir))
         return -1;
-    if (n == 1 && !any_dir) {
-        rc = sp_profile_load_any(args[0], out); /* paths[0] is a copy of it, freed below */
+    if (n == 1 && (!any_dir || has_suffix(paths[0], "/profile.folded"))) {
+        free(single);
+        single = paths[0];
+        paths[0] = NULL;
+        rc = sp_profile_load_any(single, out);
     } else {
         struct json_merge *m = json_merge_new();
         size_t i;

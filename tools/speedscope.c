@@ -112,9 +112,11 @@ static int is_differential(const char *p, const char *end)
     return lines > 0;
 }
 
-/* One "sampled" profile of the samples whose weight W[i] is not 0. */
+/* One "sampled" profile: sample i weighs W[i]; SKIP_ZERO leaves out those that weigh nothing
+ * (a differential file's stacks that one side lacks). */
 static void write_sampled(FILE *out, const char *name, const char *unit, size_t nsamples,
-                          const size_t *depth, const size_t *idx, const unsigned long long *w)
+                          const size_t *depth, const size_t *idx, const unsigned long long *w,
+                          int skip_zero)
 {
     unsigned long long sum = 0;
     for (size_t i = 0; i < nsamples; i++)
@@ -124,7 +126,7 @@ static void write_sampled(FILE *out, const char *name, const char *unit, size_t 
     fprintf(out, ",\"unit\":\"%s\",\"startValue\":0,\"endValue\":%llu,\"samples\":[", unit, sum);
     int first = 1;
     for (size_t i = 0, k = 0; i < nsamples; k += depth[i], i++) {
-        if (!w[i])
+        if (skip_zero && !w[i])
             continue;
         fputs(first ? "[" : ",[", out);
         for (size_t j = 0; j < depth[i]; j++)
@@ -135,7 +137,7 @@ static void write_sampled(FILE *out, const char *name, const char *unit, size_t 
     fputs("],\"weights\":[", out);
     first = 1;
     for (size_t i = 0; i < nsamples; i++)
-        if (w[i]) {
+        if (w[i] || !skip_zero) {
             fprintf(out, first ? "%llu" : ",%llu", w[i]);
             first = 0;
         }
@@ -187,7 +189,7 @@ int speedscope_from_folded(const char *text, size_t n, const char *name, const c
     }
     write_head(out, name, 0, &fr);
     if (!diff) {
-        write_sampled(out, name, unit, nsamples, depth, idx, weight[1]);
+        write_sampled(out, name, unit, nsamples, depth, idx, weight[1], 0);
     } else {
         /* After first (what the program does now), then before, then each stack's growth and
          * its shrinkage as flame graphs of their own: speedscope has no diff view. */
@@ -197,13 +199,13 @@ int speedscope_from_folded(const char *text, size_t n, const char *name, const c
             grew[i] = weight[1][i] > weight[0][i] ? weight[1][i] - weight[0][i] : 0;
             shrank[i] = weight[0][i] > weight[1][i] ? weight[0][i] - weight[1][i] : 0;
         }
-        write_sampled(out, "after", unit, nsamples, depth, idx, weight[1]);
+        write_sampled(out, "after", unit, nsamples, depth, idx, weight[1], 1);
         fputc(',', out);
-        write_sampled(out, "before", unit, nsamples, depth, idx, weight[0]);
+        write_sampled(out, "before", unit, nsamples, depth, idx, weight[0], 1);
         fputc(',', out);
-        write_sampled(out, "grew (after - before)", unit, nsamples, depth, idx, grew);
+        write_sampled(out, "grew (after - before)", unit, nsamples, depth, idx, grew, 1);
         fputc(',', out);
-        write_sampled(out, "shrank (before - after)", unit, nsamples, depth, idx, shrank);
+        write_sampled(out, "shrank (before - after)", unit, nsamples, depth, idx, shrank, 1);
         free(grew), free(shrank);
     }
     fputs("]}\n", out);

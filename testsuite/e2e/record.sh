@@ -1,0 +1,126 @@
+#!/bin/sh
+# record.sh — `spanprof record` end to end, on record_prog.c (built with the plugin): a program
+# that forks and execs itself and exits 3; a refused and a forced second run into the same
+# directory; a directory that is not a run's; Ctrl-C (SIGINT to the process group), SIGTERM to
+# record alone and a crash, each passed on as the same signal after the profile is assembled;
+# a command that does not exist; --trace; diff of two runs (with --folded); and the runtime's
+# line naming its files when stderr is a terminal.  One transcript, record.expected, with the
+# scratch folder's path and pids replaced; the pages' presence is checked when speedscope is
+# built (its absence only drops them from the transcript).
+# Environment: CC, PLUGIN, INCLUDE_DIR, LIBDIR, TOOL.
+# shellcheck source=testsuite/lib.sh
+. "$(dirname "$0")/../lib.sh"
+need_plugin
+make_work_dir
+LC_ALL=C
+export LC_ALL
+selected record || finish
+build_sample "$here/record_prog.c" record "${CC:-gcc} -O2" "${CC:-gcc} -O2" || finish
+prog=$dir/prog
+out=$work/record.out
+: >"$out"
+cd "$work" || exit 2
+
+# What a run leaves, without times: record's stderr lines of its own (minus the pages, which
+# need speedscope), the command's stdout sorted (processes run side by side), the processes'
+# files by kind, and the spans and calls `spanprof report` reads from the directory.
+show() { # show LABEL DIR STATUS
+    {
+        echo "## $1"
+        echo "# exit $3"
+        echo "# stdout"
+        sort stdout
+        echo "# stderr (spanprof's lines)"
+        grep '^spanprof: \|^next: ' stderr | grep -v '^spanprof: view needs' |
+            sed -e "s|$work|WORK|g" -e 's/, flamegraph.html//; s/, timeline.html//; s/, alloc.html//' \
+                -e 's/ | open [^ ]* in a browser//'
+        if [ -d "$2/processes" ]; then
+            echo "# $2/processes"
+            ls "$2/processes" | sed 's/^[0-9]*//' | sort | uniq -c
+            echo "# spanprof report $2: spans and calls"
+            "$TOOL" report "$2" 2>&1 | sed "s|$work|WORK|g" |
+                awk '/^program:|^folded stacks:/ { sub(/.*\(/, "("); print } /^spanprof:/ { print }
+                     $1 == "work" || $1 == "nap" || $1 == "main" { print $1, $3 }'
+        fi
+    } >>"$out"
+}
+# record DIR ARGS...: runs record in $work, the transcript's files left in place.
+record() {
+    "$TOOL" record "$@" >stdout 2>stderr
+}
+
+record -o run1 -- "$prog" 2
+show "fork and exec, exit 3" run1 $?
+[ -f run1/profile.json ] && [ -f run1/profile.folded ]
+result $? "record: run1 has profile.json and profile.folded"
+if [ -f "$(dirname "$TOOL")/speedscope/index.html" ] || [ -n "${SPANPROF_SPEEDSCOPE_DIR:-}" ]; then
+    grep -q 'loadFileFromBase64' run1/flamegraph.html
+    result $? "record: run1/flamegraph.html is a speedscope page"
+fi
+
+record -o run1 -- "$prog" 2
+show "the same directory again: refused" run1 $?
+record -o run1 --force -- "$prog" 1
+show "--force: the earlier run replaced" run1 $?
+
+mkdir foreign && echo keep >foreign/notes.txt
+record -o foreign -- "$prog" 0
+show "a directory that holds no run: refused" foreign $?
+[ "$(cat foreign/notes.txt)" = keep ]
+result $? "record: a foreign directory's file left alone"
+
+record -o missing -- ./no-such-program
+show "a command that does not exist" missing $?
+
+# Ctrl-C: SIGINT to the whole process group, as a terminal sends it (perl puts record in a
+# process group of its own with SIGINT at its default, which a background shell job lacks).
+perl -e 'use POSIX; my $pid = fork; if (!$pid) { setpgid(0, 0); $SIG{INT} = "DEFAULT";
+         open STDOUT, ">", "stdout"; open STDERR, ">", "stderr"; exec @ARGV; exit 127 }
+         sleep 1; kill "INT", -$pid; waitpid($pid, 0);
+         print WIFSIGNALED($?) ? "signal " . WTERMSIG($?) : "exit " . WEXITSTATUS($?)' \
+    "$TOOL" record -o int -- "$prog" nap >status
+show "Ctrl-C" int "$(cat status)"
+
+"$TOOL" record -o term -- "$prog" nap >stdout 2>stderr &
+recorder=$!
+sleep 1
+kill -TERM $recorder
+{ wait $recorder; } 2>/dev/null
+show "SIGTERM to record" term $?
+
+record -o crash -- "$prog" crash
+show "a crash" crash $?
+
+record -o traced --trace --mode count -- "$prog" 1
+show "--trace --mode count" traced $?
+test "$(find traced/processes -name '*.trace.json' | wc -l)" -eq 2
+result $? "record: --trace wrote a trace per process"
+
+"$TOOL" diff --folded diff.folded run1 traced >stdout 2>stderr
+status=$?
+{
+    echo "## diff run1 traced"
+    echo "# exit $status"
+    awk '$1 == "work" || $1 == "main" { print $1, $3, $4, $5 }' stdout
+    echo "# diff.folded (stacks, and whether each side has a value)"
+    awk '{ print $1, ($2 > 0), ($3 > 0) }' diff.folded
+    cat stderr
+} >>"$out"
+
+# The runtime's closing line: on a terminal (script(1) gives the program one), not in a pipe,
+# and not with SPANPROF_QUIET=1.
+if command -v script >/dev/null 2>&1; then
+    for quiet in 0 1; do
+        SPANPROF_QUIET=$quiet SPANPROF_FOLDED=tty.folded script -qec "$prog 0" /dev/null </dev/null >tty.out 2>&1
+        echo "## on a terminal, SPANPROF_QUIET=$quiet" >>"$out"
+        tr -d '\r' <tty.out | sed "s|$work|WORK|g" >>"$out"
+    done
+    SPANPROF_FOLDED=pipe.folded "$prog" 0 2>&1 | cat >pipe.out
+    echo "## in a pipe" >>"$out"
+    cat pipe.out >>"$out"
+else
+    skip "record: the terminal line (script(1) is not installed)"
+fi
+
+compare_expected record "${CC:-gcc} -O2" "$out" "$cmd"
+finish
