@@ -434,7 +434,28 @@ static void free_list(char **v, size_t n)
     free(v);
 }
 
-/* Merges the processes' files ending in SUFFIX into DIR/OUT; 1 written, 0 none, -1 failed. */
+/* FROM copied whole to TO.  0, or -1 after a message. */
+static int copy_file(const char *from, const char *to)
+{
+    FILE *in = fopen(from, "rb");
+    if (!in) {
+        fprintf(stderr, "spanprof: cannot read '%s': %s\n", from, strerror(errno));
+        return -1;
+    }
+    struct tool_output o;
+    FILE *out = output_open(&o, to);
+    int failed = !out;
+    char buf[65536];
+    size_t got;
+    while (out && (got = fread(buf, 1, sizeof buf, in)) > 0)
+        failed |= fwrite(buf, 1, got, out) != got;
+    failed |= ferror(in);
+    fclose(in);
+    return out && output_close(&o, failed) == 0 && !failed ? 0 : -1;
+}
+
+/* Merges the processes' files ending in SUFFIX into DIR/OUT (one process's is copied: its
+ * run information stays its own); 1 written, 0 none, -1 failed. */
 static int merge_kind(const char *abs, const char *suffix, const char *not, const char *out)
 {
     size_t n;
@@ -443,7 +464,7 @@ static int merge_kind(const char *abs, const char *suffix, const char *not, cons
         return 0;
     char *path = xasprintf("%s/%s", abs, out);
     const char *kind;
-    int rc = merge_files(path, files, n, &kind) ? -1 : 1;
+    int rc = (n == 1 ? copy_file(files[0], path) : merge_files(path, files, n, &kind)) ? -1 : 1;
     free(path);
     free_list(files, n);
     return rc;
