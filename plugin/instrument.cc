@@ -62,7 +62,7 @@ const struct ggc_root_tab spanplugin_instrument_roots[] = {
  * (a build's host tools often get the CFLAGS but not the LIBS), and each inserted call is made
  * only when the hook's address is not null (add_guard).  The flip side: a weak reference alone
  * neither pulls libspanprof.a's member out of the archive nor keeps libspanprof.so under
- * --as-needed; `pkg-config --libs spanprof` links it with --no-as-needed (see README.md). */
+ * --as-needed; `pkg-config --libs spanprof` links it with --no-as-needed (see docs/manual.md, *Linking*). */
 static void
 make_weak_hook (tree decl)
 {

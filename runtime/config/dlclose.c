@@ -13,7 +13,7 @@
  * program (it comes before libc in the lookup order); with libspanprof.a, the program's own
  * calls, and the libraries' too when the program exports its symbols (-rdynamic).  A dlclose
  * that does not come here (a library's own call, the program linked statically without
- * -rdynamic) unloads as before, and the profile may then read unmapped memory: the README says so.
+ * -rdynamic) unloads as before, and the profile may then read unmapped memory: the manual says so.
  * A program linked fully statically (-static) has no dlclose to forward to: the library then
  * simply stays loaded.
  */

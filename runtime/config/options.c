@@ -1,9 +1,9 @@
 /* options.c — the table of SPANPROF_* environment variables, and everything derived from it:
  * parsing with one warning line per bad value, the check for misspelt variables, and the rows of
- * the README's variable tables (`make check-options` compares them with README.md).
+ * the manual's variable tables (`make check-options` compares them with docs/manual.md).
  *
  * Each variable is one row: its name, its kind, its default, the range a value must lie in, the
- * field it fills and the help line the README shows.  Parsing is a pure function of a getenv-like
+ * field it fills and the help line the manual shows.  Parsing is a pure function of a getenv-like
  * callback and an error stream, so it can be tested.  In paths, %p is the pid and %% a percent
  * sign (report/path.c).
  */
@@ -38,7 +38,7 @@ struct option {
     const char *def;           /* the default as written in the environment; NULL: unset (PATH) */
     const char *const *words;  /* CHOICE: the accepted values, NULL-terminated */
     double max;                /* MIB: the largest value */
-    const char *help;          /* the README's "meaning" column (Markdown) */
+    const char *help;          /* the manual's "meaning" column (Markdown) */
 };
 
 static const char *const switch_words[] = {"0", "1", NULL};

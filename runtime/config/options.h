@@ -1,6 +1,6 @@
 /* options.h — every SPANPROF_* environment variable, declared once in options.c's table with its
  * type, default, range and help line (never installed).  Parsing, the one-line warnings, the
- * "is not a spanprof variable" check and the README's variable table all come from that table.
+ * "is not a spanprof variable" check and the manual's variable table all come from that table.
  */
 #ifndef SPANPROF_OPTIONS_H
 #define SPANPROF_OPTIONS_H
@@ -62,7 +62,7 @@ typedef const char *(*spanprof__getenv_fn)(const char *name);
 void spanprof__options_load(struct spanprof__options *o, spanprof__getenv_fn get, FILE *err);
 /* One warning line on ERR for each SPANPROF_* entry of ENV that no option has (a misspelling). */
 void spanprof__options_warn_unknown(char *const *env, FILE *err);
-/* The README's rows, "| `NAME` | default | meaning |", one per variable, in table order. */
+/* The manual's rows, "| `NAME` | default | meaning |", one per variable, in table order. */
 void spanprof__options_markdown(FILE *out);
 
 #pragma GCC visibility pop

@@ -47,6 +47,25 @@ for link in shared static; do
         "if the new output is right: make check-plugin REGEN=1 ONLY=early_return"
 done
 
+# The manual pages, as `man` finds them under the prefix: spanprof(1) names every command the
+# tool lists in its help, spanprof(7) every plugin option.
+if command -v man >/dev/null 2>&1; then
+    MANPATH="$prefix/usr/share/man" MANWIDTH=100 man -P cat 1 spanprof >"$prefix/man1.txt" 2>&1
+    result $? "install: man spanprof (MANPATH=PREFIX/share/man)"
+    missing=""
+    for command in $("$prefix/usr/bin/spanprof" --help | awk '/^Commands:/ { on = 1; next }
+                                                          on && /^  [a-z]/ { print $1 }'); do
+        grep -q "^   spanprof $command\$" "$prefix/man1.txt" || missing="$missing $command"
+    done
+    test -z "$missing"
+    result $? "install: man spanprof has a section per command${missing:+ (missing:$missing)}"
+    MANPATH="$prefix/usr/share/man" MANWIDTH=100 man -P cat 7 spanprof >"$prefix/man7.txt" 2>&1 &&
+        grep -q '^       off-copy=N' "$prefix/man7.txt" && grep -q '^       SPANPROF_QUIET' "$prefix/man7.txt"
+    result $? "install: man 7 spanprof lists the plugin options and the variables"
+else
+    skip "install: man is not installed (apt-get install man-db)"
+fi
+
 "$prefix/usr/bin/spanprof" report "$prefix/app.json" >"$prefix/report" 2>&1 &&
     grep -q '^classify ' "$prefix/report" && grep -q '^maybe_print ' "$prefix/report"
 result $? "install: installed spanprof report lists the spans"

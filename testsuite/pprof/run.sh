@@ -257,7 +257,7 @@ if selected merge; then
     check_case merge
 fi
 
-# The static runtime carries the encoder too; linked as the README says.
+# The static runtime carries the encoder too; linked as the manual says.
 if selected static-runtime && build_calls calls-static -u __spanprof_enter "$LIBDIR/libspanprof.a" \
        "$(pkg-config --libs json-c libprotobuf-c zlib)"; then
     {

@@ -1,5 +1,5 @@
 #!/bin/sh
-# run.sh — the trust tests (README.md, *Security*): what the runtime does with an environment and
+# run.sh — the trust tests (docs/manual.md, *Security*): what the runtime does with an environment and
 # output paths it must not trust and with signals that land while it starts, and what the
 # spanprof tool does with outputs that fail, hostile inputs and processes it must not harm.
 #

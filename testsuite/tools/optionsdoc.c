@@ -1,5 +1,5 @@
-/* optionsdoc.c — prints the README rows of every SPANPROF_* variable, from the runtime's option
- * table (runtime/config/options.c), for the test that keeps README.md in step with it. */
+/* optionsdoc.c — prints the manual's rows of every SPANPROF_* variable, from the runtime's option
+ * table (runtime/config/options.c), for the test that keeps docs/manual.md in step with it. */
 #include <stdio.h>
 
 #include "config/options.h"

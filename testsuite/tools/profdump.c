@@ -10,7 +10,7 @@
  *   anomaly KEY=N                the JSON "anomalies" counters that are non-zero
  *   threads=N                    the JSON "thread_count"
  *   stack A;B;C                  one per folded line, value dropped; "thread-1234" → "thread-N"
- * With --resources, also (see README, "Resource profile"):
+ * With --resources, also (see docs/manual.md, "Resource profile"):
  *   alloc NAME allocs=N bytes=N frees=N freed=N incl=A/B/F/G live=BLOCKS/BYTES peak=N
  *   latency NAME                 when p50_ns..max_ns are present (checked p50<=p90<=p99<=max)
  *   cpu NAME                     when cpu_user_ns and cpu_system_ns are present
