@@ -4,7 +4,8 @@
 # nodejs and npm fetch speedscope for `spanprof view`; golang-go provides `go tool pprof`, which
 # the pprof test (make check-pprof) uses to read spanprof's pprof files; libcap2-bin's setcap makes
 # the file-capability program of the security test (make check-security); man-db reads the manual
-# pages in the install test (and brings groff, which check-options reads them with); WITH_BROWSER=1 adds
+# pages in the install test (and brings groff, which check-options reads them with); cmake builds
+# the CMake package test's scratch project (make check-install); WITH_BROWSER=1 adds
 # chromium for the browser test (make check-browser).  WITH_BENCH=1 adds what `make bench` compares
 # against or builds with: uftrace, clang-14 (XRay), valgrind (instruction counts) and tcl (SQLite's
 # build, for the speedtest1 table).
@@ -14,7 +15,7 @@
 set -eu
 default_major=$( (gcc -dumpversion 2>/dev/null || echo 12) | sed 's/\..*//')
 packages="gcc g++ make autoconf pkg-config libjson-c-dev libunwind-dev check coz-profiler dpkg-dev
-          libprotobuf-c-dev protobuf-c-compiler zlib1g-dev golang-go libcap2-bin man-db"
+          libprotobuf-c-dev protobuf-c-compiler zlib1g-dev golang-go libcap2-bin man-db cmake"
 # A node.js that is already there (e.g. from another repository, whose nodejs package bundles
 # npm and conflicts with Debian's npm package) is used as it is.
 command -v npm >/dev/null 2>&1 || packages="$packages nodejs npm"

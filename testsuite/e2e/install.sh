@@ -23,6 +23,13 @@ result $? "install: pkg-config --cflags --libs spanprof"
 case $cflags in *"-fplugin=$prefix/gcc-plugins/spanplugin.so"*) status=0 ;; *) status=1 ;; esac
 result $status "install: --cflags loads the installed plugin by full path ($cflags)"
 
+# --cflags: the installed header's folder and the plugin, no include folder of the runtime's own
+# libraries (json-c's); --libs: an rpath, since this prefix is no system library folder.
+test "$(echo "$cflags" | tr ' ' '\n' | grep -c '^-I')" -eq 1 && case $cflags in *"-I$prefix/usr/include"*) true ;; *) false ;; esac
+result $? "install: --cflags names only the install's include folder ($cflags)"
+case $libs in *"-Wl,-rpath,$prefix/usr/lib"*) status=0 ;; *) status=1 ;; esac
+result $status "install: --libs has an rpath to a non-system prefix ($libs)"
+
 test "$(pkg-config --variable=coz_cflags spanprof)" = "-g -gdwarf-4 -gno-variable-location-views"
 result $? "install: pkg-config --variable=coz_cflags spanprof gives the debug-info flags coz reads"
 
@@ -31,16 +38,16 @@ sample="$top/testsuite/plugin/early_return.c"
 sed -n '/^# profile$/,$p' "$top/testsuite/plugin/early_return.expected" | sed 1d >"$prefix/expected"
 for link in shared static; do
     if [ $link = shared ]; then
-        link_flags="$libs -Wl,-rpath,$prefix/usr/lib"
+        link_flags=$libs    # its rpath finds the runtime: the prefix is not a system directory
     else
-        # The static runtime needs the libraries the .pc file lists as private requirements.
-        link_flags="-u __spanprof_enter $prefix/usr/lib/libspanprof.a $(pkg-config --libs $(pkg-config --print-requires-private spanprof)) -pthread"
+        link_flags=$(pkg-config --variable=static_libs spanprof)
     fi
     # shellcheck disable=SC2086 # flag lists
     $CC -O2 -g $cflags "$sample" $link_flags -o "$prefix/app-$link" 2>"$prefix/build.log"
     result $? "install: build through pkg-config, $link runtime"
-    (cd "$prefix" && SPANPROF_JSON=app.json SPANPROF_FOLDED=app.folded "./app-$link" >/dev/null)
-    result $? "install: run, $link runtime"
+    (cd "$prefix" && env -u LD_LIBRARY_PATH SPANPROF_JSON=app.json SPANPROF_FOLDED=app.folded \
+        "./app-$link" >/dev/null)
+    result $? "install: run, $link runtime, without LD_LIBRARY_PATH"
     "$PROFDUMP" "$prefix/app.json" "$prefix/app.folded" >"$prefix/actual" 2>&1
     compare_files "install: profile of the $link build matches testsuite/plugin/early_return.expected" \
         "$prefix/expected" "$prefix/actual" \

@@ -1,0 +1,99 @@
+#!/bin/sh
+# cmake.sh — the installed CMake package, used as the README says, from a scratch project built
+# against a scratch install (a prefix no linker or loader searches): find_package(spanprof) and
+# target_link_libraries(... spanprof::spanprof) build a program whose marked function is a span
+# and that runs without LD_LIBRARY_PATH; spanprof_instrument(TARGET ALL) instruments that one
+# target whole-program (its unmarked functions are spans) and no other; a target that does not
+# use the package is not instrumented at all; a bad spanprof_instrument call is a CMake error.
+# Environment: MAKE, CC, PROFDUMP.  Skipped when cmake is not installed.
+# shellcheck source=testsuite/lib.sh
+. "$(dirname "$0")/../lib.sh"
+top=$(cd "$here/../.." && pwd)
+make_work_dir
+selected cmake || finish
+if ! command -v cmake >/dev/null 2>&1; then
+    skip "cmake: cmake is not installed (apt-get install cmake)"
+    finish
+fi
+prefix=$work/opt
+$MAKE -s -C "$top" install prefix="$prefix" plugindir="$prefix/gcc-plugins" >"$work/install.log" 2>&1
+result $? "cmake: make install into a scratch prefix"
+test -f "$prefix/lib/cmake/spanprof/spanprofConfig.cmake"
+result $? "cmake: lib/cmake/spanprof/spanprofConfig.cmake installed"
+
+project=$work/project
+mkdir -p "$project"
+cat >"$project/CMakeLists.txt" <<'CMAKE'
+cmake_minimum_required(VERSION 3.13)
+project(scratch C)
+find_package(spanprof 0.1 REQUIRED)
+add_executable(marked marked.c)
+target_link_libraries(marked PRIVATE spanprof::spanprof)
+add_executable(whole whole.c)
+spanprof_instrument(whole ALL)
+add_executable(plain plain.c)
+CMAKE
+cat >"$project/marked.c" <<'C'
+#include <spanprof.h>
+#include <stdio.h>
+static volatile int sink;
+__attribute__((span, noinline)) static void marked_work(int i) { sink += i; }
+__attribute__((noinline)) static void unmarked_work(int i) { sink -= i; }
+int main(void)
+{
+    for (int i = 0; i < 3; i++)
+        marked_work(i);
+    unmarked_work(1);
+    puts("marked");
+    return 0;
+}
+C
+sed -e 's/marked_work/whole_work/g; s/"marked"/"whole"/' -e 's/#include <spanprof.h>//' \
+    -e 's/__attribute__((span, noinline))/__attribute__((noinline))/' "$project/marked.c" >"$project/whole.c"
+sed -e 's/marked_work/plain_work/g; s/"marked"/"plain"/' -e 's/#include <spanprof.h>//' \
+    -e 's/__attribute__((span, noinline))/__attribute__((noinline))/' "$project/marked.c" >"$project/plain.c"
+
+(cd "$project" && cmake -S . -B build -DCMAKE_C_COMPILER="${CC:-gcc}" -DCMAKE_PREFIX_PATH="$prefix" &&
+    cmake --build build) >"$work/build.log" 2>&1
+status=$?
+result $status "cmake: a project using find_package + target_link_libraries configures and builds"
+[ $status -eq 0 ] || sed 's/^/  | /' "$work/build.log"
+
+# Each program run from its own folder, no LD_LIBRARY_PATH: the rpath finds the runtime.
+for prog in marked whole plain; do
+    mkdir -p "$work/run-$prog"
+    (cd "$work/run-$prog" && env -u LD_LIBRARY_PATH SPANPROF_JSON=app.json SPANPROF_FOLDED=app.folded \
+        "$project/build/$prog" >stdout 2>stderr)
+    echo "# $prog: exit $?, stdout $(cat "$work/run-$prog/stdout")" >>"$work/actual"
+    cat "$work/run-$prog/stderr" >>"$work/actual"
+    if [ -f "$work/run-$prog/app.json" ]; then
+        "$PROFDUMP" "$work/run-$prog/app.json" "$work/run-$prog/app.folded" | grep '^span ' >>"$work/actual"
+    else
+        echo "(no profile)" >>"$work/actual"
+    fi
+done
+{
+    echo "# marked: exit 0, stdout marked"
+    echo "span marked_work calls=3"
+    echo "# whole: exit 0, stdout whole"
+    echo "span main calls=1"
+    echo "span unwhole_work calls=1"
+    echo "span whole_work calls=3"
+    echo "# plain: exit 0, stdout plain"
+    echo "(no profile)"
+} >"$work/expected"
+compare_files "cmake: the marked target's span, the whole-program target's every function, nothing from the plain one" \
+    "$work/expected" "$work/actual" "cmake/spanprofConfig.cmake.in builds these targets"
+
+nm "$project/build/plain" | grep -q spanprof
+result $((! $?)) "cmake: the target that does not use the package has no spanprof symbol"
+
+# A call the function cannot take: a CMake error naming the problem.
+cat >>"$project/CMakeLists.txt" <<'CMAKE'
+spanprof_instrument(whole FUNCTIONS no-such-list.txt)
+CMAKE
+(cd "$project" && cmake -S . -B build) >"$work/bad.log" 2>&1
+status=$?
+tr -s " \n" "  " <"$work/bad.log" | grep -q "spanprof_instrument: FUNCTIONS file .[^ ]*/no-such-list.txt. does not exist"
+result $(( status == 0 || $? )) "cmake: spanprof_instrument with a missing FUNCTIONS file is a CMake error naming it"
+summary
