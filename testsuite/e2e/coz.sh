@@ -9,7 +9,8 @@
 # built with only -fplugin-arg-spanplugin-progress=emit, each run 25 s under coz: enough
 # experiments and baselines (coz never stalls on spans), `emit` a throughput point, no latency
 # point whose counts went negative, and `spanprof coz` ranking the bottleneck first on figures
-# of 5 or more experiments.  Skipped, saying why, when coz is missing or cannot sample here.
+# of 5 or more experiments.  The whole-program run is made by `spanprof record --coz
+# --progress emit`, as a user would, and its table is the one record prints.  Skipped, saying why, when coz is missing or cannot sample here.
 # Environment: CC, PLUGIN, INCLUDE_DIR, LIBDIR, COZ, TOOL (spanprof).
 # shellcheck source=testsuite/lib.sh
 . "$(dirname "$0")/../lib.sh"
@@ -119,7 +120,9 @@ done
 
 # ---- a program nobody marked up ----------------------------------------------------------
 # unmarked TAG ENV PLUGIN-ARGS...: builds coz_unmarked.c with those plugin arguments into
-# $work/TAG/prog and runs it 25 s under coz with ENV (VAR=VALUE words) and a JSON profile.
+# $work/TAG/prog and runs it 25 s under coz with ENV (VAR=VALUE words) and a JSON profile.  ENV
+# "record" runs it the way a user would, `spanprof record --coz --progress emit`, whose table
+# (printed at the end) is checked below; its files are linked where the other run's are.
 unmarked() {
     tag=$1 env=$2
     shift 2
@@ -128,6 +131,11 @@ unmarked() {
     build "coz_unmarked.c $*" "$work/$tag/build.log" $CC -O2 -g -gdwarf-4 -gno-variable-location-views \
         -fplugin="$PLUGIN" "$@" "$here/coz_unmarked.c" -o "$work/$tag/prog" -L"$LIBDIR" \
         -Wl,--no-as-needed -lspanprof -Wl,-rpath,"$LIBDIR" -pthread || return 1
+    if [ "$env" = record ]; then
+        (cd "$work/$tag" && "$TOOL" record -o rec --coz --progress emit -- ./prog 25 >coz.log 2>&1 &&
+            ln -s rec/profile.coz profile.coz && ln -s rec/profile.json spans.json)
+        return
+    fi
     # shellcheck disable=SC2086 # ENV is a word list
     (cd "$work/$tag" && env SPANPROF_FOLDED='' SPANPROF_JSON=spans.json $env "$COZ" run --- ./prog 25 \
         >coz.log 2>&1)
@@ -139,7 +147,7 @@ experiments() {
                 $1 == "latency-point" { latency++ }
                 END { printf "%d %d %d %d", n, base, emit, latency }' "$work/$1/profile.coz"
 }
-for run in "whole-program:SPANPROF_COZ_PROGRESS=emit:-fplugin-arg-spanplugin-all" \
+for run in "whole-program:record:-fplugin-arg-spanplugin-all" \
     "progress-option::-fplugin-arg-spanplugin-progress=emit"; do
     tag=${run%%:*} rest=${run#*:}
     unmarked "$tag" "${rest%%:*}" "${rest#*:}" || continue
@@ -150,11 +158,12 @@ for run in "whole-program:SPANPROF_COZ_PROGRESS=emit:-fplugin-arg-spanplugin-all
     [ $ok -eq 1 ] || tail -n 5 "$work/$tag/coz.log" | sed 's/^/  | /'
 done
 
-# The whole-program run's table: transform (the bottleneck) above decode, though it sorts after
-# it by name, on at least one figure, and no figure anywhere from fewer than 5 experiments.
+# The whole-program run's table, as `spanprof record --coz` printed it: transform (the bottleneck)
+# above decode, though it sorts after it by name, on at least one figure, and no figure anywhere
+# from fewer than 5 experiments.
 table=$work/whole-program/table
 if [ -s "$work/whole-program/profile.coz" ]; then
-    "$TOOL" coz "$work/whole-program/profile.coz" "$work/whole-program/spans.json" >"$table" 2>&1
+    sed -n '/^throughput point/,$p' "$work/whole-program/coz.log" >"$table"
     first=$(awk '$1 == "transform" || $1 == "decode" { print $1; exit }' "$table")
     figures=$(grep -c '^  transform .*% (n=' "$table")
     thin=$(grep -cE '% \(n=[0-4]\)' "$table")
