@@ -209,42 +209,30 @@ struct stack_values {
     size_t cap;
 };
 
+struct side_line {
+    struct stack_values *sv;
+    int side;
+};
+
+static int add_stack(void *ctx, char *stack, size_t len, unsigned long long value, size_t lineno)
+{
+    struct side_line *sl = ctx;
+    struct stack_values *sv = sl->sv;
+    int added;
+    (void)lineno;
+    size_t at = strmap_index(&sv->stacks, stack, len, &added);
+    if (at == sv->cap)
+        sv->v = xrealloc(sv->v, (sv->cap = sv->cap ? 2 * sv->cap : 1024) * sizeof *sv->v);
+    if (added)
+        sv->v[at][0] = sv->v[at][1] = 0;
+    sv->v[at][sl->side] += value;
+    return 0;
+}
+
 static int read_side(struct stack_values *sv, const char *path, int side)
 {
-    FILE *f = fopen(path, "r");
-    if (!f) {
-        fprintf(stderr, "spanprof: cannot read '%s': %s\n", path, strerror(errno));
-        return -1;
-    }
-    char *line = NULL;
-    size_t cap = 0, lineno = 0;
-    ssize_t len;
-    int rc = 0;
-    while (rc == 0 && (len = getline(&line, &cap, f)) > 0) {
-        lineno++;
-        while (len && (line[len - 1] == '\n' || line[len - 1] == '\r'))
-            line[--len] = 0;
-        if (!len)
-            continue;
-        char *space = strrchr(line, ' '), *end;
-        errno = 0;
-        unsigned long long value = space ? strtoull(space + 1, &end, 10) : 0;
-        if (!space || space == line || !space[1] || *end || errno || space[1] == '-') {
-            fprintf(stderr, "spanprof: %s:%zu: not folded stacks (\"frame;frame VALUE\")\n", path, lineno);
-            rc = -1;
-            break;
-        }
-        int added;
-        size_t at = strmap_index(&sv->stacks, line, (size_t)(space - line), &added);
-        if (at == sv->cap)
-            sv->v = xrealloc(sv->v, (sv->cap = sv->cap ? 2 * sv->cap : 1024) * sizeof *sv->v);
-        if (added)
-            sv->v[at][0] = sv->v[at][1] = 0;
-        sv->v[at][side] += value;
-    }
-    free(line);
-    fclose(f);
-    return rc;
+    struct side_line sl = {sv, side};
+    return folded_read(path, add_stack, &sl);
 }
 
 static int cmp_entry(const void *a, const void *b)
@@ -300,14 +288,10 @@ int run_diff(int argc, char **argv)
     int ch;
     while ((ch = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
         switch (ch) {
-        case 'n': {
-            char *end;
-            errno = 0;
-            limit = strtol(optarg, &end, 10);
-            if (!*optarg || *end || limit < 0 || errno)
+        case 'n':
+            if (tool_parse_limit(optarg, &limit))
                 return tool_usage_error("--limit needs a number of spans, not '%s'", optarg);
             break;
-        }
         case 'f':
             folded = optarg;
             break;

@@ -32,30 +32,22 @@ static struct sp_span *span_of(struct folded_table *t, const char *name, size_t 
     return &t->spans[i];
 }
 
-/* One "a;b;c VALUE" line; -1 when it is not one. */
-static int add_line(struct folded_table *t, char *line, size_t lineno)
+/* One "a;b;c VALUE" line: each frame's total once, the last frame's self. */
+static int add_line(void *ctx, char *stack, size_t len, unsigned long long value, size_t lineno)
 {
-    char *space = strrchr(line, ' ');
-    if (!space || space == line)
-        return -1;
-    char *end;
-    errno = 0;
-    unsigned long long value = strtoull(space + 1, &end, 10);
-    if (*end || errno || space[1] == '-' || !space[1])
-        return -1;
-    *space = 0;
+    struct folded_table *t = ctx;
     struct sp_span *last = NULL;
-    for (char *frame = line;;) {
-        size_t len = strcspn(frame, ";");
-        last = span_of(t, frame, len);
+    for (char *frame = stack, *end = stack + len;;) {
+        size_t n = strcspn(frame, ";");
+        last = span_of(t, frame, n);
         size_t i = (size_t)(last - t->spans);
         if (t->seen_on[i] != lineno) {
             t->seen_on[i] = lineno;
             last->total_ns += value;
         }
-        if (!frame[len])
+        if (frame + n >= end)
             break;
-        frame += len + 1;
+        frame += n + 1;
     }
     last->self_ns += value;
     return 0;
@@ -63,36 +55,9 @@ static int add_line(struct folded_table *t, char *line, size_t lineno)
 
 int sp_profile_load_folded(const char *path, struct sp_profile *out)
 {
-    FILE *f = fopen(path, "r");
-    if (!f) {
-        fprintf(stderr, "spanprof: cannot read '%s': %s\n", path, strerror(errno));
-        return -1;
-    }
     struct folded_table t = {.spans = NULL};
     strmap_init(&t.names);
-    char *line = NULL;
-    size_t cap = 0, lineno = 0;
-    ssize_t n;
-    int rc = 0;
-    while ((n = getline(&line, &cap, f)) > 0) {
-        lineno++;
-        if (line[n - 1] == '\n')
-            line[--n] = 0;
-        if (n == 0)
-            continue;
-        if (add_line(&t, line, lineno)) {
-            fprintf(stderr, "spanprof: %s:%zu: not folded stacks (\"frame;frame VALUE\") nor a JSON "
-                            "profile\n", path, lineno);
-            rc = -1;
-            break;
-        }
-    }
-    if (rc == 0 && ferror(f)) {
-        fprintf(stderr, "spanprof: cannot read '%s': %s\n", path, strerror(errno));
-        rc = -1;
-    }
-    free(line);
-    fclose(f);
+    int rc = folded_read(path, add_line, &t);
     free(t.seen_on);
     *out = (struct sp_profile){
         .path = path, .pid = -1, .thread_count = -1, .spans = t.spans, .nspans = t.names.n,

@@ -24,54 +24,34 @@ struct folded_merge *folded_merge_new(void)
     return m;
 }
 
-int folded_merge_add_file(struct folded_merge *m, const char *path)
+struct merge_line {
+    struct folded_merge *m;
+    const char *path;
+};
+
+static int merge_line(void *ctx, char *stack, size_t len, unsigned long long v, size_t lineno)
 {
-    FILE *f = fopen(path, "r");
-    if (!f) {
-        fprintf(stderr, "spanprof: cannot open '%s': %s\n", path, strerror(errno));
+    struct merge_line *ml = ctx;
+    struct folded_merge *m = ml->m;
+    int added;
+    size_t at = strmap_index(&m->stacks, stack, len, &added);
+    if (added) {
+        if (at == m->cap)
+            m->values = xrealloc(m->values, (m->cap = m->cap ? 2 * m->cap : 1024) * sizeof *m->values);
+        m->values[at] = 0;
+    }
+    if (m->values[at] > UINT64_MAX - v) {
+        fprintf(stderr, "spanprof: %s:%zu: the merged value of this stack would exceed 2^64-1\n", ml->path, lineno);
         return -1;
     }
-    char *line = NULL;
-    size_t cap = 0, lineno = 0;
-    ssize_t len;
-    int rc = 0;
-    while ((len = getline(&line, &cap, f)) >= 0) {
-        lineno++;
-        while (len > 0 && (line[len - 1] == '\n' || line[len - 1] == '\r'))
-            line[--len] = '\0';
-        if (len == 0)
-            continue;
-        /* the value: the digits after the last space */
-        char *sp = strrchr(line, ' ');
-        char *end;
-        errno = 0;
-        unsigned long long v = sp && sp > line && sp[1] >= '0' && sp[1] <= '9' ? strtoull(sp + 1, &end, 10) : 0;
-        if (!sp || sp == line || sp[1] < '0' || sp[1] > '9' || *end || errno == ERANGE) {
-            fprintf(stderr, "spanprof: %s:%zu: not a folded stack line (\"outer;inner;leaf 123\")\n", path, lineno);
-            rc = -1;
-            break;
-        }
-        int added;
-        size_t at = strmap_index(&m->stacks, line, (size_t)(sp - line), &added);
-        if (added) {
-            if (at == m->cap)
-                m->values = xrealloc(m->values, (m->cap = m->cap ? 2 * m->cap : 1024) * sizeof *m->values);
-            m->values[at] = 0;
-        }
-        if (m->values[at] > UINT64_MAX - v) {
-            fprintf(stderr, "spanprof: %s:%zu: the merged value of this stack would exceed 2^64-1\n", path, lineno);
-            rc = -1;
-            break;
-        }
-        m->values[at] += v;
-    }
-    if (rc == 0 && ferror(f)) {
-        fprintf(stderr, "spanprof: cannot read '%s': %s\n", path, strerror(errno));
-        rc = -1;
-    }
-    free(line);
-    fclose(f);
-    return rc;
+    m->values[at] += v;
+    return 0;
+}
+
+int folded_merge_add_file(struct folded_merge *m, const char *path)
+{
+    struct merge_line ml = {m, path};
+    return folded_read(path, merge_line, &ml);
 }
 
 static const char **sort_keys;

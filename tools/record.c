@@ -626,14 +626,10 @@ int run_record(int argc, char **argv)
         case 'a': o.alloc = 1; break;
         case 'c': o.coz = 1; break;
         case 'p': o.progress = optarg; break;
-        case 'n': {
-            char *end;
-            errno = 0;
-            o.limit = strtol(optarg, &end, 10);
-            if (!*optarg || *end || o.limit < 0 || errno)
+        case 'n':
+            if (tool_parse_limit(optarg, &o.limit))
                 return usage("--limit needs a number of spans, not '%s'", optarg);
             break;
-        }
         case 'h':
             fputs(record_usage, stdout);
             fputs(record_help, stdout);

@@ -177,6 +177,14 @@ int tool_usage_error(const char *fmt, const char *arg)
     return EXIT_USAGE;
 }
 
+int tool_parse_limit(const char *text, long *limit)
+{
+    char *end;
+    errno = 0;
+    *limit = strtol(text, &end, 10);
+    return !*text || *end || *limit < 0 || errno ? -1 : 0;
+}
+
 static int show_help(const struct command *c)
 {
     fputs(c ? c->usage : general_usage, stdout);
@@ -222,14 +230,10 @@ static int run_report(int argc, char **argv)
             else
                 return tool_usage_error("--sort must be self, total, calls or name, not '%s'", optarg);
             break;
-        case 'n': {
-            char *end;
-            errno = 0;
-            limit = strtol(optarg, &end, 10);
-            if (!*optarg || *end || limit < 0 || errno)
+        case 'n':
+            if (tool_parse_limit(optarg, &limit))
                 return tool_usage_error("--limit needs a number of spans, not '%s'", optarg);
             break;
-        }
         case 'h':
             return show_help(current);
         default:

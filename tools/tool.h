@@ -44,6 +44,8 @@ enum { EXIT_BAD_INPUT = 1, EXIT_USAGE = 2 };
  * complaint CH (optstrings start with ':') the same way. */
 int tool_usage_error(const char *fmt, const char *arg);
 int tool_getopt_error(int ch, char **argv);
+/* --limit's value: a whole number of spans, 0 meaning all.  0, or -1 when TEXT is not one. */
+int tool_parse_limit(const char *text, long *limit);
 
 /* ---- JSON profile (json_profile.c) ---- */
 
@@ -205,6 +207,12 @@ int json_merge_add(struct json_merge *m, const struct sp_profile *p);    /* -1 w
 int json_merge_add_file(struct json_merge *m, const char *path);
 void json_merge_finish(struct json_merge *m, struct sp_profile *out);  /* frees m */
 int sp_profile_write(const struct sp_profile *p, FILE *f);
+
+/* Folded stacks read a line at a time (folded_read.c): FN gets each line's STACK (NUL-terminated,
+ * LEN bytes, writable) and VALUE; it returns 0 to go on, or -1 (after its own message) to stop.
+ * 0 when every line was read, else -1 after a message naming the file (and line). */
+typedef int folded_line_fn(void *ctx, char *stack, size_t len, unsigned long long value, size_t lineno);
+int folded_read(const char *path, folded_line_fn *fn, void *ctx);
 
 /* Folded stacks: values summed per stack, written in byte order of the stacks. */
 struct folded_merge;
