@@ -241,11 +241,6 @@ int cmd_merge(const char *out, char *const *paths, size_t npaths)
 
 /* ---- the inputs of `spanprof report` ---- */
 
-static int cmp_str(const void *a, const void *b)
-{
-    return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
 /* A JSON profile, judged from its first bytes: a JSON object that is not a Chrome trace. */
 static int is_profile(const char *path)
 {
@@ -326,7 +321,7 @@ int report_inputs(char *const *args, size_t nargs, char ***paths, size_t *npaths
                 v = xrealloc(v, (cap = cap ? 2 * cap : 16) * sizeof *v);
             v[n++] = folded;
         }
-        qsort(v + first, n - first, sizeof *v, cmp_str);
+        qsort(v + first, n - first, sizeof *v, cmp_strp);
     }
     *paths = v;
     *npaths = n;

@@ -317,6 +317,12 @@ static const int passed_signals[] = {SIGTERM, SIGHUP};
  * status when it could not be started (a message printed). */
 static int run_command(char **argv, int *status, pid_t *pid_out)
 {
+    int report[2]; /* the child writes exec's errno here; end of file means it ran */
+    if (pipe2(report, O_CLOEXEC) != 0) {
+        perror("spanprof: pipe");
+        *status = EXIT_RECORD_FAILED;
+        return -1;
+    }
     struct sigaction ign = {.sa_handler = SIG_IGN}, pass = {.sa_handler = pass_on};
     struct sigaction old_ign[COUNT(ignored_signals)], old_pass[COUNT(passed_signals)];
     sigset_t block, old_mask;
@@ -330,13 +336,6 @@ static int run_command(char **argv, int *status, pid_t *pid_out)
         sigaction(ignored_signals[i], &ign, &old_ign[i]);
     for (size_t i = 0; i < COUNT(passed_signals); i++)
         sigaction(passed_signals[i], &pass, &old_pass[i]);
-
-    int report[2]; /* the child writes exec's errno here; end of file means it ran */
-    if (pipe2(report, O_CLOEXEC) != 0) {
-        perror("spanprof: pipe");
-        *status = EXIT_RECORD_FAILED;
-        return -1;
-    }
     fflush(NULL);
     pid_t pid = fork();
     if (pid == 0) {
@@ -389,17 +388,6 @@ static int run_command(char **argv, int *status, pid_t *pid_out)
 
 /* ---- assembling the profile ---- */
 
-static int has_suffix(const char *s, const char *suffix)
-{
-    size_t n = strlen(s), m = strlen(suffix);
-    return n >= m && !strcmp(s + n - m, suffix);
-}
-
-static int cmp_str(const void *a, const void *b)
-{
-    return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
 /* The files in DIR/processes whose names end with SUFFIX and not with any of NOT (a folded
  * file's suffix is also the end of an allocation folded file's), in name order. */
 static char **process_files(const char *abs, const char *suffix, const char *not, size_t *n)
@@ -423,7 +411,7 @@ static char **process_files(const char *abs, const char *suffix, const char *not
     }
     free(dir);
     if (*n)
-        qsort(v, *n, sizeof *v, cmp_str);
+        qsort(v, *n, sizeof *v, cmp_strp);
     return v;
 }
 

@@ -9,12 +9,6 @@
 
 static enum report_sort sort_key;
 
-static int has_suffix(const char *s, const char *suffix)
-{
-    size_t n = strlen(s), m = strlen(suffix);
-    return n >= m && !strcmp(s + n - m, suffix);
-}
-
 static int cmp_u64_desc(uint64_t a, uint64_t b)
 {
     return a > b ? -1 : a < b ? 1 : 0;

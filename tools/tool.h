@@ -265,6 +265,10 @@ void *xrealloc(void *p, size_t n);
 char *xstrdup(const char *s);
 char *xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
+/* Whether S ends with SUFFIX; strcmp for qsort over an array of strings. */
+int has_suffix(const char *s, const char *suffix);
+int cmp_strp(const void *a, const void *b);
+
 /* "812 ns", "81.23 µs", "81.23 ms", "1.23 s" — into a fresh string. */
 char *fmt_duration(double ns);
 

@@ -51,6 +51,17 @@ char *xasprintf(const char *fmt, ...)
     return s;
 }
 
+int has_suffix(const char *s, const char *suffix)
+{
+    size_t n = strlen(s), m = strlen(suffix);
+    return n >= m && !strcmp(s + n - m, suffix);
+}
+
+int cmp_strp(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
 char *fmt_duration(double ns)
 {
     /* Switch unit at 1000 of the smaller one so a figure never has more than 3 integer digits,
