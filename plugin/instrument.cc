@@ -305,8 +305,10 @@ static const pass_data span_pass_data = {
 
 namespace {
 
-/* Keys of functions already reported for carrying both span and nospan. */
+/* Keys of functions already reported for carrying both span and nospan, or (verbose) as left
+ * out for their size. */
 hash_set<tree> conflicts_reported;
+hash_set<tree> small_reported;
 
 class span_pass : public gimple_opt_pass
 {
@@ -330,9 +332,19 @@ public:
 static bool
 wants_span (tree fndecl, tree key, function *fun, bool *by_option)
 {
-  switch (spanplugin_select (fndecl, key, fun))
+  int size = 0;
+  switch (spanplugin_select (fndecl, key, fun, &size))
     {
     case SPANPLUGIN_SKIP:
+      return false;
+    case SPANPLUGIN_SKIP_SMALL:
+      /* Once per function, as the note of an instrumented one; naked ones, silently. */
+      if (spanplugin_opts.verbose && !lookup_attribute ("naked", DECL_ATTRIBUTES (fndecl))
+          && (fndecl == key || !small_reported.add (key)))
+        inform_n (DECL_SOURCE_LOCATION (fndecl), size,
+                  "spanplugin: left out %qs: %d statement, no loop (min-size=%d)",
+                  "spanplugin: left out %qs: %d statements, no loop (min-size=%d)",
+                  lang_hooks.decl_printable_name (key, 1), size, spanplugin_opts.min_size);
       return false;
     case SPANPLUGIN_CONFLICT:
       /* Once per function, not once per clone. */

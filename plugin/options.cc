@@ -128,6 +128,7 @@ spanplugin_parse_options (const struct plugin_name_args *info)
   const char *filter_key = NULL;   /* an option that only filters, for the warning below */
   bool include_given = false;
   spanplugin_opts.off_copy_max = SPANPLUGIN_OFF_COPY_DEFAULT;
+  spanplugin_opts.min_size = SPANPLUGIN_MIN_SIZE_DEFAULT;
 
   for (int i = 0; i < info->argc; i++)
     {
@@ -179,6 +180,8 @@ spanplugin_parse_options (const struct plugin_name_args *info)
           ok &= parse_count (base, key, arg->value, "lines", &spanplugin_opts.min_lines);
           filter_key = key;
         }
+      else if (strcmp (key, "min-size") == 0)
+        ok &= parse_count (base, key, arg->value, "statements", &spanplugin_opts.min_size);
       else if (strcmp (key, "off-copy") == 0)
         ok &= parse_count (base, key, arg->value, "statements", &spanplugin_opts.off_copy_max);
       else

@@ -22,6 +22,10 @@
  *   exclude-file=GLOB,...  ... whose source file (as the compiler names it) matches;
  *   min-lines=N            ... that span fewer than N source lines (the line of the name to
  *                          the closing brace).  These filter `all` and `functions=` only.
+ *   min-size=N             with `all` (not `functions=`): leave out functions of fewer than N
+ *                          statements (high GIMPLE, before inlining) that have no loop and do not
+ *                          call themselves; default SPANPLUGIN_MIN_SIZE_DEFAULT (0: none left
+ *                          out).  With `verbose`, a note names each one left out and its size.
  *   progress=GLOB,...      make the functions whose name matches a coz progress point, as if
  *                          they carried `progress` (same exceptions as `all`), with or without
  *                          a span; each return is a visit.  Works with or without `all`.

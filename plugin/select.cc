@@ -14,7 +14,15 @@
  *          marks artificial too, is user code and is selected), thunks, gnu_inline `extern inline`
  *          always_inline functions — the set GCC's -finstrument-functions leaves alone,
  *        - an `exclude` pattern matching the name, an `exclude-file` pattern matching the
- *          source file, fewer than `min-lines` source lines.
+ *          source file, fewer than `min-lines` source lines;
+ *        - for `all` only (not `functions=`, which chooses by name), with `min-size=N`: a body
+ *          too small to be worth a span — fewer than N statements with no loop and no call to
+ *          itself (default SPANPLUGIN_MIN_SIZE_DEFAULT, 0: every function).  Such a function costs its caller a few
+ *          nanoseconds at most, inlined or not, and its time is better shown as the caller's
+ *          (as perf shows it) than paid for on every call: Clang XRay's instruction threshold
+ *          makes the same choice.  The statements are the high GIMPLE ones this pass sees,
+ *          before inlining: labels, debug statements and scopes do not count; a loop is a jump
+ *          back to a label seen earlier in the body.
  * Names are matched as the span name would be without an attribute (decl_printable_name:
  * "ns::Parser::parse", "tmax<int>", "f" in C), files as DECL_SOURCE_FILE, both with
  * fnmatch (PATTERN, STRING, 0): `*` also matches '/' and ':'.
@@ -60,6 +68,64 @@ never_selected_by_options (tree fndecl)
   return false;
 }
 
+/* What body_size_stmt gathers. */
+struct body_size
+{
+  tree fndecl;
+  int statements;
+  bool loop;                 /* a backward jump, or a call to itself */
+  hash_set<tree> *labels;    /* the labels seen so far */
+};
+
+static tree
+body_size_stmt (gimple_stmt_iterator *gsi, bool *, struct walk_stmt_info *wi)
+{
+  body_size *b = (body_size *) wi->info;
+  gimple *stmt = gsi_stmt (*gsi);
+  switch (gimple_code (stmt))
+    {
+    case GIMPLE_LABEL:
+      b->labels->add (gimple_label_label (as_a<glabel *> (stmt)));
+      return NULL_TREE;
+    case GIMPLE_BIND:
+    case GIMPLE_NOP:
+      return NULL_TREE;
+    case GIMPLE_GOTO:
+      b->loop |= b->labels->contains (gimple_goto_dest (stmt));
+      break;
+    case GIMPLE_COND:
+      {
+        gcond *cond = as_a<gcond *> (stmt);
+        tree t = gimple_cond_true_label (cond), f = gimple_cond_false_label (cond);
+        b->loop |= (t && b->labels->contains (t)) || (f && b->labels->contains (f));
+        break;
+      }
+    case GIMPLE_CALL:
+      b->loop |= gimple_call_fndecl (stmt) == b->fndecl;
+      break;
+    default:
+      if (is_gimple_debug (stmt))
+        return NULL_TREE;
+      break;
+    }
+  b->statements++;
+  return NULL_TREE;
+}
+
+/* Whether FNDECL's body is worth a span under `all`; *SIZE gets its statement count. */
+static bool
+big_enough (tree fndecl, int *size)
+{
+  hash_set<tree> labels;
+  body_size b = { fndecl, 0, false, &labels };
+  struct walk_stmt_info wi;
+  memset (&wi, 0, sizeof wi);
+  wi.info = &b;
+  walk_gimple_seq (gimple_body (fndecl), body_size_stmt, NULL, &wi);
+  *size = b.statements;
+  return b.loop || b.statements >= spanplugin_opts.min_size;
+}
+
 bool
 spanplugin_selectable (tree fndecl, tree key)
 {
@@ -79,7 +145,7 @@ spanplugin_name_matches (const vec<char *> &patterns, tree key)
 }
 
 spanplugin_choice
-spanplugin_select (tree fndecl, tree key, function *fun)
+spanplugin_select (tree fndecl, tree key, function *fun, int *size)
 {
   /* Never, not even with the attribute: they only call the function that has the span. */
   if (spanplugin_is_cdtor_forwarder (fndecl) || spanplugin_is_thunk (fndecl))
@@ -102,8 +168,8 @@ spanplugin_select (tree fndecl, tree key, function *fun)
 
   /* Copied: the C++ printable name lives in a ring of buffers that later calls reuse. */
   char *name = xstrdup (lang_hooks.decl_printable_name (key, 1));
-  bool chosen = (o.all && (o.include.is_empty () || matches_any (o.include, name)))
-                || matches_any (o.functions, name);
+  bool by_name = matches_any (o.functions, name);
+  bool chosen = by_name || (o.all && (o.include.is_empty () || matches_any (o.include, name)));
   if (chosen && matches_any (o.exclude, name))
     chosen = false;
   free (name);
@@ -115,5 +181,7 @@ spanplugin_select (tree fndecl, tree key, function *fun)
     return SPANPLUGIN_SKIP;
   if (o.min_lines > 0 && function_lines (fndecl, fun) < o.min_lines)
     return SPANPLUGIN_SKIP;
+  if (!by_name && o.min_size > 0 && !big_enough (fndecl, size))
+    return SPANPLUGIN_SKIP_SMALL;
   return SPANPLUGIN_BY_OPTION;
 }

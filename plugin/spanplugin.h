@@ -29,6 +29,8 @@ struct spanplugin_options
   bool all;                 /* all: every eligible function */
   bool functions_given;     /* functions=FILE was given (even if the file lists no name) */
   int min_lines;            /* min-lines=N, 0 when not given */
+  int min_size;             /* min-size=N: `all` leaves out loopless functions of fewer
+                             * statements (select.cc); 0: every function */
   int off_copy_max;         /* off-copy=N: largest body (statements) copied for the off path,
                              * 0: none (offpath.cc) */
   vec<char *> include;      /* include=GLOB,...: restricts `all` */
@@ -57,12 +59,14 @@ bool spanplugin_name_matches (const vec<char *> &patterns, tree key);
 enum spanplugin_choice
 {
   SPANPLUGIN_SKIP,          /* not instrumented */
+  SPANPLUGIN_SKIP_SMALL,    /* `all` chose it, but it is too small to be worth a span */
   SPANPLUGIN_BY_ATTRIBUTE,  /* carries `span` */
   SPANPLUGIN_BY_OPTION,     /* chosen by all / include / functions= */
   SPANPLUGIN_CONFLICT       /* carries both `span` and `nospan`: an error */
 };
-/* KEY: the function whose span FNDECL's is (see spanplugin_site_key); FUN: FNDECL's body. */
-spanplugin_choice spanplugin_select (tree fndecl, tree key, function *fun);
+/* KEY: the function whose span FNDECL's is (see spanplugin_site_key); FUN: FNDECL's body.
+ * *SIZE gets the body's statement count when min-size was applied. */
+spanplugin_choice spanplugin_select (tree fndecl, tree key, function *fun, int *size);
 
 /* site.cc */
 tree spanplugin_site_type (void);
@@ -77,6 +81,9 @@ extern const struct ggc_root_tab spanplugin_site_roots[];
 
 /* Default of off-copy=N (see plugin.cc). */
 #define SPANPLUGIN_OFF_COPY_DEFAULT 40
+/* Default of min-size=N (see plugin.cc, select.cc): every function.  Not yet a size, because a
+ * span left out cannot be made a coz progress point at run time (SPANPROF_COZ_PROGRESS). */
+#define SPANPLUGIN_MIN_SIZE_DEFAULT 0
 
 /* offpath.cc */
 gimple_seq spanplugin_off_copy (function *fun, gimple_seq body);

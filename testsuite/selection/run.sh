@@ -1,12 +1,13 @@
 #!/bin/sh
-# run.sh — tests of which functions spanplugin instruments (-fplugin-arg-spanplugin-all,
-# include/exclude/exclude-file/functions/min-lines, nospan, C++ names) and of one-site-per-span
+# run.sh — tests of which functions spanplugin instruments (-fplugin-arg-spanplugin-all and its
+# size rule, include/exclude/exclude-file/functions/min-lines/min-size, nospan, C++ names) and of one-site-per-span
 # (C++ constructor/destructor clones, COMDAT sites of header inline functions, with and without
 # -flto), plus exceptions unwinding through C++ and C span frames.
 #
 # Two kinds of case:
 #   note cases     compile only, with -fplugin-arg-spanplugin-verbose; the sorted names in the
-#                  "note: spanplugin: instrumented 'NAME'" lines must equal CASE.expected.
+#                  "note: spanplugin: instrumented 'NAME'" lines (and those left out for their
+#                  size, with the reason) must equal CASE.expected.
 #                  Needs no runtime.
 #   runtime cases  link with the runtime, run with SPANPROF_JSON, compare program output,
 #                  `$PROFDUMP out.json [out.folded]` and the site symbols `nm` shows with
@@ -38,7 +39,8 @@ note_case () {
     (cd "$here" && $cmd) >"$work/log" 2>&1
     status=$?
     sed -n -e "s/.*: note: spanplugin: instrumented '\\(.*\\)'\$/\\1/p" \
-        -e "s/.*: note: spanplugin: progress point '\\(.*\\)'\$/progress point: \\1/p" "$work/log" |
+        -e "s/.*: note: spanplugin: progress point '\\(.*\\)'\$/progress point: \\1/p" \
+        -e "s/.*: note: spanplugin: left out '\\(.*\\)': \\(.*\\)\$/left out: \\1 (\\2)/p" "$work/log" |
         sort >"$work/actual"
     if [ $status -ne 0 ]; then
         echo "# compiler failed ($status):" >>"$work/actual"
@@ -98,6 +100,12 @@ note_case c-functions-min-lines "$CC" sample.c "${A}functions=funcs.txt" "${A}mi
 note_case c-all-optimised "$CC" sample.c "${A}all" -O2
 note_case c-progress "$CC" sample.c "${A}progress=parse_*,untouchable,quiet"
 note_case c-all-progress "$CC" sample.c "${A}all" "${A}progress=parse_body,marked"
+# ---- the size rule of `all` (min-size) ----------------------------------------------------------
+note_case c-size-default "$CC" size.c "${A}all"
+note_case c-min-size "$CC" size.c "${A}all" "${A}min-size=50"
+note_case c-min-size-optimised "$CC" size.c "${A}all" "${A}min-size=50" -O2
+note_case c-min-size-small "$CC" size.c "${A}all" "${A}min-size=3"
+note_case c-size-functions "$CC" size.c "${A}functions=size-funcs.txt" "${A}min-size=50"
 # ---- which functions: C++ ----------------------------------------------------------------------
 note_case cc-all     "$CXX" sample.cc "${A}all"
 note_case cc-include "$CXX" sample.cc "${A}all" "${A}include=ns::*"
