@@ -24,12 +24,13 @@ result $? "cmake: lib/cmake/spanprof/spanprofConfig.cmake installed"
 project=$work/project
 mkdir -p "$project"
 cat >"$project/CMakeLists.txt" <<'CMAKE'
-cmake_minimum_required(VERSION 3.13)
+cmake_minimum_required(VERSION 3.15)
 project(scratch C)
 find_package(spanprof 0.1 REQUIRED)
 add_executable(marked marked.c)
 target_link_libraries(marked PRIVATE spanprof::spanprof)
 add_executable(whole whole.c)
+target_link_libraries(whole m)    # the plain signature: spanprof_instrument must not clash with it
 spanprof_instrument(whole ALL)
 add_executable(plain plain.c)
 CMAKE

@@ -30,6 +30,11 @@ result $? "install: --cflags names only the install's include folder ($cflags)"
 case $libs in *"-Wl,-rpath,$prefix/usr/lib"*) status=0 ;; *) status=1 ;; esac
 result $status "install: --libs has an rpath to a non-system prefix ($libs)"
 
+# A system prefix (staged with DESTDIR): no rpath, the loader finds the library there itself.
+$MAKE -s -C "$top" install DESTDIR="$work/stage" prefix=/usr plugindir=/usr/lib/gcc-plugins \
+    >"$work/stage.log" 2>&1 && ! grep -q -- '-rpath' "$work/stage/usr/lib/pkgconfig/spanprof.pc"
+result $? "install: prefix=/usr: spanprof.pc has no rpath"
+
 test "$(pkg-config --variable=coz_cflags spanprof)" = "-g -gdwarf-4 -gno-variable-location-views"
 result $? "install: pkg-config --variable=coz_cflags spanprof gives the debug-info flags coz reads"
 
