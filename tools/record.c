@@ -92,11 +92,17 @@ struct record_opts {
 
 /* ---- the directory ---- */
 
+/* Removes the entries of the directory DIR itself: never of one a symbolic link at DIR names
+ * (a planted processes -> $HOME must not cost the user a file). */
 static int remove_files_in(const char *dir)
 {
-    DIR *d = opendir(dir);
-    if (!d)
-        return errno == ENOENT ? 0 : -1;
+    int fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+    if (!d) {
+        if (fd >= 0)
+            close(fd);
+        return -1;
+    }
     struct dirent *de;
     int rc = 0;
     while ((de = readdir(d)))
@@ -134,7 +140,11 @@ static int prepare_dir(const struct record_opts *o, char *abs)
     } else if (!S_ISDIR(st.st_mode)) {
         fprintf(stderr, "spanprof: '%s' is not a directory: -o names the directory of the run\n", o->dir);
         goto out;
-    } else if (stat(processes, &st) == 0 && S_ISDIR(st.st_mode)) {
+    } else if (lstat(processes, &st) == 0 && !S_ISDIR(st.st_mode)) {
+        fprintf(stderr, "spanprof: '%s' is not a directory: left alone; -o names another run "
+                        "directory\n", processes);
+        goto out;
+    } else if (lstat(processes, &st) == 0) {
         /* An empty processes/: a run whose command did not run or wrote nothing — no loss. */
         if (!o->force && dir_is_empty(processes) != 1) {
             fprintf(stderr, "spanprof: '%s' holds an earlier run: --force replaces it, or -o names "

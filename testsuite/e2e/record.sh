@@ -1,8 +1,9 @@
 #!/bin/sh
 # record.sh — `spanprof record` end to end, on record_prog.c (built with the plugin): a program
 # that forks and execs itself and exits 3; a refused and a forced second run into the same
-# directory; a directory that is not a run's; Ctrl-C (SIGINT to the process group), SIGTERM to
-# record alone and a crash, each passed on as the same signal after the profile is assembled;
+# directory; a directory that is not a run's, and one whose processes/ is a link; Ctrl-C
+# (SIGINT to the process group), SIGTERM to record alone and a crash, each passed on as the
+# same signal after the profile is assembled;
 # a command that does not exist; --trace; diff of two runs (with --folded); and the runtime's
 # line naming its files when stderr is a terminal.  One transcript, record.expected, with the
 # scratch folder's path and pids replaced; the pages' presence is checked when speedscope is
@@ -68,6 +69,14 @@ record -o foreign -- "$prog" 0
 show "a directory that holds no run: refused" foreign $?
 [ "$(cat foreign/notes.txt)" = keep ]
 result $? "record: a foreign directory's file left alone"
+
+# A processes/ that is a link (planted, or a mistake): refused even with --force, and nothing
+# where it points is removed.
+mkdir -p linked victim && echo keep >victim/notes.txt && ln -s ../victim linked/processes
+record -o linked --force -- "$prog" 0
+show "a processes link, with --force: refused" linked $?
+[ "$(cat victim/notes.txt)" = keep ]
+result $? "record: the file a processes link points to left alone"
 
 record -o missing -- ./no-such-program
 show "a command that does not exist" missing $?
