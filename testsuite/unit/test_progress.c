@@ -5,6 +5,7 @@
 #include <pthread.h>
 #include <string.h>
 
+#include "config/debuginfo.h"
 #include "unit.h"
 
 #define PROGRESS_SITE(var, nm, ln)                                                               \
