@@ -18,8 +18,8 @@ const struct span_extra_field span_extras[NEXTRA] = {
     [X_P90] = { "p90_ns", MERGE_DROP },
     [X_P99] = { "p99_ns", MERGE_DROP },
     [X_MAX_NS] = { "max_ns", MERGE_MAX },
-    [X_CPU_USER] = { "cpu_user_ns", MERGE_SUM },
-    [X_CPU_SYSTEM] = { "cpu_system_ns", MERGE_SUM },
+    [X_CPU_USER] = { "cpu_user_ns", MERGE_SUM },     /* SPANPROF_CPU=1 of earlier releases, */
+    [X_CPU_SYSTEM] = { "cpu_system_ns", MERGE_SUM }, /* read and merged as they are */
     [X_ALLOCS] = { "allocs", MERGE_SUM },
     [X_ALLOC_BYTES] = { "alloc_bytes", MERGE_SUM },
     [X_FREES] = { "frees", MERGE_SUM },
@@ -34,6 +34,7 @@ const struct span_extra_field span_extras[NEXTRA] = {
     [X_CPU_TOTAL] = { "cpu_total_ns", MERGE_SUM },   /* SPANPROF=sample */
     [X_CPU_SELF] = { "cpu_self_ns", MERGE_SUM },
     [X_SAMPLES] = { "samples", MERGE_SUM },
+    [X_CPU] = { "cpu_ns", MERGE_SUM },                 /* SPANPROF_CPU=1: exact, inclusive */
 };
 
 static const char *opt_string(json_object *o, const char *key)

@@ -79,13 +79,18 @@ int cmd_report(const struct sp_profile *p, enum report_sort sort, long limit)
 
     uint64_t self_sum = 0;
     int sampled = 0; /* SPANPROF=sample: times are estimates, and CPU time is known */
+    int exact_cpu = 0; /* SPANPROF_CPU=1: each span's CPU time, measured */
     const struct sp_span **order = xmalloc(p->nspans * sizeof *order);
     for (size_t i = 0; i < p->nspans; i++) {
         order[i] = &p->spans[i];
         self_sum += p->spans[i].self_ns;
         if (p->spans[i].has_extra & (1u << X_CPU_TOTAL))
             sampled = 1;
+        if (p->spans[i].has_extra & (1u << X_CPU))
+            exact_cpu = 1;
     }
+    /* The CPU column: sampled inclusive CPU time, else SPANPROF_CPU's. */
+    int cpu_field = sampled ? X_CPU_TOTAL : exact_cpu ? X_CPU : -1;
     sort_key = sort;
     qsort(order, p->nspans, sizeof *order, cmp_span);
 
@@ -97,9 +102,10 @@ int cmd_report(const struct sp_profile *p, enum report_sort sort, long limit)
         puts("no spans recorded");
     } else {
         struct table t;
-        table_init(&t, sampled ? 8 : 7, sampled ? "llrrrrrr" : "llrrrrr");
+        table_init(&t, cpu_field >= 0 ? 8 : 7, cpu_field >= 0 ? "llrrrrrr" : "llrrrrr");
         table_row(&t, xstrdup("span"), xstrdup("location"), xstrdup("calls"), xstrdup("total"),
-                  xstrdup("self"), xstrdup("mean"), xstrdup("self%"), sampled ? xstrdup("cpu") : NULL);
+                  xstrdup("self"), xstrdup("mean"), xstrdup("self%"),
+                  cpu_field >= 0 ? xstrdup("cpu") : NULL);
         for (size_t i = 0; i < shown; i++) {
             const struct sp_span *s = order[i];
             /* file:line always: two spans may share a name (static functions in two files). */
@@ -109,9 +115,9 @@ int cmd_report(const struct sp_profile *p, enum report_sort sort, long limit)
                       s->calls ? fmt_duration((double)s->total_ns / (double)s->calls) : xstrdup("-"),
                       self_sum ? xasprintf("%.1f%%", 100.0 * (double)s->self_ns / (double)self_sum)
                                : xstrdup("-"),
-                      !sampled ? NULL
-                      : s->has_extra & (1u << X_CPU_TOTAL) ? fmt_duration((double)s->extra[X_CPU_TOTAL])
-                                                           : xstrdup("-"));
+                      cpu_field < 0 ? NULL
+                      : s->has_extra & (1u << cpu_field) ? fmt_duration((double)s->extra[cpu_field])
+                                                         : xstrdup("-"));
         }
         table_print(&t, "");
         table_free(&t);

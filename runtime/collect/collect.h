@@ -64,7 +64,7 @@ void spanprof__slow_exit(struct spanprof_site *site, uintptr_t cfa);
 
 /* ---- resources.c ---- */
 struct spanprof__res_node {
-    uint64_t cpu_user_ns, cpu_sys_ns;  /* inclusive, completed activations (owning thread) */
+    uint64_t cpu_ns;                   /* inclusive, completed activations (owning thread) */
     uint64_t allocs, alloc_bytes;      /* self: made while this node was the innermost span */
     uint64_t frees, free_bytes;        /* self: freed while this node was the innermost span */
     int64_t live_blocks, live_bytes;   /* allocated here, not freed yet (atomic: any thread frees) */
@@ -75,7 +75,7 @@ struct spanprof__res_node {
     struct spanprof__res_node *retired_live;
 };
 struct spanprof__res_frame {
-    uint64_t cpu_user_ns, cpu_sys_ns; /* thread CPU time at entry */
+    uint64_t cpu_ns;                  /* thread CPU time at entry */
     int64_t net_enter, net_max;       /* thread's net allocated bytes at entry, highest since */
 };
 struct spanprof__alloc_sample;
@@ -162,7 +162,7 @@ struct spanprof__retire;
 void spanprof__trace_retire_sites(struct spanprof__retire *r);
 
 /* ---- cputime.c ---- */
-void spanprof__cputime(uint64_t *user_ns, uint64_t *sys_ns);
+uint64_t spanprof__cputime_ns(void);
 
 /* ---- allocstats.c ---- */
 /* Hands the allocation callbacks to libspanprof-alloc.so; 0 (with a warning) when it is not

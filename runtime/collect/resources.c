@@ -61,8 +61,8 @@ void spanprof__res_enter(const struct spanprof_site *site)
     struct spanprof__res_frame *rf = &rt->frames[d];
     rf->net_enter = rf->net_max = rt->net;
     if (spanprof__collect.cpu) {
-        spanprof__cputime(&rf->cpu_user_ns, &rf->cpu_sys_ns);
-        /* Restart the wall clock so the span's time excludes the getrusage above. */
+        rf->cpu_ns = spanprof__cputime_ns();
+        /* Restart the wall clock so the span's time excludes the clock read above. */
         f->start = spanprof__clock_now();
     }
 }
@@ -84,11 +84,9 @@ void spanprof__res_exit(const struct spanprof_site *site, uintptr_t cfa)
     struct spanprof__res_frame *rf = &rt->frames[d];
     struct spanprof__res_node *rn = spanprof__res_of(f->node);
     if (spanprof__collect.cpu) {
-        uint64_t u, s;
-        spanprof__cputime(&u, &s);
-        /* Signal-atomic adds, read by the writers while this thread runs (counter.h). */
-        spanprof__count_add(&rn->cpu_user_ns, u > rf->cpu_user_ns ? u - rf->cpu_user_ns : 0);
-        spanprof__count_add(&rn->cpu_sys_ns, s > rf->cpu_sys_ns ? s - rf->cpu_sys_ns : 0);
+        uint64_t cpu = spanprof__cputime_ns();
+        /* A signal-atomic add, read by the writers while this thread runs (counter.h). */
+        spanprof__count_add(&rn->cpu_ns, cpu > rf->cpu_ns ? cpu - rf->cpu_ns : 0);
     }
     uint64_t peak = (uint64_t)(rf->net_max - rf->net_enter);
     spanprof__count_max(&rn->peak_bytes, peak);
@@ -104,8 +102,7 @@ void spanprof__res_node_merge(void *dst, const void *src)
 {
     struct spanprof__res_node *d = dst;
     struct spanprof__res_node *s = (struct spanprof__res_node *)src;
-    __atomic_add_fetch(&d->cpu_user_ns, s->cpu_user_ns, __ATOMIC_RELAXED);
-    __atomic_add_fetch(&d->cpu_sys_ns, s->cpu_sys_ns, __ATOMIC_RELAXED);
+    __atomic_add_fetch(&d->cpu_ns, s->cpu_ns, __ATOMIC_RELAXED);
     __atomic_add_fetch(&d->allocs, s->allocs, __ATOMIC_RELAXED);
     __atomic_add_fetch(&d->alloc_bytes, s->alloc_bytes, __ATOMIC_RELAXED);
     __atomic_add_fetch(&d->frees, s->frees, __ATOMIC_RELAXED);

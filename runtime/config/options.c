@@ -86,7 +86,7 @@ static const struct option options[] = {
     {"SPANPROF_HISTOGRAM", CHOICE, FIELD(histogram), "0", switch_words, 0,
      "`1`: latency percentiles of each span's inclusive wall time"},
     {"SPANPROF_CPU", CHOICE, FIELD(cpu), "0", switch_words, 0,
-     "`1`: user and system CPU time per span"},
+     "`1`: CPU time per span, exact: the thread's CPU clock read at enter and exit"},
     {"SPANPROF_ALLOC", CHOICE, FIELD(alloc), "0", switch_words, 0,
      "`1`: allocations per span; needs `LD_PRELOAD=libspanprof-alloc.so`"},
     {"SPANPROF_ALLOC_STACKS", CHOICE, FIELD(alloc_stacks), "0", switch_words, 0,

@@ -60,14 +60,12 @@ static uint64_t cpu_self(struct spanprof__node *n)
     if (spanprof__collect.sample_hz)
         return __atomic_load_n(&spanprof__sample_of(n)->cpu_ns, __ATOMIC_RELAXED);
     const struct spanprof__res_node *r = spanprof__res_of(n);
-    uint64_t own = __atomic_load_n(&r->cpu_user_ns, __ATOMIC_RELAXED) +
-                   __atomic_load_n(&r->cpu_sys_ns, __ATOMIC_RELAXED);
+    uint64_t own = __atomic_load_n(&r->cpu_ns, __ATOMIC_RELAXED);
     uint64_t children = 0;
     for (struct spanprof__node *c = __atomic_load_n(&n->first_child, __ATOMIC_ACQUIRE); c;
          c = c->next_sibling) {
         const struct spanprof__res_node *rc = spanprof__res_of(c);
-        children += __atomic_load_n(&rc->cpu_user_ns, __ATOMIC_RELAXED) +
-                    __atomic_load_n(&rc->cpu_sys_ns, __ATOMIC_RELAXED);
+        children += __atomic_load_n(&rc->cpu_ns, __ATOMIC_RELAXED);
     }
     return own > children ? own - children : 0;
 }

@@ -22,7 +22,7 @@ struct counts {
 struct res_site {
     const struct spanprof_site *site;
     struct spanprof__hist *hist;
-    uint64_t cpu_user_ns, cpu_sys_ns, peak;
+    uint64_t cpu_ns, peak;
     int64_t live_blocks, live_bytes;
     struct counts self, incl;
     uint64_t active; /* walk state */
@@ -120,8 +120,7 @@ static int collect_pre(struct spanprof__node *n, size_t depth, void *ctx)
         if (peak > s->peak)
             s->peak = peak;
         if (s->active == 0) {
-            s->cpu_user_ns += __atomic_load_n(&rn->cpu_user_ns, __ATOMIC_RELAXED);
-            s->cpu_sys_ns += __atomic_load_n(&rn->cpu_sys_ns, __ATOMIC_RELAXED);
+            s->cpu_ns += __atomic_load_n(&rn->cpu_ns, __ATOMIC_RELAXED);
         }
     }
     s->active++;
@@ -168,8 +167,7 @@ static void add_res(struct res_site *d, const struct res_site *s)
 {
     if (d->hist && s->hist)
         spanprof__hist_merge(d->hist, s->hist);
-    d->cpu_user_ns += s->cpu_user_ns;
-    d->cpu_sys_ns += s->cpu_sys_ns;
+    d->cpu_ns += s->cpu_ns;
     d->peak = s->peak > d->peak ? s->peak : d->peak;
     d->live_blocks += s->live_blocks;
     d->live_bytes += s->live_bytes;
@@ -249,8 +247,7 @@ void spanprof__res_json(const struct spanprof__res_sites *r, const struct spanpr
         put(js, "max_ns", spanprof__ticks_to_ns(v, s->hist->max));
     }
     if (spanprof__collect.cpu) {
-        put(js, "cpu_user_ns", s->cpu_user_ns);
-        put(js, "cpu_system_ns", s->cpu_sys_ns);
+        put(js, "cpu_ns", s->cpu_ns);
     }
     if (spanprof__collect.alloc) {
         put(js, "allocs", s->self.allocs);

@@ -1,5 +1,5 @@
-/* cpu.c — SPANPROF_CPU=1 gives every span cpu_user_ns and cpu_system_ns; a bad value of a
- * resource variable gives one warning and the default. */
+/* cpu.c — SPANPROF_CPU=1 gives every span cpu_ns; a bad value of a resource variable gives one
+ * warning and the default. */
 /* test-env: SPANPROF_CPU=1 SPANPROF_ALLOC=0 SPANPROF_HISTOGRAM=yes SPANPROF_ALLOC_SAMPLE=0 */
 #include <spanprof.h>
 #include <stdio.h>

@@ -3,9 +3,11 @@
  * shares stay the same on a loaded machine, where a fixed number of iterations would take
  * longer from one run to the next.  Each span also measures its own wall time with the monotonic
  * clock, and the program prints those totals ("truth NAME NS") so the test can compare the
- * profile's shares with what this run really did. */
+ * profile's shares with what this run really did, and the CPU time the process used ("cpu
+ * process NS"), which the spans' CPU times must add up to with SPANPROF_CPU=1. */
 #include <stdint.h>
 #include <stdio.h>
+#include <sys/resource.h>
 #include <time.h>
 
 static volatile uint64_t sink;
@@ -58,5 +60,10 @@ int main(void)
     }
     printf("truth work_a %llu\ntruth work_b %llu\ntruth nap %llu\n", (unsigned long long)truth[0],
            (unsigned long long)truth[1], (unsigned long long)truth[2]);
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    printf("cpu process %llu\n",
+           (unsigned long long)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1000000000u +
+               (unsigned long long)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) * 1000u);
     return 0;
 }

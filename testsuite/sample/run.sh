@@ -7,7 +7,10 @@
 # accuracy.c is run three times (exact, sample and count mode) and its expected file holds the
 # verdicts: calls identical to count mode's; each span's share of wall time within 5 points of
 # what the program measured itself in the same run, in exact and in sample mode, and the two
-# modes within 5 points of each other; the sleeping span's CPU time under 10 % of its wall time.
+# modes within 5 points of each other; the sleeping span's CPU time under 10 % of its wall time;
+# and, with SPANPROF_CPU=1 (exact mode and the thread's CPU clock), the spans' CPU time 0.85 to
+# 1.1 of the process's, the sleeping span charged at most 5 % of its wall time, and the working
+# spans' split of CPU time within 5 points of their split of wall time.
 # The machine may be loaded, so shares are compared (never absolute times), the program's work
 # is measured in wall time (a busy loop on the clock: the same shares under any load), it
 # measures itself too, and an attempt that misses is repeated (at most 3).  sampler_thread.c also runs with
@@ -47,19 +50,21 @@ describe() {
     done
 }
 
-# run_mode MODE: runs the program built in $dir with SPANPROF=MODE in $dir/MODE.
+# run_mode MODE: runs the program built in $dir with SPANPROF=MODE in $dir/MODE; MODE cpu is
+# exact mode with SPANPROF_CPU=1.
 run_mode() {
     rm -rf "${dir:?}/$1"
     mkdir -p "$dir/$1"
-    # shellcheck disable=SC2086 # test_env is a list of assignments
-    (cd "$dir/$1" && env SPANPROF="$1" SPANPROF_JSON="out.%p.json" SPANPROF_FOLDED= $test_env \
+    case $1 in cpu) mode_env="SPANPROF=1 SPANPROF_CPU=1" ;; *) mode_env="SPANPROF=$1" ;; esac
+    # shellcheck disable=SC2086 # test_env and mode_env are lists of assignments
+    (cd "$dir/$1" && env $mode_env SPANPROF_JSON="out.%p.json" SPANPROF_FOLDED= $test_env \
         "$dir/prog" >stdout 2>stderr & echo $! >"$dir/$1/pid"
      wait $!; echo $? >"$dir/$1/status")
 }
 
 # One attempt of the accuracy test: its verdicts into $dir/actual.
 accuracy_attempt() {
-    for mode in 1 sample count; do
+    for mode in 1 sample count cpu; do
         run_mode "$mode"
     done
     {
@@ -71,8 +76,8 @@ accuracy_attempt() {
             "$PROFDUMP" "$dir/$mode/out.$(cat "$dir/$mode/pid").json" 2>&1
         done
         echo "# shares of wall time"
-        for mode in 1 sample; do
-            grep '^truth ' "$dir/$mode/stdout" | sed "s/^/$mode /"
+        for mode in 1 sample cpu; do
+            grep '^truth \|^cpu ' "$dir/$mode/stdout" | sed "s/^/$mode /"
             "$PROFDUMP" --times "$dir/$mode/out.$(cat "$dir/$mode/pid").json" | sed "s/^/$mode span /"
         done | awk '
             function share(mode, kind, name) { return 100 * v[mode, kind, name] / sum[mode, kind] }
@@ -85,6 +90,7 @@ accuracy_attempt() {
                     printf "%s: %.1f and %.1f, %.1f points apart\n", what, a, b, d
             }
             $2 == "truth" { v[$1, "truth", $3] = $4; sum[$1, "truth"] += $4 }
+            $2 == "cpu" { process_cpu[$1] = $4 }
             $2 == "span" {
                 split($4, t, "="); v[$1, "profile", $3] = t[2]; sum[$1, "profile"] += t[2]
                 for (i = 5; i <= NF; i++) { split($i, f, "="); x[$1, $3, f[1]] = f[2] }
@@ -105,6 +111,26 @@ accuracy_attempt() {
                     print "nap: CPU time under 10 % of its wall time"
                 else
                     printf "nap: CPU time %d ns of %d ns wall\n", cpu, wall
+                # SPANPROF_CPU=1: the spans (all leaves) hold the process'"'"'s CPU time, the sleeping
+                # one next to none of it, the working ones in the ratio of their wall times.
+                spans = x["cpu", "work_a", "cpu_ns"] + x["cpu", "work_b", "cpu_ns"] + x["cpu", "nap", "cpu_ns"]
+                ratio = process_cpu["cpu"] > 0 ? spans / process_cpu["cpu"] : 0
+                if (ratio >= 0.85 && ratio <= 1.1)
+                    print "SPANPROF_CPU=1: the spans'"'"' CPU time is the process'"'"'s (0.85 to 1.1 of it)"
+                else
+                    printf "SPANPROF_CPU=1: the spans'"'"' CPU time is %.2f of the process'"'"'s\n", ratio
+                cpu = x["cpu", "nap", "cpu_ns"]; wall = v["cpu", "profile", "nap"]
+                if (wall > 0 && cpu <= wall / 20)
+                    print "SPANPROF_CPU=1: nap charged at most 5 % of its wall time as CPU"
+                else
+                    printf "SPANPROF_CPU=1: nap charged %d ns CPU of %d ns wall\n", cpu, wall
+                work = x["cpu", "work_a", "cpu_ns"] + x["cpu", "work_b", "cpu_ns"]
+                walls = v["cpu", "profile", "work_a"] + v["cpu", "profile", "work_b"]
+                if (work > 0 && walls > 0)
+                    verdict("SPANPROF_CPU=1: work_a'"'"'s share of the working spans'"'"' CPU vs of their wall time",
+                            100 * x["cpu", "work_a", "cpu_ns"] / work, 100 * v["cpu", "profile", "work_a"] / walls)
+                else
+                    print "SPANPROF_CPU=1: no CPU time on the working spans"
             }'
     } >"$dir/actual"
 }

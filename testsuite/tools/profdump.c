@@ -13,9 +13,10 @@
  * With --resources, also (see docs/manual.md, "Resource profile"):
  *   alloc NAME allocs=N bytes=N frees=N freed=N incl=A/B/F/G live=BLOCKS/BYTES peak=N
  *   latency NAME                 when p50_ns..max_ns are present (checked p50<=p90<=p99<=max)
- *   cpu NAME                     when cpu_user_ns and cpu_system_ns are present
+ *   cpu NAME                     when cpu_ns is present (SPANPROF_CPU=1)
  * With --times, only the times, for a test that computes with them (shares of a run):
- *   NAME total_ns=N self_ns=N [cpu_total_ns=N cpu_self_ns=N samples=N]   in the JSON's order
+ *   NAME total_ns=N self_ns=N [cpu_total_ns=N cpu_self_ns=N samples=N] [cpu_ns=N]   in the
+ *   JSON's order
  * It also checks what is time-dependent but still has rules (self <= total, values are
  * non-negative integers, one line per stack) and exits 1 with a message when one is broken.
  * JSON is read with json-c, never grepped. */
@@ -114,8 +115,8 @@ static void dump_resources(json_object *span, struct lines *out)
             exit(2);
         lines_add(out, line);
     }
-    if (has(span, "cpu_user_ns")) {
-        if (get_int(span, "cpu_user_ns", name) < 0 || get_int(span, "cpu_system_ns", name) < 0)
+    if (has(span, "cpu_ns")) {
+        if (get_int(span, "cpu_ns", name) < 0)
             fail(name, "negative CPU time");
         if (asprintf(&line, "cpu %s", name) < 0)
             exit(2);
@@ -274,7 +275,7 @@ static void dump_times(const char *path)
         exit(1);
     }
     static const char *const keys[] = {"total_ns", "self_ns", "cpu_total_ns", "cpu_self_ns",
-                                       "samples"};
+                                       "samples", "cpu_ns"};
     for (size_t i = 0; i < json_object_array_length(spans); i++) {
         json_object *span = json_object_array_get_idx(spans, i), *name;
         if (!json_object_object_get_ex(span, "name", &name))

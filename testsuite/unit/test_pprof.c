@@ -242,11 +242,10 @@ START_TEST(cpu_self_per_stack)
     struct spanprof__node *m = unit_child(&t->root, &unit_sa);
     struct spanprof__node *w = unit_child(m, &unit_sb);
     struct spanprof__node *r = unit_child(w, &unit_sc);
-    /* inclusive user + system per node: main 900, work 500, io;read 150, zero 0 */
-    spanprof__res_of(m)->cpu_user_ns = 800;
-    spanprof__res_of(m)->cpu_sys_ns = 100;
-    spanprof__res_of(w)->cpu_user_ns = 500;
-    spanprof__res_of(r)->cpu_sys_ns = 150;
+    /* inclusive CPU time per node: main 900, work 500, io;read 150, zero 0 */
+    spanprof__res_of(m)->cpu_ns = 900;
+    spanprof__res_of(w)->cpu_ns = 500;
+    spanprof__res_of(r)->cpu_ns = 150;
     struct spanprof__view v = unit_view(&t, 1);
     Profile *p = roundtrip(&v);
     char *s = types(p);
