@@ -8,6 +8,7 @@
 #include <string.h>
 
 static enum report_sort sort_key;
+static int sort_cpu_field;   /* with SORT_CPU: the extra holding each span's CPU time */
 
 static int cmp_u64_desc(uint64_t a, uint64_t b)
 {
@@ -23,6 +24,7 @@ static int cmp_span(const void *pa, const void *pb)
     case SORT_SELF:  r = cmp_u64_desc(a->self_ns, b->self_ns); break;
     case SORT_TOTAL: r = cmp_u64_desc(a->total_ns, b->total_ns); break;
     case SORT_CALLS: r = cmp_u64_desc(a->calls, b->calls); break;
+    case SORT_CPU:   r = cmp_u64_desc(a->extra[sort_cpu_field], b->extra[sort_cpu_field]); break;
     case SORT_NAME:  break;
     }
     if (!r)
@@ -58,7 +60,12 @@ static void print_header(const struct sp_profile *p)
     free(wall);
     if (p->thread_count >= 0)
         printf(", threads: %lld", p->thread_count);
-    if (p->clock)
+    /* A sampled run reads no clock per call ("clock": "none"), but its times are real. */
+    if (p->sampled && p->sample_hz)
+        printf(", times: sampled %llu times a second", (unsigned long long)p->sample_hz);
+    else if (p->sampled)
+        printf(", times: sampled");
+    else if (p->clock)
         printf(", clock: %s", p->clock);
     if (p->start_time)
         printf(", started: %s", p->start_time);
@@ -72,11 +79,33 @@ static void print_header(const struct sp_profile *p)
                (unsigned long long)p->open_frames, plural(p->open_frames, "frame", "frames"));
 }
 
+/* The shown spans that mostly wait — CPU time under a tenth of their wall time, and at least a
+ * millisecond of that — named after the table: a thread pool's loop or a flush that waits reads
+ * as idle, not hot, whatever its share of wall time.  Sampled, a span's own (self) figures are
+ * compared, so a loop that waits between its callees' work counts as waiting; SPANPROF_CPU=1
+ * has inclusive CPU time only, compared with the inclusive wall time. */
+static void print_waiting(const struct sp_span *const *order, size_t shown, int cpu_field)
+{
+    if (cpu_field < 0)
+        return;
+    int self = cpu_field == X_CPU_TOTAL;
+    int field = self ? X_CPU_SELF : cpu_field;
+    const char *sep = self ? "mostly waiting (own CPU time under 10 % of own wall time): "
+                           : "mostly waiting (CPU time under 10 % of wall time): ";
+    for (size_t i = 0; i < shown; i++) {
+        const struct sp_span *s = order[i];
+        uint64_t wall = self ? s->self_ns : s->total_ns;
+        if (!(s->has_extra & (1u << field)) || wall < 1000000 || s->extra[field] * 10 >= wall)
+            continue;
+        printf("%s%s", sep, s->name);
+        sep = ", ";
+    }
+    if (*sep == ',')
+        putchar('\n');
+}
+
 int cmd_report(const struct sp_profile *p, enum report_sort sort, long limit)
 {
-    print_header(p);
-    putchar('\n');
-
     uint64_t self_sum = 0;
     int sampled = 0; /* SPANPROF=sample: times are estimates, and CPU time is known */
     int exact_cpu = 0; /* SPANPROF_CPU=1: each span's CPU time, measured */
@@ -91,7 +120,16 @@ int cmd_report(const struct sp_profile *p, enum report_sort sort, long limit)
     }
     /* The CPU column: sampled inclusive CPU time, else SPANPROF_CPU's. */
     int cpu_field = sampled ? X_CPU_TOTAL : exact_cpu ? X_CPU : -1;
+    if (sort == SORT_CPU && cpu_field < 0) {
+        fprintf(stderr, "spanprof: '%s' has no CPU time to sort by: record it with SPANPROF=sample "
+                        "or SPANPROF_CPU=1\n", p->path);
+        free(order);
+        return EXIT_BAD_INPUT;
+    }
+    print_header(p);
+    putchar('\n');
     sort_key = sort;
+    sort_cpu_field = cpu_field;
     qsort(order, p->nspans, sizeof *order, cmp_span);
 
     size_t shown = p->nspans;
@@ -121,6 +159,7 @@ int cmd_report(const struct sp_profile *p, enum report_sort sort, long limit)
         }
         table_print(&t, "");
         table_free(&t);
+        print_waiting(order, shown, cpu_field);
         if (sampled && p->sample_hz)
             printf("times sampled %llu times a second (SPANPROF=sample): wall and CPU time are "
                    "estimates, calls exact\n", (unsigned long long)p->sample_hz);

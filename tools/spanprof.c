@@ -50,7 +50,7 @@ static const char general_help[] =
     "  -V, --version  show the version\n";
 
 static const char report_usage[] =
-    "usage: spanprof report [--sort=self|total|calls|name] [--limit N] [PROFILE|DIR...]\n";
+    "usage: spanprof report [--sort=self|total|calls|cpu|name] [--limit N] [PROFILE|DIR...]\n";
 
 static const char report_help[] =
     "\n"
@@ -66,8 +66,12 @@ static const char report_help[] =
     "With no PROFILE it reads what a run wrote here: spanprof.out/, else\n"
     "spanprof.json, else spanprof.folded.\n"
     "\n"
+    "With CPU time in the profile (SPANPROF=sample, SPANPROF_CPU=1) a cpu column shows\n"
+    "each span's, and the spans whose CPU time is under a tenth of their wall time\n"
+    "are named as mostly waiting.\n"
+    "\n"
     "Options:\n"
-    "  --sort=KEY   self (default), total, calls: largest first; name: A to Z\n"
+    "  --sort=KEY   self (default), total, calls, cpu: largest first; name: A to Z\n"
     "  --limit N    show the first N spans only (0: all)\n"
     "  -h, --help   show this text\n";
 
@@ -227,8 +231,10 @@ static int run_report(int argc, char **argv)
                 sort = SORT_CALLS;
             else if (!strcmp(optarg, "name"))
                 sort = SORT_NAME;
+            else if (!strcmp(optarg, "cpu"))
+                sort = SORT_CPU;
             else
-                return tool_usage_error("--sort must be self, total, calls or name, not '%s'", optarg);
+                return tool_usage_error("--sort must be self, total, calls, cpu or name, not '%s'", optarg);
             break;
         case 'n':
             if (tool_parse_limit(optarg, &limit))

@@ -242,7 +242,7 @@ int report_inputs(char *const *args, size_t nargs, char ***paths, size_t *npaths
 
 /* ---- commands ---- */
 
-enum report_sort { SORT_SELF, SORT_TOTAL, SORT_CALLS, SORT_NAME };
+enum report_sort { SORT_SELF, SORT_TOTAL, SORT_CALLS, SORT_NAME, SORT_CPU };
 int cmd_report(const struct sp_profile *p, enum report_sort sort, long limit);
 /* Loads ARGS: one profile (JSON or folded stacks) as it is; several JSON profiles, or
  * directories of them, merged.  0, or -1 after a message. */
