@@ -44,6 +44,7 @@ struct option {
 static const char *const switch_words[] = {"0", "1", NULL};
 static const char *const mode_words[] = {"0", "1", "count", "sample", NULL};
 static const char *const recursion_words[] = {"keep", "collapse", NULL};
+static const char *const value_words[] = {"wall", "cpu", NULL};
 
 #define FIELD(f) offsetof(struct spanprof__options, f)
 
@@ -74,6 +75,9 @@ static const struct option options[] = {
      "of the subtree's value, with a warning"},
     {"SPANPROF_FOLDED_RECURSION", CHOICE, FIELD(folded_recursion), "keep", recursion_words, 0,
      "`collapse`: direct recursion becomes one frame in the folded file (`a;a;a;b` → `a;b`)"},
+    {"SPANPROF_FOLDED_VALUE", CHOICE, FIELD(folded_value), "wall", value_words, 0,
+     "`cpu`: the folded stacks hold each stack's own CPU time in ns instead of its wall time (with "
+     "`SPANPROF=sample` or `SPANPROF_CPU=1`; otherwise a warning, and wall time)"},
     {"SPANPROF_JSON", PATH, FIELD(json), NULL, NULL, 0,
      "where to write the JSON profile; unset or empty: don't"},
     {"SPANPROF_TRACE", PATH, FIELD(trace), NULL, NULL, 0,

@@ -31,6 +31,7 @@ struct spanprof__options {
     uint64_t folded_max_bytes; /* SPANPROF_FOLDED_MAX_BYTES */
     uint64_t folded_max_depth; /* SPANPROF_FOLDED_MAX_DEPTH */
     int folded_recursion;  /* SPANPROF_FOLDED_RECURSION: 0 keep, 1 collapse */
+    int folded_value;      /* SPANPROF_FOLDED_VALUE: 0 wall, 1 cpu */
     int threads;           /* SPANPROF_THREADS */
     int file_line;         /* SPANPROF_FILE_LINE */
     int idle;              /* SPANPROF_IDLE */

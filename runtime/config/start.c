@@ -100,7 +100,11 @@ static void start(void)
         .idle = o->idle,
         .announce = !o->quiet,
         .folded_limits = {o->folded_max_bytes, o->folded_max_depth, o->folded_recursion},
+        .folded_cpu = o->folded_value && (o->mode == SPANPROF_MODE_SAMPLE || o->cpu),
     };
+    if (o->folded_value && !spanprof__outputs.folded_cpu && o->mode != SPANPROF_MODE_OFF)
+        fprintf(stderr, "spanprof: warning: SPANPROF_FOLDED_VALUE=cpu needs CPU time "
+                        "(SPANPROF=sample or SPANPROF_CPU=1); the folded stacks hold wall time\n");
     if (o->mode != SPANPROF_MODE_OFF) {
         /* Present only when the program runs under `coz run` (libcoz preloaded). */
         spanprof__g.coz_get = (spanprof__coz_get_fn)dlsym(RTLD_DEFAULT, "_coz_get_counter");

@@ -11,6 +11,23 @@ uint64_t spanprof__ticks_to_ns(const struct spanprof__view *v, uint64_t ticks)
     return (uint64_t)((double)ticks * v->ns_per_tick + 0.5);
 }
 
+/* CPU time of N's own activations (the per-node counters are inclusive) less its children's;
+ * sampled, the sampler's self figure. */
+uint64_t spanprof__view_cpu_self(struct spanprof__node *n)
+{
+    if (spanprof__collect.sample_hz)
+        return __atomic_load_n(&spanprof__sample_of(n)->cpu_ns, __ATOMIC_RELAXED);
+    const struct spanprof__res_node *r = spanprof__res_of(n);
+    uint64_t own = __atomic_load_n(&r->cpu_ns, __ATOMIC_RELAXED);
+    uint64_t children = 0;
+    for (struct spanprof__node *c = __atomic_load_n(&n->first_child, __ATOMIC_ACQUIRE); c;
+         c = c->next_sibling) {
+        const struct spanprof__res_node *rc = spanprof__res_of(c);
+        children += __atomic_load_n(&rc->cpu_ns, __ATOMIC_RELAXED);
+    }
+    return own > children ? own - children : 0;
+}
+
 const char *spanprof__thread_label(const struct spanprof__thread *t, char *buf, size_t size)
 {
     if (t->name[0])

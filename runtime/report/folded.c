@@ -248,17 +248,20 @@ static void expand(struct folded *F, size_t k, size_t first, size_t count)
     qsort_r(L->it, L->nit, sizeof *L->it, cmp_item, L);
 }
 
-/* A node's value on its own line: calls when counting, else self ns. */
-static uint64_t value(const struct folded *F, const struct spanprof__node *n)
+/* A node's value on its own line: calls when counting, self CPU ns for SPANPROF_FOLDED_VALUE=cpu,
+ * else self wall ns. */
+static uint64_t value(const struct folded *F, struct spanprof__node *n)
 {
     if (F->v->counting)
         return __atomic_load_n(&n->calls, __ATOMIC_RELAXED);
+    if (F->v->cpu_values)
+        return spanprof__view_cpu_self(n);
     return spanprof__ticks_to_ns(F->v, spanprof__view_self(F->v, n));
 }
 
 struct below {
     const struct spanprof__view *v;
-    uint64_t ticks, calls;
+    uint64_t ticks, calls, cpu_ns;
 };
 
 static int sum_below(struct spanprof__node *n, size_t depth, void *ctx)
@@ -267,6 +270,8 @@ static int sum_below(struct spanprof__node *n, size_t depth, void *ctx)
     struct below *s = ctx;
     s->ticks += spanprof__view_self(s->v, n);
     s->calls += __atomic_load_n(&n->calls, __ATOMIC_RELAXED);
+    if (s->v->cpu_values)
+        s->cpu_ns += spanprof__view_cpu_self(n);
     return 1;
 }
 
@@ -276,7 +281,7 @@ static uint64_t value_below(struct folded *F, struct level *L, const struct item
 {
     uint64_t v = 0;
     for (size_t i = it->first; i < it->first + it->count; i++) {
-        struct below s = {F->v, 0, 0};
+        struct below s = {F->v, 0, 0, 0};
         size_t key = L->m[i].key, len = L->m[i].len;
         for (struct spanprof__node *c = first_child(L->m[i].node); c; c = c->next_sibling) {
             if (same_frame(F, L, c, L, key, len))
@@ -284,7 +289,9 @@ static uint64_t value_below(struct folded *F, struct level *L, const struct item
             sum_below(c, 0, &s);
             spanprof__tree_walk(c, sum_below, NULL, &s);
         }
-        v += F->v->counting ? s.calls : spanprof__ticks_to_ns(F->v, s.ticks);
+        v += F->v->counting     ? s.calls
+             : F->v->cpu_values ? s.cpu_ns
+                                : spanprof__ticks_to_ns(F->v, s.ticks);
     }
     return v;
 }

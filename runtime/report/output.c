@@ -88,6 +88,7 @@ struct spanprof__view spanprof__view_of(const struct spanprof__outputs *o)
             .threads_root = o->threads_root,
             .file_line = o->file_line,
             .idle = o->idle,
+            .cpu_values = o->folded_cpu,
     };
 }
 

@@ -53,23 +53,6 @@ struct sums {
     uint64_t calls, self, cpu, allocs, alloc_bytes;
 };
 
-/* CPU time of N's own activations (the per-node counters are inclusive) less its children's;
- * sampled, the sampler's self figure. */
-static uint64_t cpu_self(struct spanprof__node *n)
-{
-    if (spanprof__collect.sample_hz)
-        return __atomic_load_n(&spanprof__sample_of(n)->cpu_ns, __ATOMIC_RELAXED);
-    const struct spanprof__res_node *r = spanprof__res_of(n);
-    uint64_t own = __atomic_load_n(&r->cpu_ns, __ATOMIC_RELAXED);
-    uint64_t children = 0;
-    for (struct spanprof__node *c = __atomic_load_n(&n->first_child, __ATOMIC_ACQUIRE); c;
-         c = c->next_sibling) {
-        const struct spanprof__res_node *rc = spanprof__res_of(c);
-        children += __atomic_load_n(&rc->cpu_ns, __ATOMIC_RELAXED);
-    }
-    return own > children ? own - children : 0;
-}
-
 static int add_node(struct spanprof__node *n, size_t depth, void *ctx)
 {
     (void)depth;
@@ -77,7 +60,7 @@ static int add_node(struct spanprof__node *n, size_t depth, void *ctx)
     s->calls += __atomic_load_n(&n->calls, __ATOMIC_RELAXED);
     s->self += spanprof__view_self(s->v, n);
     if (spanprof__collect.cpu || spanprof__collect.sample_hz)
-        s->cpu += cpu_self(n);
+        s->cpu += spanprof__view_cpu_self(n);
     if (spanprof__collect.alloc) {
         const struct spanprof__res_node *r = spanprof__res_of(n);
         s->allocs += __atomic_load_n(&r->allocs, __ATOMIC_RELAXED);

@@ -32,6 +32,7 @@ struct spanprof__outputs {
     int file_line;    /* SPANPROF_FILE_LINE */
     int idle;         /* SPANPROF_IDLE */
     int announce;     /* no SPANPROF_QUIET: the exit write names its files on a terminal */
+    int folded_cpu;   /* SPANPROF_FOLDED_VALUE=cpu (and CPU time is recorded) */
     int descendant;   /* exec'd by a profiled process: names as in a fork child (path.c) */
     unsigned image;   /* images of this process that wrote before this one (path.c) */
     struct spanprof__folded_limits folded_limits;
@@ -61,6 +62,7 @@ struct spanprof__view {
     uint32_t sample_hz; /* SPANPROF=sample's rate (0: not sampled): times are the sampled
                          * estimates, in ns (ns_per_tick 1), from spanprof__view_self/_total */
     int idle;         /* SPANPROF_IDLE: time outside spans too */
+    int cpu_values;   /* SPANPROF_FOLDED_VALUE=cpu: folded values are self CPU ns */
     uint64_t now;     /* the write's timestamp (ticks) */
     const struct spanprof__folded_limits *folded_limits; /* NULL: the defaults */
 };
@@ -74,6 +76,9 @@ static inline uint64_t spanprof__view_self(const struct spanprof__view *v,
         return __atomic_load_n(&spanprof__sample_of(n)->wall_ns, __ATOMIC_RELAXED);
     return spanprof__node_self(n);
 }
+/* Node N's own CPU time in ns: SPANPROF=sample's sampled figure, else SPANPROF_CPU=1's (its
+ * inclusive counter less its children's); 0 without either (aggregate.c). */
+uint64_t spanprof__view_cpu_self(struct spanprof__node *n);
 /* Its inclusive time (sampled: as of the write's spanprof__sample_sums). */
 static inline uint64_t spanprof__view_total(const struct spanprof__view *v,
                                             const struct spanprof__node *n)

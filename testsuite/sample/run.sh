@@ -51,13 +51,16 @@ describe() {
 }
 
 # run_mode MODE: runs the program built in $dir with SPANPROF=MODE in $dir/MODE; MODE cpu is
-# exact mode with SPANPROF_CPU=1.
+# exact mode with SPANPROF_CPU=1, writing folded stacks of CPU time (SPANPROF_FOLDED_VALUE=cpu).
 run_mode() {
     rm -rf "${dir:?}/$1"
     mkdir -p "$dir/$1"
-    case $1 in cpu) mode_env="SPANPROF=1 SPANPROF_CPU=1" ;; *) mode_env="SPANPROF=$1" ;; esac
+    case $1 in
+    cpu) mode_env="SPANPROF=1 SPANPROF_CPU=1 SPANPROF_FOLDED=out.folded SPANPROF_FOLDED_VALUE=cpu" ;;
+    *) mode_env="SPANPROF=$1 SPANPROF_FOLDED=" ;;
+    esac
     # shellcheck disable=SC2086 # test_env and mode_env are lists of assignments
-    (cd "$dir/$1" && env $mode_env SPANPROF_JSON="out.%p.json" SPANPROF_FOLDED= $test_env \
+    (cd "$dir/$1" && env SPANPROF_JSON="out.%p.json" $mode_env $test_env \
         "$dir/prog" >stdout 2>stderr & echo $! >"$dir/$1/pid"
      wait $!; echo $? >"$dir/$1/status")
 }
@@ -76,6 +79,14 @@ accuracy_attempt() {
             "$PROFDUMP" "$dir/$mode/out.$(cat "$dir/$mode/pid").json" 2>&1
         done
         echo "# shares of wall time"
+        # The folded stacks of CPU time: each (leaf) span's line holds its JSON cpu_ns exactly.
+        "$PROFDUMP" --times "$dir/cpu/out.$(cat "$dir/cpu/pid").json" | tr '=' ' ' |
+            awk 'NR == FNR { for (i = 2; i < NF; i++) if ($i == "cpu_ns") json[$1] = $(i + 1); next }
+                 { folded[$1] = $2 }
+                 END { bad = 0
+                       for (s in json) if (folded[s] != json[s]) { bad = 1; printf "folded cpu %s: %s, JSON %s\n", s, folded[s], json[s] }
+                       if (!bad) print "SPANPROF_FOLDED_VALUE=cpu: each span'"'"'s folded value is its CPU time" }' \
+                - "$dir/cpu/out.folded"
         for mode in 1 sample cpu; do
             grep '^truth \|^cpu ' "$dir/$mode/stdout" | sed "s/^/$mode /"
             "$PROFDUMP" --times "$dir/$mode/out.$(cat "$dir/$mode/pid").json" | sed "s/^/$mode span /"
