@@ -3,20 +3,29 @@
  * shares stay the same on a loaded machine, where a fixed number of iterations would take
  * longer from one run to the next.  Each span also measures its own wall time with the monotonic
  * clock, and the program prints those totals ("truth NAME NS") so the test can compare the
- * profile's shares with what this run really did, and the CPU time the process used ("cpu
- * process NS"), which the spans' CPU times must add up to with SPANPROF_CPU=1. */
+ * profile's shares with what this run really did; it also measures the CPU time each working
+ * span used ("cputruth NAME NS": on a loaded machine a span busy for 14 ms of wall time gets
+ * what CPU the scheduler gives it, not 70 % of the pair's) and the process used ("cpu process
+ * NS"), which the spans' CPU times must match with SPANPROF_CPU=1. */
 #include <stdint.h>
 #include <stdio.h>
 #include <sys/resource.h>
 #include <time.h>
 
 static volatile uint64_t sink;
-static uint64_t truth[3];
+static uint64_t truth[3], cpu_truth[2];
 
 static uint64_t now_ns(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static uint64_t thread_cpu_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
@@ -34,12 +43,16 @@ static uint64_t busy(uint64_t ms)
 
 __attribute__((span, noinline)) static void work_a(void)
 {
+    uint64_t c0 = thread_cpu_ns();
     truth[0] += busy(14);
+    cpu_truth[0] += thread_cpu_ns() - c0;
 }
 
 __attribute__((span, noinline)) static void work_b(void)
 {
+    uint64_t c0 = thread_cpu_ns();
     truth[1] += busy(6);
+    cpu_truth[1] += thread_cpu_ns() - c0;
 }
 
 __attribute__((span, noinline)) static void nap(void)
@@ -60,6 +73,8 @@ int main(void)
     }
     printf("truth work_a %llu\ntruth work_b %llu\ntruth nap %llu\n", (unsigned long long)truth[0],
            (unsigned long long)truth[1], (unsigned long long)truth[2]);
+    printf("cputruth work_a %llu\ncputruth work_b %llu\n", (unsigned long long)cpu_truth[0],
+           (unsigned long long)cpu_truth[1]);
     struct rusage ru;
     getrusage(RUSAGE_SELF, &ru);
     printf("cpu process %llu\n",
