@@ -41,7 +41,7 @@ const char diff_help[] =
     "                  before, after, grown and shrunk flame graphs\n"
     "  -h, --help      show this text\n";
 
-/* A span of either side: its index in each, or (size_t)-1 when it is not there. */
+/* A span of either side: the span in each, or NULL where it is not. */
 struct pair {
     const struct sp_span *before, *after;
     double change; /* what ranks it */
@@ -96,16 +96,26 @@ static char *time_cell(const struct sp_span *s, uint64_t ns)
     return s ? fmt_duration((double)ns) : xstrdup("-");
 }
 
-static int has_cpu(const struct sp_span *s)
+/* S's inclusive CPU time: sampled (SPANPROF=sample) or measured (SPANPROF_CPU=1); -1 without. */
+static double cpu_of(const struct sp_span *s)
 {
-    return s && (s->has_extra & (1u << X_CPU_TOTAL));
+    if (s->has_extra & (1u << X_CPU_TOTAL))
+        return (double)s->extra[X_CPU_TOTAL];
+    if (s->has_extra & (1u << X_CPU))
+        return (double)s->extra[X_CPU];
+    return -1;
+}
+
+static char *cpu_cell(const struct sp_span *s)
+{
+    return s ? fmt_duration(cpu_of(s)) : xstrdup("-");
 }
 
 static int compare(const struct sp_profile *b, const struct sp_profile *a, const char *bname,
                    const char *aname, long limit)
 {
     int by_name = b->no_calls || a->no_calls;
-    int timed = 0, cpu = 1;
+    int timed = 0, cpu;
     struct strmap keys;
     strmap_init(&keys);
     struct pair *pairs = xmalloc((b->nspans + a->nspans + 1) * sizeof *pairs);
@@ -128,11 +138,11 @@ static int compare(const struct sp_profile *b, const struct sp_profile *a, const
         }
     }
     strmap_free(&keys);
+    /* A CPU column when every span present has a CPU figure, on both sides. */
+    cpu = n > 0;
     for (size_t i = 0; i < n; i++)
-        cpu &= has_cpu(pairs[i].before) || !pairs[i].before;
-    cpu &= n > 0 && !b->no_calls && !a->no_calls;
-    for (size_t i = 0; i < n && cpu; i++)
-        cpu = !pairs[i].after || has_cpu(pairs[i].after);
+        cpu &= (!pairs[i].before || cpu_of(pairs[i].before) >= 0) &&
+               (!pairs[i].after || cpu_of(pairs[i].after) >= 0);
     for (size_t i = 0; i < n; i++) {
         const struct sp_span *s0 = pairs[i].before, *s1 = pairs[i].after;
         pairs[i].change = timed ? (double)(s1 ? s1->self_ns : 0) - (double)(s0 ? s0->self_ns : 0)
@@ -164,8 +174,7 @@ static int compare(const struct sp_profile *b, const struct sp_profile *a, const
                   time_cell(s0, s0 ? s0->self_ns : 0), time_cell(s1, s1 ? s1->self_ns : 0),
                   signed_duration(self1 - self0), percent_change(self0, self1),
                   time_cell(s0, s0 ? s0->total_ns : 0), time_cell(s1, s1 ? s1->total_ns : 0),
-                  !cpu ? NULL : time_cell(s0, s0 ? s0->extra[X_CPU_TOTAL] : 0),
-                  !cpu ? NULL : time_cell(s1, s1 ? s1->extra[X_CPU_TOTAL] : 0));
+                  !cpu ? NULL : cpu_cell(s0), !cpu ? NULL : cpu_cell(s1));
     }
     table_print(&t, "");
     table_free(&t);
