@@ -2,13 +2,16 @@
 # bench/run.c over them.  Included by the top-level Makefile, whose variables it uses.
 #   make bench                      full run (a few minutes)
 #   make bench BENCH_REPS=9         more repetitions
-#   make bench BENCH_QUICK=1        no callgrind counts, no compile-time figures, no speedtest1
+#   make bench BENCH_QUICK=1        no callgrind counts, no compile-time figures, no speedtest1,
+#                                   no zstd
 #   make bench-sampler              only the sampler thread's cost (SPANPROF=sample)
 #   make bench-speedtest1           the speedtest1 tables alone
+#   make bench-zstd                 the zstd table alone
 # Rows are listed in bench/rows.txt.  Then more tables: the cost of writing a folded file that is
 # expensive to write (bench/deepjson.sh), thread churn (bench/churn.sh: 20,000 short-lived
-# threads, memory and time), and SQLite's speedtest1 in every configuration
-# (bench/speedtest1.sh: fetches Debian's sqlite3 sources once, builds take minutes).
+# threads, memory and time), SQLite's speedtest1 in every configuration (bench/speedtest1.sh:
+# fetches Debian's sqlite3 sources once, builds take minutes) and zstd built whole-program
+# (bench/zstd.sh, Debian's libzstd sources, the same way).
 
 BB = $(B)/bench
 BENCH_REPS ?= 5
@@ -122,6 +125,12 @@ bench: $(BENCH_BINS) bench-tools-bins
 	else \
 	  $(SPEEDTEST1); \
 	fi | tee -a $(BB)/results.md
+	@echo | tee -a $(BB)/results.md
+	@if [ '$(BENCH_QUICK)' = 1 ]; then \
+	  echo "### zstd: left out by BENCH_QUICK=1 (its builds and runs take about 8 minutes)"; \
+	else \
+	  $(ZSTDBENCH); \
+	fi | tee -a $(BB)/results.md
 
 # SQLite's speedtest1 tables alone (bench/speedtest1.sh; SPEEDTEST_REPS, SPEEDTEST_SIZE and
 # SPEEDTEST_DBS apply).
@@ -131,6 +140,13 @@ SPEEDTEST1 = BENCH_BIN='$(CURDIR)/$(BB)' CC='$(CC)' PLUGIN='$(CURDIR)/$(B)/spanp
 bench-speedtest1: $(LIBS_BUILT) $(BB)/measure
 	$(SPEEDTEST1) | tee $(BB)/speedtest1.md
 
+# zstd built whole-program, every function and with min-size=50, beside -pg and XRay
+# (bench/zstd.sh; ZSTD_REPS and ZSTD_INPUT_MB apply).
+ZSTDBENCH = BENCH_BIN='$(CURDIR)/$(BB)' CC='$(CC)' PLUGIN='$(CURDIR)/$(B)/spanplugin.so' \
+  INCLUDE_DIR='$(CURDIR)/include' LIBDIR='$(CURDIR)/$(B)' MEASURE='$(CURDIR)/$(BB)/measure' sh bench/zstd.sh
+bench-zstd: $(LIBS_BUILT) $(BB)/measure
+	$(ZSTDBENCH) | tee $(BB)/zstd.md
+
 # The spanprof command on large inputs (bench/toolbench.c): 300,000 spans, 100,000 coz
 # experiments, a 100 MB JSON profile broken near its end; seconds and peak memory per command.
 # About 300 MB of inputs go to build/bench/tools.  Alone: make bench-tools.
@@ -139,4 +155,4 @@ bench-tools-bins: $(B)/toolbench $(B)/spanprof
 bench-tools: bench-tools-bins
 	$(TOOLBENCH)
 
-.PHONY: bench bench-sampler bench-speedtest1 bench-tools bench-tools-bins
+.PHONY: bench bench-sampler bench-speedtest1 bench-zstd bench-tools bench-tools-bins

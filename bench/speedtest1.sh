@@ -29,28 +29,19 @@ clang=${CLANG:-clang-14}
 uftrace=${UFTRACE:-uftrace}
 work="$BENCH_BIN/speedtest1"
 mkdir -p "$work" && work=$(cd "$work" && pwd)
-
-skip_all() {
-    echo "### speedtest1: skipped — $*"
-    exit 0
-}
+NAME=speedtest1
+# shellcheck source=bench/realprog.sh
+. "$here/realprog.sh"
 
 # ---- sources: Debian's sqlite3, the amalgamation made by its own build ------------------------
 src="$work/sqlite"
 if [ ! -f "$src/sqlite3.c" ]; then
-    command -v dpkg-source >/dev/null || skip_all "dpkg-source is missing: apt-get install dpkg-dev"
     command -v tclsh >/dev/null || skip_all "tclsh (sqlite's build needs it) is missing: apt-get install tcl"
-    # shellcheck source=testsuite/debsrc.sh
-    . "$here/../testsuite/debsrc.sh"
-    echo "speedtest1: fetching Debian's sqlite3 sources into $work" >&2
-    debsrc_setup "$work" >&2 || skip_all "cannot read Debian's source archive (network down?)"
-    dsc=$(debsrc_fetch sqlite3 "$work/src") || skip_all "apt-get source sqlite3 failed (see $work/src/fetch.log)"
-    rm -rf "$src"
-    dpkg-source --no-check -x "$dsc" "$src" >"$work/unpack.log" 2>&1 || skip_all "dpkg-source -x failed (see $work/unpack.log)"
+    unpack_debian_source sqlite3 "$src"
     (cd "$src" && ./configure --disable-tcl && make sqlite3.c) >"$work/amalgamation.log" 2>&1 ||
         skip_all "building sqlite3.c failed (see $work/amalgamation.log)"
 fi
-version=$(sed -n 's/^Version: //p' "$work"/src/*.dsc 2>/dev/null | head -n 1)
+version=$(debian_source_version)
 
 # ---- builds (kept while newer than what they are built from) --------------------------------
 SOURCES="$src/test/speedtest1.c $src/sqlite3.c"
@@ -158,33 +149,7 @@ table() {
     echo "process tree (user + system), wall seconds, median over repetitions; × plain is the median"
     echo "of the CPU ratio to the plain run of the same repetition."
     echo
-    echo "| row | build and setting | CPU s | × plain | wall s | peak RSS | output |"
-    echo "|---|---|---:|---:|---:|---:|---:|"
-    echo "$ROWS" | while IFS='|' read -r label bin settings what; do
-        case $bin in
-        -*)
-            echo "| $label | $what | skipped: apt-get install ${bin#-} | | | | |"
-            continue
-            ;;
-        esac
-        awk -F'|' -v label="$label" -v what="$what${settings:+ (\`$settings\`)}" '
-            function median(a, n,    i, j, t) {
-                for (i = 1; i <= n; i++) for (j = i + 1; j <= n; j++) if (a[j] < a[i]) { t = a[i]; a[i] = a[j]; a[j] = t }
-                return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
-            }
-            function size(b) {
-                return b >= 1e9 ? sprintf("%.1f GB", b / 1e9) : b >= 1e6 ? sprintf("%.1f MB", b / 1e6) : b >= 1e3 ? sprintf("%.0f kB", b / 1e3) : b " B"
-            }
-            $1 == "plain" { base[$2] = $3 }
-            $1 == label { n++; cpu[n] = $3; wall[n] = $4; rss[n] = $5; bytes = $6; state = $7; rep[n] = $2 }
-            END {
-                if (state == "pending") { printf "| %s | %s | pending: the runtime does not know this setting yet | | | | |\n", label, what; exit }
-                if (state == "failed") { printf "| %s | %s | failed | | | | |\n", label, what; exit }
-                for (i = 1; i <= n; i++) ratio[i] = base[rep[i]] > 0 ? cpu[i] / base[rep[i]] : 0
-                printf "| %s | %s | %.2f | %.2f | %.2f | %.1f MiB | %s |\n", label, what, median(cpu, n),
-                       median(ratio, n), median(wall, n), median(rss, n) / 1024, size(bytes)
-            }' "$work/results"
-    done
+    print_rows
 }
 
 first=1
