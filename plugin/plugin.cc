@@ -8,7 +8,8 @@
  *                      "spanplugin: progress point 'NAME'" once per progress point (not per
  *                      clone); a note per call that may return twice (setjmp...), which gets
  *                      the longjmp repair
- *   all                instrument every function defined in the unit, except: functions with
+ *   all                instrument every function defined in the unit but the small ones
+ *                      (min-size below), and except: functions with
  *                      `nospan` or `no_instrument_function`, compiler-made (DECL_ARTIFICIAL)
  *                      functions other than lambda bodies, thunks, gnu_inline extern inline
  *                      always_inline functions, naked functions (silently), C++ cdtor clones
@@ -24,8 +25,9 @@
  *                          the closing brace).  These filter `all` and `functions=` only.
  *   min-size=N             with `all` (not `functions=`): leave out functions of fewer than N
  *                          statements (high GIMPLE, before inlining) that have no loop and do not
- *                          call themselves; default SPANPLUGIN_MIN_SIZE_DEFAULT (0: none left
- *                          out).  With `verbose`, a note names each one left out and its size.
+ *                          call themselves, main excepted; default SPANPLUGIN_MIN_SIZE_DEFAULT
+ *                          (50); 0: every function.  With `verbose`, a note names each one
+ *                          left out and its size.
  *   progress=GLOB,...      make the functions whose name matches a coz progress point, as if
  *                          they carried `progress` (same exceptions as `all`), with or without
  *                          a span; each return is a visit.  Works with or without `all`.

@@ -17,7 +17,8 @@
  *          source file, fewer than `min-lines` source lines;
  *        - for `all` only (not `functions=`, which chooses by name), with `min-size=N`: a body
  *          too small to be worth a span — fewer than N statements with no loop and no call to
- *          itself (default SPANPLUGIN_MIN_SIZE_DEFAULT, 0: every function).  Such a function costs its caller a few
+ *          itself, other than main (default SPANPLUGIN_MIN_SIZE_DEFAULT; 0: every function).
+ *          Such a function costs its caller a few
  *          nanoseconds at most, inlined or not, and its time is better shown as the caller's
  *          (as perf shows it) than paid for on every call: Clang XRay's instruction threshold
  *          makes the same choice.  The statements are the high GIMPLE ones this pass sees,
@@ -123,7 +124,9 @@ big_enough (tree fndecl, int *size)
   wi.info = &b;
   walk_gimple_seq (gimple_body (fndecl), body_size_stmt, NULL, &wi);
   *size = b.statements;
-  return b.loop || b.statements >= spanplugin_opts.min_size;
+  /* main stays: one call, and its span is the whole run's time (the report's total). */
+  return b.loop || b.statements >= spanplugin_opts.min_size
+         || (MAIN_NAME_P (DECL_NAME (fndecl)) && DECL_FILE_SCOPE_P (fndecl));
 }
 
 bool

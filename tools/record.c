@@ -497,8 +497,8 @@ static int timeline(const char *abs, long pid)
     return rc ? -1 : 1;
 }
 
-/* The causal table, as `spanprof coz` prints it. */
-static void causal_table(const char *abs, const struct sp_profile *p)
+/* The causal table, as `spanprof coz` prints it; PROGRESS: --progress's value, or NULL. */
+static void causal_table(const char *abs, const struct sp_profile *p, const char *progress)
 {
     char *path = xasprintf("%s/profile.coz", abs);
     struct coz_profile c;
@@ -511,9 +511,14 @@ static void causal_table(const char *abs, const struct sp_profile *p)
         size_t throughput = 0;
         for (size_t i = 0; i < c.npoints; i++)
             throughput += c.points[i].kind == COZ_THROUGHPUT;
-        if (!throughput)
+        if (!throughput && !progress)
             printf("\ncoz saw no progress point: with --progress GLOB the exits of the matching "
                    "spans are one (the span that finishes a unit of work: a request, a file)\n");
+        else if (!throughput)
+            printf("\ncoz saw no progress point: no span that ran matches --progress %s.  A "
+                   "function too small for a span of its own (the plugin's min-size) has none: "
+                   "rebuild with -fplugin-arg-spanplugin-progress=%s, which makes a progress "
+                   "point of a function of any size\n", progress, progress);
     }
     free(path);
 }
@@ -546,7 +551,7 @@ static void assemble(const struct record_opts *o, const char *abs, long pid)
                         "program built and linked with spanprof (`pkg-config --cflags --libs "
                         "spanprof`)?\n", o->dir);
         if (o->coz)
-            causal_table(abs, &(struct sp_profile){0});
+            causal_table(abs, &(struct sp_profile){0}, o->progress);
         return;
     }
     if (merge_kind(abs, ".json", ".trace.json", "profile.json") < 0 ||
@@ -563,7 +568,7 @@ static void assemble(const struct record_opts *o, const char *abs, long pid)
         putchar('\n');
         cmd_report(&p, SORT_SELF, o->limit);
         if (o->coz)
-            causal_table(abs, &p);
+            causal_table(abs, &p, o->progress);
         sp_profile_free(&p);
     }
     free(path);

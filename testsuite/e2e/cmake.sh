@@ -31,7 +31,7 @@ add_executable(marked marked.c)
 target_link_libraries(marked PRIVATE spanprof::spanprof)
 add_executable(whole whole.c)
 target_link_libraries(whole m)    # the plain signature: spanprof_instrument must not clash with it
-spanprof_instrument(whole ALL)
+spanprof_instrument(whole ALL OPTIONS min-size=0)   # every function, the small ones too
 add_executable(plain plain.c)
 CMAKE
 cat >"$project/marked.c" <<'C'

@@ -5,12 +5,14 @@
 # `throughput-point name=<progress point>` lines whose deltas add up to no more than the hits;
 # and the runtime's one-line warning about debug info coz cannot use must appear exactly for
 # the builds that have it.  Then a program with no markup at all (coz_unmarked.c), built
-# whole-program with the progress point chosen at run time (SPANPROF_COZ_PROGRESS=emit), and
+# whole-program (every function: min-size=0) with the progress point chosen at run time
+# (SPANPROF_COZ_PROGRESS=emit), and
 # built with only -fplugin-arg-spanplugin-progress=emit, each run 25 s under coz: enough
 # experiments and baselines (coz never stalls on spans), `emit` a throughput point, no latency
 # point whose counts went negative, and `spanprof coz` ranking the bottleneck first on figures
 # of 5 or more experiments.  The whole-program run is made by `spanprof record --coz
-# --progress emit`, as a user would, and its table is the one record prints.  Skipped, saying why, when coz is missing or cannot sample here.
+# --progress emit`, as a user would, and its table is the one record prints; with the default
+# size rule, which leaves emit out, record must say that --progress found no span and what to do.  Skipped, saying why, when coz is missing or cannot sample here.
 # Environment: CC, PLUGIN, INCLUDE_DIR, LIBDIR, COZ, TOOL (spanprof).
 # shellcheck source=testsuite/lib.sh
 . "$(dirname "$0")/../lib.sh"
@@ -147,16 +149,32 @@ experiments() {
                 $1 == "latency-point" { latency++ }
                 END { printf "%d %d %d %d", n, base, emit, latency }' "$work/$1/profile.coz"
 }
-for run in "whole-program:record:-fplugin-arg-spanplugin-all" \
+for run in "whole-program:record:-fplugin-arg-spanplugin-all -fplugin-arg-spanplugin-min-size=0" \
     "progress-option::-fplugin-arg-spanplugin-progress=emit"; do
     tag=${run%%:*} rest=${run#*:}
-    unmarked "$tag" "${rest%%:*}" "${rest#*:}" || continue
+    # shellcheck disable=SC2086 # the plugin arguments are a word list
+    unmarked "$tag" "${rest%%:*}" ${rest#*:} || continue
     # shellcheck disable=SC2046 # four numbers, split on purpose
     set -- $(experiments "$tag")
     ok=0; [ "$1" -ge 15 ] && [ "$2" -ge 3 ] && [ "$3" -eq "$1" ] && [ "$4" -eq 0 ] && ok=1
     check $ok "unmarked, $tag: $1 experiments, $2 baselines, emit measured in $3, $4 latency-point lines"
     [ $ok -eq 1 ] || tail -n 5 "$work/$tag/coz.log" | sed 's/^/  | /'
 done
+
+# With the default size rule, emit (three statements) has no span, so --progress emit finds no
+# span: record says so and how to make it a progress point.
+mkdir -p "$work/default"
+# shellcheck disable=SC2086 # CC may be a word list
+if build "coz_unmarked.c default selection" "$work/default/build.log" $CC -O2 -g -gdwarf-4 \
+    -gno-variable-location-views -fplugin="$PLUGIN" -fplugin-arg-spanplugin-all \
+    "$here/coz_unmarked.c" -o "$work/default/prog" -L"$LIBDIR" -Wl,--no-as-needed -lspanprof \
+    -Wl,-rpath,"$LIBDIR" -pthread; then
+    (cd "$work/default" && "$TOOL" record -o rec --coz --progress emit -- ./prog 3 >coz.log 2>&1)
+    ok=0; grep -qF "no span that ran matches --progress emit." "$work/default/coz.log" &&
+        grep -qF "rebuild with -fplugin-arg-spanplugin-progress=emit," "$work/default/coz.log" && ok=1
+    check $ok "record --coz --progress emit, emit left out by its size: record says how to choose it"
+    [ $ok -eq 1 ] || tail -n 5 "$work/default/coz.log" | sed 's/^/  | /'
+fi
 
 # The whole-program run's table, as `spanprof record --coz` printed it: transform (the bottleneck)
 # above decode, though it sorts after it by name, on at least one figure, and no figure anywhere

@@ -1,7 +1,7 @@
 #!/bin/sh
 # run.sh — objects compiled with the plugin link and run without the runtime: every sample here
 # stands for a build-time tool that a project compiles with its CFLAGS (the plugin, with
-# -fplugin-arg-spanplugin-all) but links without its LIBS.  Each sample is built at -O0, -O1,
+# -fplugin-arg-spanplugin-all, every function: min-size=0) but links without its LIBS.  Each sample is built at -O0, -O1,
 # -O2, -O3, -Os and -O2 -flto (-fchecking, -Wall -Wextra -Werror), C samples with gcc and as C++
 # with g++, C++ samples with g++ (the C++ library's functions left out: which of them a build
 # keeps depends on the level), twice:
@@ -34,7 +34,7 @@ run_one() {
     src=$1 name=$2 label=$3 compiler=$4 level=$5
     base="$work/$name.$(echo "$label" | tr -c 'A-Za-z0-9+\n' '_')"
     mkdir -p "$base.without" "$base.with"
-    flags="$compiler -g -fchecking -Wall -Wextra -Werror $level -fplugin=$PLUGIN -fplugin-arg-spanplugin-all -fplugin-arg-spanplugin-exclude-file=/usr/* -I$INCLUDE_DIR"
+    flags="$compiler -g -fchecking -Wall -Wextra -Werror $level -fplugin=$PLUGIN -fplugin-arg-spanplugin-all -fplugin-arg-spanplugin-min-size=0 -fplugin-arg-spanplugin-exclude-file=/usr/* -I$INCLUDE_DIR"
     cmd="$flags $src -o $base.without/prog"
     # shellcheck disable=SC2086 # word lists
     build "$name [$label] without the runtime" "$base.without/build.log" $cmd || return

@@ -1,6 +1,7 @@
 #!/bin/sh
 # run.sh — the trust test: fetches real C programs from Debian's source archive, builds each one
-# twice (plainly, then with every function instrumented by spanplugin), runs the program's own
+# twice (plainly, then with every function instrumented by spanplugin: `all` with min-size=0, the
+# most instrumentation a user can ask for), runs the program's own
 # test suite against both builds, and checks the profiles the instrumented test processes wrote.
 # Ends with a table of build/test times and span counts and a line "real: N passed, M failed".
 #
@@ -65,7 +66,7 @@ timed() {
     return $status
 }
 
-plugin_flags="-fplugin=$PLUGIN -fplugin-arg-spanplugin-all -fplugin-arg-spanplugin-verbose -I$INCLUDE_DIR"
+plugin_flags="-fplugin=$PLUGIN -fplugin-arg-spanplugin-all -fplugin-arg-spanplugin-min-size=0 -fplugin-arg-spanplugin-verbose -I$INCLUDE_DIR"
 span_ldflags="-L$LIBDIR -Wl,-rpath,$LIBDIR"
 # No commas in LIBS: autotools substitutes it with sed 's,@LIBS@,…,' (liblzma.pc).
 span_libs="-Xlinker --no-as-needed -lspanprof -pthread"

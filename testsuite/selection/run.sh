@@ -88,28 +88,30 @@ run_case () {
     compare_expected "$name" "$level" "$dir/actual"
 }
 
+# The filter cases instrument every function (min-size=0), so that small ones show the filters.
+EVERY="${A}all ${A}min-size=0"
 # ---- which functions: C ------------------------------------------------------------------------
 note_case c-none     "$CC" sample.c
-note_case c-all      "$CC" sample.c "${A}all"
-note_case c-include  "$CC" sample.c "${A}all" "${A}include=parse_*,main"
-note_case c-exclude  "$CC" sample.c "${A}all" "${A}exclude=parse_*,marked"
-note_case c-exclude-file "$CC" sample.c "${A}all" "${A}exclude-file=*other.h"
-note_case c-min-lines "$CC" sample.c "${A}all" "${A}min-lines=4"
+note_case c-all      "$CC" sample.c $EVERY
+note_case c-include  "$CC" sample.c $EVERY "${A}include=parse_*,main"
+note_case c-exclude  "$CC" sample.c $EVERY "${A}exclude=parse_*,marked"
+note_case c-exclude-file "$CC" sample.c $EVERY "${A}exclude-file=*other.h"
+note_case c-min-lines "$CC" sample.c $EVERY "${A}min-lines=4"
 note_case c-functions "$CC" sample.c "${A}functions=funcs.txt"
 note_case c-functions-min-lines "$CC" sample.c "${A}functions=funcs.txt" "${A}min-lines=3"
-note_case c-all-optimised "$CC" sample.c "${A}all" -O2
+note_case c-all-optimised "$CC" sample.c $EVERY -O2
 note_case c-progress "$CC" sample.c "${A}progress=parse_*,untouchable,quiet"
-note_case c-all-progress "$CC" sample.c "${A}all" "${A}progress=parse_body,marked"
+note_case c-all-progress "$CC" sample.c $EVERY "${A}progress=parse_body,marked"
 # ---- the size rule of `all` (min-size) ----------------------------------------------------------
 note_case c-size-default "$CC" size.c "${A}all"
-note_case c-min-size "$CC" size.c "${A}all" "${A}min-size=50"
+note_case c-size-every "$CC" size.c "${A}all" "${A}min-size=0"
 note_case c-min-size-optimised "$CC" size.c "${A}all" "${A}min-size=50" -O2
 note_case c-min-size-small "$CC" size.c "${A}all" "${A}min-size=3"
 note_case c-size-functions "$CC" size.c "${A}functions=size-funcs.txt" "${A}min-size=50"
 # ---- which functions: C++ ----------------------------------------------------------------------
-note_case cc-all     "$CXX" sample.cc "${A}all"
-note_case cc-include "$CXX" sample.cc "${A}all" "${A}include=ns::*"
-note_case cc-exclude "$CXX" sample.cc "${A}all" "${A}exclude=ns::Parser::*,main"
+note_case cc-all     "$CXX" sample.cc $EVERY
+note_case cc-include "$CXX" sample.cc $EVERY "${A}include=ns::*"
+note_case cc-exclude "$CXX" sample.cc $EVERY "${A}exclude=ns::Parser::*,main"
 note_case cc-functions "$CXX" sample.cc "${A}functions=funcs.cc.txt"
 
 # ---- one span per constructor/destructor, exact counts -----------------------------------------
