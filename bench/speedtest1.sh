@@ -1,7 +1,8 @@
 #!/bin/sh
 # speedtest1.sh — the real-program table of `make bench`: SQLite's speedtest1 (Debian 12's sqlite3
-# sources, every function instrumented) built plainly, with empty -finstrument-functions hooks
-# (the floor), with spanprof, with -pg for uftrace and with Clang XRay, then run in every
+# sources, whole-program) built plainly, with empty -finstrument-functions hooks on every
+# function (the floor), with spanprof's `all` (default size rule, and min-size=0: every
+# function), with -pg for uftrace and with Clang XRay, then run in every
 # configuration of the ROWS list below, interleaved, and printed as a Markdown table with each
 # row's slowdown against the plain build (median over repetitions of the ratio within each one).
 #
@@ -69,6 +70,8 @@ build plain "$here/speedtest1.sh" "$CC"
 build floor "$HOOKS" "$CC" -finstrument-functions "$HOOKS"
 libs="-L$LIBDIR -Wl,--no-as-needed -lspanprof -Wl,-rpath,$LIBDIR"
 build spanprof "$PLUGIN" "$CC" -fplugin="$PLUGIN" -fplugin-arg-spanplugin-all -I"$INCLUDE_DIR"
+build every "$PLUGIN" "$CC" -fplugin="$PLUGIN" -fplugin-arg-spanplugin-all \
+    -fplugin-arg-spanplugin-min-size=0 -I"$INCLUDE_DIR"
 libs=""
 have_uftrace=0
 if command -v "$uftrace" >/dev/null; then
@@ -86,10 +89,14 @@ uf=pg xr=xray cl=clang
 [ $have_clang = 1 ] || { xr=-clang-14; cl=-clang-14; }
 ROWS="plain|plain||gcc -O2
 floor|floor||empty -finstrument-functions hooks
-off|spanprof|SPANPROF=0|spanprof, recording off
+off|spanprof|SPANPROF=0|spanprof whole-program (default selection), recording off
 count|spanprof|SPANPROF=count|calls per stack, no clock
 sample|spanprof|SPANPROF=sample|exact calls, sampled time
 exact|spanprof||the default: folded stacks, exact wall time
+every function, off|every|SPANPROF=0|min-size=0: every function a span (as the floor), recording off
+every function, count|every|SPANPROF=count|the same, calls per stack
+every function, sample|every|SPANPROF=sample|the same, sampled time
+every function, exact|every||the same, exact wall time
 trace|spanprof|SPANPROF_TRACE=trace.json|exact + Chrome trace of the last 8 MiB per thread
 trace 1 MiB|spanprof|SPANPROF_TRACE=trace.json SPANPROF_TRACE_BUFFER=1|the same with funtrace's ring size
 uftrace|$uf|uftrace record|gcc -pg under uftrace record
@@ -143,7 +150,7 @@ table() {
     file) on="a database file (\`speedtest1 --size $size $dbfile\`)" ;;
     *) on="its temporary database (\`speedtest1 --size $size\`, no file name)" ;;
     esac
-    echo "### speedtest1 on $on: SQLite ${version:-?}, every function instrumented"
+    echo "### speedtest1 on $on: SQLite ${version:-?}, built whole-program"
     echo
     echo "Repetitions: $reps, interleaved; load average at start: $load. CPU seconds of the whole"
     echo "process tree (user + system), wall seconds, median over repetitions; × plain is the median"

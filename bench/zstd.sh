@@ -1,8 +1,8 @@
 #!/bin/sh
 # zstd.sh — the whole-program table of `make bench` beside speedtest1's: zstd (Debian 12's libzstd
 # sources, its own Makefile, `make -C programs zstd`, gcc -O2 -g) built plainly, with spanprof
-# instrumenting every function (-fplugin-arg-spanplugin-all) and with the size rule
-# (min-size=50), with -pg for uftrace and with Clang XRay at its default instruction threshold;
+# whole-program (-fplugin-arg-spanplugin-all, its default size rule) and with every function
+# instrumented (min-size=0), with -pg for uftrace and with Clang XRay at its default instruction threshold;
 # each build's CPU time, then `zstd -9` of 40 MB of zstd's own generated test data in every
 # configuration of ROWS, interleaved, printed as a Markdown table with each row's CPU time against
 # the plain build's (bench/rowtable.awk).
@@ -54,7 +54,7 @@ span="-fplugin=$PLUGIN -I$INCLUDE_DIR -fplugin-arg-spanplugin-all"
 span_ld="-L$LIBDIR -Wl,--no-as-needed -lspanprof -Wl,-rpath,$LIBDIR"
 build plain "$CC" "-O2 -g" "" || skip_all "the plain build failed (see $work/plain.log)"
 build all "$CC" "-O2 -g $span" "$span_ld"
-build min50 "$CC" "-O2 -g $span -fplugin-arg-spanplugin-min-size=50" "$span_ld"
+build every "$CC" "-O2 -g $span -fplugin-arg-spanplugin-min-size=0" "$span_ld"
 have_uftrace=0
 command -v "$uftrace" >/dev/null && build pg "$CC" "-O2 -g -pg" "-pg" && have_uftrace=1
 have_clang=0
@@ -76,14 +76,14 @@ uf=pg xr=xray cl=clang
 [ $have_uftrace = 1 ] || uf=-uftrace
 [ $have_clang = 1 ] || { xr=-clang-14; cl=-clang-14; }
 ROWS="plain|plain||gcc -O2 -g
-all, off|all|SPANPROF=0|every function a span, recording off
-all, count|all|SPANPROF=count|every function, calls per stack
-all, sample|all|SPANPROF=sample|every function, exact calls, sampled time
-all, exact|all||every function, exact wall time
-min-size=50, off|min50|SPANPROF=0|loopless functions under 50 statements left out, recording off
-min-size=50, count|min50|SPANPROF=count|the same, calls per stack
-min-size=50, sample|min50|SPANPROF=sample|the same, exact calls, sampled time
-min-size=50, exact|min50||the same, exact wall time
+all, off|all|SPANPROF=0|default selection (loopless functions under 50 statements left out), recording off
+all, count|all|SPANPROF=count|default selection, calls per stack
+all, sample|all|SPANPROF=sample|default selection, exact calls, sampled time
+all, exact|all||default selection, exact wall time
+every function, off|every|SPANPROF=0|all with min-size=0: every function a span, recording off
+every function, count|every|SPANPROF=count|every function, calls per stack
+every function, sample|every|SPANPROF=sample|every function, exact calls, sampled time
+every function, exact|every||every function, exact wall time
 uftrace|$uf|uftrace record|gcc -pg under uftrace record
 clang plain|$cl||clang-14 -O2 -g
 XRay unpatched|$xr|XRAY_OPTIONS=patch_premain=false|default threshold (200 instructions), sleds never patched
@@ -134,7 +134,7 @@ echo
 echo "| build | CPU s | × plain |"
 echo "|---|---:|---:|"
 plain_cpu=$(cat "$work/plain.cpu")
-for b in plain all min50 pg clang xray; do
+for b in plain all every pg clang xray; do
     [ -s "$work/$b.cpu" ] || continue
     awk -v b="$b" -v c="$(cat "$work/$b.cpu")" -v p="$plain_cpu" \
         'BEGIN { printf "| %s | %.1f | %.2f |\n", b, c, (p > 0 ? c / p : 0) }'
