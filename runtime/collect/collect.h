@@ -120,6 +120,7 @@ struct spanprof__sample_node {
 /* The sampler's state for one thread (reached through spanprof__thread.sample). */
 struct spanprof__sample_thread {
     uint64_t last_wall_ns, last_cpu_ns; /* at its previous sample (sampler only) */
+    uint64_t pending_cpu_ns;             /* CPU time measured, not charged yet (sampler only) */
     int cpu_clock;                       /* the thread's CPU-time clock (a clockid_t) */
     struct spanprof__sample_node root;   /* samples outside every span */
 };

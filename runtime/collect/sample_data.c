@@ -7,7 +7,10 @@
  *    held up by a write is still charged in full),
  *  - the thread's CPU time since then (its per-thread CPU clock, which Linux lets any thread of
  *    the process read: the clock id is built from the tid, as glibc's pthread_getcpuclockid
- *    does; one system call per thread and sample),
+ *    does; one system call per thread and sample) — but only if the thread is running (or
+ *    runnable) at the sample: CPU time used before a span started to wait (a sleep, a lock, I/O)
+ *    is not that span's, so a sample that finds the thread waiting carries the CPU time over to
+ *    the next sample that finds it running (thread_running),
  *  - one sample.
  * A thread outside every span is charged to its root (the time SPANPROF_IDLE shows).  The
  * figures live behind each node (struct spanprof__sample_node); the sampler is their only writer
@@ -22,6 +25,9 @@
  * plain (the hot path's), hence the read below is not instrumented by ThreadSanitizer.
  */
 #define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
@@ -58,6 +64,7 @@ static void restart(struct spanprof__sample_thread *st, struct spanprof__thread 
     st->cpu_clock = thread_cpu_clock(t->tid);
     st->last_cpu_ns = clock_ns(CLOCK_THREAD_CPUTIME_ID, &ok);
     st->last_wall_ns = wall;
+    st->pending_cpu_ns = 0;
     errno = saved_errno;
 }
 
@@ -174,6 +181,58 @@ __attribute__((no_sanitize_thread)) static void sampler_add(uint64_t *p, uint64_
     __atomic_add_fetch(p, v, __ATOMIC_RELAXED);
 }
 
+/* Whether thread TID is running or waiting for a CPU now (state R in /proc: 1), or not (asleep,
+ * blocked, stopped: 0); -1 when /proc cannot tell.  ~7 µs: open, read, close — no descriptor is
+ * kept, as a program may close descriptors it did not open and reuse their numbers. */
+static int thread_running(pid_t tid)
+{
+    char path[48], buf[256];
+    snprintf(path, sizeof path, "/proc/self/task/%d/stat", (int)tid);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return -1;
+    ssize_t n = read(fd, buf, sizeof buf - 1);
+    close(fd);
+    if (n <= 0)
+        return -1;
+    buf[n] = '\0';
+    /* "tid (comm) S ...": the name may hold spaces and parentheses, the state follows the last
+     * ") " (a name longer than the buffer leaves no state to read: unknown). */
+    const char *close_paren = strrchr(buf, ')');
+    if (!close_paren || close_paren[1] != ' ' || !close_paren[2])
+        return -1;
+    return close_paren[2] == 'R';
+}
+
+/* At most this many /proc reads per pass (~60 µs): with many threads that work in short bursts
+ * and wait in between, the rest of a pass charges them as if they were running. */
+#define STATE_READS_PER_PASS 8
+static unsigned state_reads; /* this pass's (sampler only) */
+
+/* Whether the DCPU of CPU time a thread used over the DWALL since its previous sample goes to the
+ * span it is in now.  Nothing to charge without CPU time; a thread busy almost all that time is
+ * running (at most a 64th of the interval, spent before a wait that began just now, lands on
+ * the waiting span); otherwise /proc says whether it runs now. */
+static int charge_cpu_now(pid_t tid, uint64_t dcpu, uint64_t dwall)
+{
+    static int warned;
+    if (dcpu == 0)
+        return 0;
+    if (dcpu >= dwall - dwall / 64 || state_reads >= STATE_READS_PER_PASS)
+        return 1;
+    state_reads++;
+    int running = thread_running(tid);
+    /* No such file while /proc is there: the thread ended a moment ago. */
+    int gone = running < 0 && errno == ENOENT && access("/proc/self/task", F_OK) == 0;
+    if (running < 0 && !gone && !warned) {
+        warned = 1;
+        fprintf(stderr, "spanprof: warning: SPANPROF=sample cannot read /proc/self/task/%d/stat "
+                        "(%s): CPU time goes to the span a thread is in at each sample, "
+                        "even one that waits\n", (int)tid, strerror(errno ? errno : EIO));
+    }
+    return running != 0;
+}
+
 static void sample_thread(struct spanprof__thread *t, struct spanprof__sample_thread *st)
 {
     uint64_t wall = spanprof__mono_ns();
@@ -187,7 +246,15 @@ static void sample_thread(struct spanprof__thread *t, struct spanprof__sample_th
     struct spanprof__node *n = top_node(t);
     struct spanprof__sample_node *s = n ? spanprof__sample_of(n) : &st->root;
     sampler_add(&s->wall_ns, dwall);
-    sampler_add(&s->cpu_ns, dcpu);
+    /* A sample that finds the thread running charges at most the interval's length: a constant
+     * share per such sample, whatever part of the interval the thread ran in, and so no more CPU
+     * to a span for coming right after a wait (which the whole delta would give it). */
+    st->pending_cpu_ns += dcpu;
+    if (charge_cpu_now(t->tid, dcpu, dwall)) {
+        uint64_t c = st->pending_cpu_ns < dwall ? st->pending_cpu_ns : dwall;
+        sampler_add(&s->cpu_ns, c);
+        st->pending_cpu_ns -= c;
+    }
     sampler_add(&s->samples, 1);
 }
 
@@ -195,6 +262,7 @@ void spanprof__sample_pass(void)
 {
     int saved_errno = errno;
     spanprof__lock();
+    state_reads = 0;
     for (struct spanprof__thread *t = spanprof__g.threads; t; t = t->next) {
         struct spanprof__sample_thread *st = t->sample;
         if (st && !__atomic_load_n(&t->exited, __ATOMIC_ACQUIRE))
