@@ -139,6 +139,11 @@ static int read_member(struct sp_profile *p, const char *key, json_object *v)
     } else if (!strcmp(key, "mode")) {
         if (json_object_is_type(v, json_type_string))
             p->sampled = !strcmp(json_object_get_string(v), "sample");
+    } else if (!strcmp(key, "compensation") && json_object_is_type(v, json_type_object)) {
+        json_object *c;
+        if (json_object_object_get_ex(v, "call_ns", &c) &&
+            (json_object_is_type(c, json_type_double) || json_object_is_type(c, json_type_int)))
+            p->call_ns = json_object_get_double(c);
     } else if (!strcmp(key, "anomalies") && json_object_is_type(v, json_type_object)) {
         get_uint(v, "abandoned_frames", &p->abandoned_frames);
         get_uint(v, "unmatched_exits", &p->unmatched_exits);

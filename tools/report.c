@@ -67,6 +67,8 @@ static void print_header(const struct sp_profile *p)
         printf(", times: sampled");
     else if (p->clock)
         printf(", clock: %s", p->clock);
+    if (p->call_ns > 0)
+        printf(", times less %.1f ns per span call", p->call_ns);
     if (p->start_time)
         printf(", started: %s", p->start_time);
     putchar('\n');

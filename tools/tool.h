@@ -100,6 +100,8 @@ struct sp_profile {
     uint64_t sample_hz;                   /* SPANPROF=sample's rate, 0 when absent (or, merged,
                                            * when the processes' rates differ) */
     int sampled;                          /* "mode": "sample": times are sampled estimates */
+    double call_ns;                       /* "compensation"'s call_ns: the cost per span call
+                                           * taken out of the times, 0 when absent */
     struct sp_span *spans;
     size_t nspans;
     struct sp_progress *progress;         /* the optional top-level "progress" array */

@@ -89,6 +89,9 @@ static const struct option options[] = {
      "bytes per event, so 8 MiB holds the last 524,288 events (262,144 span calls)"},
     {"SPANPROF_HISTOGRAM", CHOICE, FIELD(histogram), "0", switch_words, 0,
      "`1`: latency percentiles of each span's inclusive wall time"},
+    {"SPANPROF_COMPENSATE", CHOICE, FIELD(compensate), "1", switch_words, 0,
+     "`0`: exact times keep the profiler's own cost per call; by default it is measured at "
+     "start and taken out of every span's total and self time (see *Compensated times*)"},
     {"SPANPROF_CPU", CHOICE, FIELD(cpu), "0", switch_words, 0,
      "`1`: CPU time per span, exact: the thread's CPU clock read at enter and exit"},
     {"SPANPROF_ALLOC", CHOICE, FIELD(alloc), "0", switch_words, 0,

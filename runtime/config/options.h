@@ -40,6 +40,7 @@ struct spanprof__options {
     const char *pprof;     /* SPANPROF_PPROF pattern, NULL: not written */
     uint64_t trace_buffer; /* SPANPROF_TRACE_BUFFER, bytes per thread */
     int histogram;         /* SPANPROF_HISTOGRAM */
+    int compensate;        /* SPANPROF_COMPENSATE */
     int cpu;               /* SPANPROF_CPU */
     int alloc;             /* SPANPROF_ALLOC */
     int alloc_stacks;      /* SPANPROF_ALLOC_STACKS */

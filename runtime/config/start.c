@@ -143,6 +143,8 @@ static void start(void)
                 spanprof__writer_ensure();
             if (spanprof__collect.sample_hz)
                 spanprof__sampler_setup();
+            if (o->compensate)
+                spanprof__calibrate();
             __atomic_store_n(&spanprof__flags.recording, 1, __ATOMIC_RELEASE);
         }
     }

@@ -230,8 +230,16 @@ struct spanprof__process {
     uint64_t start_mono_ns;            /* for wall_ns */
     uint64_t start_tick;               /* the same moment on the span clock (0 with no clock) */
     int64_t start_real_sec, start_real_nsec; /* for start_time */
+    double call_cost_in, call_cost_out; /* ticks one span call adds inside its own timed window
+                                         * and outside it (calibrate.c); 0: not measured */
 };
 extern struct spanprof__process spanprof__g;
+
+/* ---- calibrate.c ---- */
+/* Measures spanprof__g.call_cost_in/_out when exact recording's plain path is what every call
+ * takes (TSC timestamps; no trace, histogram or per-call collector); otherwise leaves them 0.
+ * Start-up calls it once, after the collectors are set up and before recording begins. */
+void spanprof__calibrate(void);
 
 /* Start-up is done by the layers above, in stages they declare with SPANPROF_START_STAGE(fn):
  * pointers the linker gathers into one section, run once, in link order, by spanprof__start()
@@ -321,6 +329,9 @@ extern const char spanprof__other_threads[];
 void spanprof__thread_retire(struct spanprof__thread *t);
 /* A recycled thread's data, reset (NULL when none is free).  Takes the lock. */
 struct spanprof__thread *spanprof__thread_reuse(void);
+/* Data no thread uses (never registered: calibrate.c's), reset, kept for the next new thread.
+ * Takes the lock. */
+void spanprof__thread_discard(struct spanprof__thread *t);
 /* Fork child (lock re-initialised): every thread in OLD_REGISTRY but KEEP and every group goes
  * to the free list. */
 void spanprof__retire_fork_child(struct spanprof__thread *old_registry,

@@ -93,6 +93,13 @@ static void release(struct spanprof__thread *t, int keep_nodes)
     free_list = t;
 }
 
+void spanprof__thread_discard(struct spanprof__thread *t)
+{
+    spanprof__lock();
+    release(t, 0);
+    spanprof__unlock();
+}
+
 struct spanprof__thread *spanprof__thread_reuse(void)
 {
     spanprof__lock();

@@ -28,6 +28,18 @@ uint64_t spanprof__view_cpu_self(struct spanprof__node *n)
     return own > children ? own - children : 0;
 }
 
+uint64_t spanprof__compensated_self(const struct spanprof__view *v, const struct spanprof__node *n,
+                                    uint64_t self)
+{
+    uint64_t child_calls = 0;
+    for (struct spanprof__node *c = __atomic_load_n(&n->first_child, __ATOMIC_ACQUIRE); c;
+         c = c->next_sibling)
+        child_calls += __atomic_load_n(&c->calls, __ATOMIC_RELAXED);
+    double cost = (double)__atomic_load_n(&n->calls, __ATOMIC_RELAXED) * v->cost_in +
+                  (double)child_calls * v->cost_out;
+    return (double)self > cost ? self - (uint64_t)(cost + 0.5) : 0;
+}
+
 const char *spanprof__thread_label(const struct spanprof__thread *t, char *buf, size_t size)
 {
     if (t->name[0])
@@ -82,11 +94,55 @@ struct agg {
     struct spanprof__site_stats *st;
     size_t n;
     const struct spanprof__view *v;
+    /* Compensation (v->cost_in > 0), per depth of the walk's current path: the calls below the
+     * node there so far, and what the node added to its site's total (0: not the outermost). */
+    struct below {
+        uint64_t calls, total;
+    } *below;
+    size_t cap;
+    int oom;
 };
 
 static struct spanprof__site_stats *find(struct agg *a, const struct spanprof_site *site)
 {
     return bsearch(site, a->st, a->n, sizeof *a->st, cmp_stats_ptr);
+}
+
+/* The walk reaches node at DEPTH, which added TOTAL to its site's total. */
+static int below_enter(struct agg *a, size_t depth, uint64_t total)
+{
+    if (depth >= a->cap) {
+        size_t cap = a->cap ? 2 * a->cap : 64;
+        while (cap <= depth)
+            cap *= 2;
+        struct below *b = realloc(a->below, cap * sizeof *b);
+        if (!b) {
+            a->oom = 1;
+            return 0;
+        }
+        if (!a->cap)
+            b[0] = (struct below){0, 0}; /* the roots' parent: collects, never read */
+        a->below = b;
+        a->cap = cap;
+    }
+    a->below[depth] = (struct below){0, total};
+    return 1;
+}
+
+/* The walk leaves N (at DEPTH, of site S): an outermost activation's total loses what its own
+ * calls added inside their windows and what every call below it added in all. */
+static void below_leave(struct agg *a, const struct spanprof__node *n,
+                        struct spanprof__site_stats *s, size_t depth)
+{
+    const struct below *b = &a->below[depth];
+    uint64_t calls = __atomic_load_n(&n->calls, __ATOMIC_RELAXED);
+    if (b->total) {
+        double cost = (double)calls * a->v->cost_in +
+                      (double)b->calls * (a->v->cost_in + a->v->cost_out);
+        uint64_t c = (double)b->total > cost ? (uint64_t)(cost + 0.5) : b->total;
+        s->total -= c;
+    }
+    a->below[depth - 1].calls += b->calls + calls;
 }
 
 static int agg_pre(struct spanprof__node *n, size_t depth, void *ctx)
@@ -101,8 +157,11 @@ static int agg_pre(struct spanprof__node *n, size_t depth, void *ctx)
     if (a->v->sample_hz)
         s->cpu_self += __atomic_load_n(&spanprof__sample_of(n)->cpu_ns, __ATOMIC_RELAXED);
     /* Only the outermost activation of a site on a stack adds to its inclusive total. */
+    uint64_t total = s->active == 0 ? spanprof__view_total(a->v, n) : 0;
+    if (a->v->cost_in > 0 && !below_enter(a, depth, total))
+        return 0;
     if (s->active == 0) {
-        s->total += spanprof__view_total(a->v, n);
+        s->total += total;
         if (a->v->sample_hz) {
             s->cpu_total += spanprof__sample_of(n)->cpu_incl;
             s->samples += spanprof__sample_of(n)->samples_incl;
@@ -115,10 +174,13 @@ static int agg_pre(struct spanprof__node *n, size_t depth, void *ctx)
 
 static void agg_post(struct spanprof__node *n, size_t depth, void *ctx)
 {
-    (void)depth;
-    struct spanprof__site_stats *s = find(ctx, n->site);
-    if (s)
-        s->active--;
+    struct agg *a = ctx;
+    struct spanprof__site_stats *s = find(a, n->site);
+    if (!s)
+        return;
+    s->active--;
+    if (a->v->cost_in > 0)
+        below_leave(a, n, s, depth);
 }
 
 /* A site of a library that was unloaded (its runtime-owned copy, record/siteretire.c) and the same
@@ -157,7 +219,7 @@ struct spanprof__site_stats *spanprof__aggregate_sites(const struct spanprof__vi
     for (size_t i = 0; i < s.n; i++)
         if (u == 0 || s.v[u - 1] != s.v[i])
             s.v[u++] = s.v[i];
-    struct agg a = {calloc(u, sizeof *a.st), u, v};
+    struct agg a = {calloc(u, sizeof *a.st), u, v, NULL, 0, 0};
     if (!a.st) {
         free(s.v);
         return NULL;
@@ -165,13 +227,23 @@ struct spanprof__site_stats *spanprof__aggregate_sites(const struct spanprof__vi
     for (size_t i = 0; i < u; i++)
         a.st[i].site = s.v[i];
     free(s.v);
-    for (size_t i = 0; i < v->nthreads; i++)
+    for (size_t i = 0; i < v->nthreads && !a.oom; i++)
         spanprof__tree_walk(&v->threads[i]->root, agg_pre, agg_post, &a);
+    free(a.below);
+    if (a.oom) {
+        free(a.st);
+        return NULL;
+    }
     /* Keep sites that ran in this process (after fork, inherited nodes may be all zero). */
     size_t k = 0;
-    for (size_t i = 0; i < u; i++)
+    for (size_t i = 0; i < u; i++) {
+        /* The cost model takes the two apart differently where frames were abandoned or their
+         * children's windows were shorter than the calls' cost: self stays within total. */
+        if (v->cost_in > 0 && a.st[i].self > a.st[i].total)
+            a.st[i].self = a.st[i].total;
         if (a.st[i].calls || a.st[i].total)
             a.st[k++] = a.st[i];
+    }
     qsort(a.st, k, sizeof *a.st, cmp_stats_name);
     k = merge_twins(a.st, k);
     *n = k;

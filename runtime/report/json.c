@@ -4,6 +4,9 @@
  *   "version": 1, "pid": N, "program": "/path/exe", "start_time": "2025-01-02T03:04:05.678Z",
  *   "wall_ns": N, "thread_count": N, "clock": "tsc" | "monotonic" | "none",
  *   "mode": "sample", "sample_hz": N,      only with SPANPROF=sample
+ *   "compensation": { "call_ns": X, "inside_ns": Y },   exact times with SPANPROF_COMPENSATE on:
+ *              what one span call costs (calibrate.c) and the part of it inside the call's own
+ *              window; total_ns and self_ns have it taken out
  *   "threads": [ { "tid": N, "name": "...", "calls": N } ],   running threads, and for threads
  *              that ended, one entry per name: { "name", "threads": N, "calls" } (no tid)
  *   "spans": [ { "name", "file", "line", "last_line", "calls", "total_ns", "self_ns",
@@ -76,6 +79,13 @@ json_object *spanprof__json_build(const struct spanprof__view *v, const struct s
     if (v->sample_hz) {
         json_object_object_add(o, "mode", json_object_new_string("sample"));
         json_object_object_add(o, "sample_hz", spanprof__json_u64(v->sample_hz));
+    }
+    if (v->cost_in > 0) {
+        json_object *c = json_object_new_object();
+        json_object_object_add(c, "call_ns", json_object_new_double(
+                                                 (v->cost_in + v->cost_out) * v->ns_per_tick));
+        json_object_object_add(c, "inside_ns", json_object_new_double(v->cost_in * v->ns_per_tick));
+        json_object_object_add(o, "compensation", c);
     }
 
     json_object *threads = json_object_new_array();

@@ -89,6 +89,8 @@ struct spanprof__view spanprof__view_of(const struct spanprof__outputs *o)
             .file_line = o->file_line,
             .idle = o->idle,
             .cpu_values = o->folded_cpu,
+            .cost_in = spanprof__flags.counting ? 0 : spanprof__g.call_cost_in,
+            .cost_out = spanprof__flags.counting ? 0 : spanprof__g.call_cost_out,
     };
 }
 

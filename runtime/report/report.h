@@ -63,23 +63,33 @@ struct spanprof__view {
                          * estimates, in ns (ns_per_tick 1), from spanprof__view_self/_total */
     int idle;         /* SPANPROF_IDLE: time outside spans too */
     int cpu_values;   /* SPANPROF_FOLDED_VALUE=cpu: folded values are self CPU ns */
+    double cost_in, cost_out; /* exact mode: ticks each span call adds inside its own window and
+                               * outside it, taken out of self and total times (calibrate.c;
+                               * SPANPROF_COMPENSATE); 0: times as recorded */
     uint64_t now;     /* the write's timestamp (ticks) */
     const struct spanprof__folded_limits *folded_limits; /* NULL: the defaults */
 };
-/* Node N's self time as V prints it, in V's ticks: the recorded time, or the sampled wall time.
- * Sampled figures are written by the sampler only while it holds the process lock, as the
- * writers do: a write reads one pass's state. */
+/* SELF, node N's recorded self time, less what the span calls cost that V's cost_in/_out stand
+ * for: N's own calls' inside part and its children's calls' outside part (never below 0). */
+uint64_t spanprof__compensated_self(const struct spanprof__view *v, const struct spanprof__node *n,
+                                    uint64_t self);
+/* Node N's self time as V prints it, in V's ticks: the recorded time (compensated), or the
+ * sampled wall time.  Sampled figures are written by the sampler only while it holds the process
+ * lock, as the writers do: a write reads one pass's state. */
 static inline uint64_t spanprof__view_self(const struct spanprof__view *v,
                                            const struct spanprof__node *n)
 {
     if (v->sample_hz)
         return __atomic_load_n(&spanprof__sample_of(n)->wall_ns, __ATOMIC_RELAXED);
-    return spanprof__node_self(n);
+    uint64_t self = spanprof__node_self(n);
+    return v->cost_in > 0 ? spanprof__compensated_self(v, n, self) : self;
 }
 /* Node N's own CPU time in ns: SPANPROF=sample's sampled figure, else SPANPROF_CPU=1's (its
  * inclusive counter less its children's); 0 without either (aggregate.c). */
 uint64_t spanprof__view_cpu_self(struct spanprof__node *n);
-/* Its inclusive time (sampled: as of the write's spanprof__sample_sums). */
+/* Its inclusive time (sampled: as of the write's spanprof__sample_sums), as recorded: the
+ * per-site totals (spanprof__aggregate_sites) take the span calls' cost out, which needs the
+ * calls below N. */
 static inline uint64_t spanprof__view_total(const struct spanprof__view *v,
                                             const struct spanprof__node *n)
 {
