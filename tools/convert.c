@@ -7,7 +7,8 @@
  *                  calls/count, wall/nanoseconds (self time, so the samples add up to the time
  *                  in spans; left out when the run only counted: "clock": "none"), with
  *                  SPANPROF=sample ("mode": "sample") the sampled wall and cpu/nanoseconds
- *                  (self), and
+ *                  (self), cpu/nanoseconds too when the spans carry cpu_self_ns
+ *                  (SPANPROF_CPU=1), and
  *                  alloc_objects/count, alloc_space/bytes (self) when the spans carry
  *                  allocation fields.  Functions get the span's file and first line; the
  *                  duration and start come from wall_ns and start_time.
@@ -214,16 +215,18 @@ static int load_json(const char *path, struct conv *c)
     int timed = !clock || strcmp(clock, "none") != 0 || (mode && strcmp(mode, "sample") == 0);
     int sampled = mode && strcmp(mode, "sample") == 0;
     size_t n = json_object_array_length(spans);
-    int allocs = 0;
+    int allocs = 0, cpu = sampled; /* SPANPROF_CPU=1's spans have cpu_self_ns too */
     for (size_t i = 0; i < n; i++) {
         int found;
         json_i64(json_object_array_get_idx(spans, i), "allocs", &found);
         allocs |= found;
+        json_i64(json_object_array_get_idx(spans, i), "cpu_self_ns", &found);
+        cpu |= found;
     }
     c->types[c->ntypes++] = (struct spanprof__pprof_type){"calls", "count"};
     if (timed)
         c->types[c->ntypes++] = (struct spanprof__pprof_type){"wall", "nanoseconds"};
-    if (sampled)
+    if (cpu)
         c->types[c->ntypes++] = (struct spanprof__pprof_type){"cpu", "nanoseconds"};
     if (allocs) {
         c->types[c->ntypes++] = (struct spanprof__pprof_type){"alloc_objects", "count"};
@@ -248,7 +251,7 @@ static int load_json(const char *path, struct conv *c)
         smp->values[k++] = calls;
         if (timed)
             smp->values[k++] = json_i64(s, "self_ns", NULL);
-        if (sampled)
+        if (cpu)
             smp->values[k++] = json_i64(s, "cpu_self_ns", NULL);
         if (allocs) {
             smp->values[k++] = json_i64(s, "allocs", NULL);

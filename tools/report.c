@@ -84,13 +84,15 @@ static void print_header(const struct sp_profile *p)
 /* The shown spans that mostly wait — CPU time under a tenth of their wall time, and at least a
  * millisecond of that — named after the table: a thread pool's loop or a flush that waits reads
  * as idle, not hot, whatever its share of wall time.  Sampled, a span's own (self) figures are
- * compared, so a loop that waits between its callees' work counts as waiting; SPANPROF_CPU=1
- * has inclusive CPU time only, compared with the inclusive wall time. */
+ * compared, so a loop that waits between its callees' work counts as waiting (SPANPROF_CPU=1's
+ * too; an older release's has inclusive CPU time only, compared with the inclusive wall time). */
 static void print_waiting(const struct sp_span *const *order, size_t shown, int cpu_field)
 {
     if (cpu_field < 0)
         return;
     int self = cpu_field == X_CPU_TOTAL;
+    for (size_t i = 0; i < shown && !self; i++)
+        self = (order[i]->has_extra & (1u << X_CPU_SELF)) != 0;
     int field = self ? X_CPU_SELF : cpu_field;
     const char *sep = self ? "mostly waiting (own CPU time under 10 % of own wall time): "
                            : "mostly waiting (CPU time under 10 % of wall time): ";

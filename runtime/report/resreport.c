@@ -1,6 +1,6 @@
 /* resreport.c — the collectors' numbers per site, added to each span of the JSON profile:
- * latency percentiles (SPANPROF_HISTOGRAM), CPU time (SPANPROF_CPU), allocation counts and
- * peak live bytes (SPANPROF_ALLOC).
+ * latency percentiles (SPANPROF_HISTOGRAM), CPU time (SPANPROF_CPU: cpu_ns inclusive,
+ * cpu_self_ns), allocation counts and peak live bytes (SPANPROF_ALLOC).
  *
  * Totals per site follow the rules of total_ns: inclusive values (CPU time, *_incl allocation
  * counters) count only the outermost activation of a site on a stack, so recursion is not counted
@@ -22,7 +22,7 @@ struct counts {
 struct res_site {
     const struct spanprof_site *site;
     struct spanprof__hist *hist;
-    uint64_t cpu_ns, peak;
+    uint64_t cpu_ns, cpu_self_ns, peak;
     int64_t live_blocks, live_bytes;
     struct counts self, incl;
     uint64_t active; /* walk state */
@@ -122,6 +122,8 @@ static int collect_pre(struct spanprof__node *n, size_t depth, void *ctx)
         if (s->active == 0) {
             s->cpu_ns += __atomic_load_n(&rn->cpu_ns, __ATOMIC_RELAXED);
         }
+        if (spanprof__collect.cpu)
+            s->cpu_self_ns += spanprof__view_cpu_self(n);
     }
     s->active++;
     return 1;
@@ -168,6 +170,7 @@ static void add_res(struct res_site *d, const struct res_site *s)
     if (d->hist && s->hist)
         spanprof__hist_merge(d->hist, s->hist);
     d->cpu_ns += s->cpu_ns;
+    d->cpu_self_ns += s->cpu_self_ns;
     d->peak = s->peak > d->peak ? s->peak : d->peak;
     d->live_blocks += s->live_blocks;
     d->live_bytes += s->live_bytes;
@@ -248,6 +251,7 @@ void spanprof__res_json(const struct spanprof__res_sites *r, const struct spanpr
     }
     if (spanprof__collect.cpu) {
         put(js, "cpu_ns", s->cpu_ns);
+        put(js, "cpu_self_ns", s->cpu_self_ns);
     }
     if (spanprof__collect.alloc) {
         put(js, "allocs", s->self.allocs);

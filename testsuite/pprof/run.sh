@@ -7,6 +7,8 @@
 #   runtime-merged   SPANPROF_PPROF without threads: the threads' equal stacks summed
 #   runtime-count    SPANPROF=count: calls/count only (no clock was read)
 #   convert-json     `spanprof convert` of the JSON profile: one sample per span, file and line
+#   convert-cpu      the same of a SPANPROF_CPU=1 run: a cpu sample type, each span's value its
+#                    JSON cpu_self_ns
 #   convert-folded   `spanprof convert --calls --threads` of folded stacks written with
 #                    SPANPROF=count SPANPROF_THREADS=1 SPANPROF_FILE_LINE=1
 #   runtime-alloc    SPANPROF_ALLOC=1 with libspanprof-alloc.so: allocations per stack, exact,
@@ -19,7 +21,7 @@
 #                    (wall time only), every stack's wall time the folded file's, and the main
 #                    thread's stacks adding up to the run's wall time
 #
-# Environment: CC, PLUGIN, INCLUDE_DIR, LIBDIR, TOOL (the spanprof command), GO (the go command;
+# Environment: CC, PLUGIN, INCLUDE_DIR, LIBDIR, PROFDUMP, TOOL (the spanprof command), GO (the go command;
 # empty: skipped).  Optional: ONLY="case …"; REGEN=1 rewrites the expected files (testsuite/lib.sh).
 # `go tool pprof` gets its own HOME, caches and temporary directory under the scratch directory,
 # and no network (GOPROXY=off, -symbolize=none: the files already name every function).
@@ -158,6 +160,33 @@ if selected runtime-count; then
         pprof_show runtime-count/calls.pb.gz -raw
     } >"$work/runtime-count.actual"
     check_case runtime-count
+fi
+
+# SPANPROF_CPU=1's JSON converted: a cpu/nanoseconds sample type, each span's value its JSON
+# cpu_self_ns (the run's CPU times vary: compared, not printed).
+if selected convert-cpu; then
+    {
+        run_case convert-cpu calls SPANPROF_CPU=1 SPANPROF_JSON=calls.json
+        echo "# spanprof convert calls.json"
+        (cd "$work/convert-cpu" && "$TOOL" convert calls.json 2>&1; echo "# exit $?")
+        (cd "$work" && "$GO" tool pprof -symbolize=none -raw convert-cpu/calls.json.pb.gz 2>&1) |
+            sed -n '/^Samples:/{n;p;}'
+        (cd "$work" && "$GO" tool pprof -symbolize=none -raw convert-cpu/calls.json.pb.gz 2>&1) |
+            awk '/^Samples:/ { part = "s"; next } /^Locations/ { part = "l"; next }
+                 /^Mappings/ { part = "" }
+                 part == "s" && /^ *[0-9]+ +[0-9]+ +[0-9]+:/ { n++; cpu[n] = $3; sub(/:$/, "", cpu[n]); loc[n] = $4 }
+                 part == "l" && /^ *[0-9]+: / { id = $1; sub(/:$/, "", id); name[id] = $4 }
+                 END { for (i = 1; i <= n; i++) print name[loc[i]], cpu[i] }' | sort >"$work/convert-cpu/pprof"
+        "$PROFDUMP" --times "$work/convert-cpu/calls.json" |
+            sed -n 's/^\([^ ]*\) .*cpu_self_ns=\([0-9]*\).*/\1 \2/p' | sort >"$work/convert-cpu/json"
+        if [ -s "$work/convert-cpu/json" ] && cmp -s "$work/convert-cpu/json" "$work/convert-cpu/pprof"; then
+            echo "each span's cpu value is its JSON cpu_self_ns"
+        else
+            echo "cpu values differ from the JSON's cpu_self_ns:"
+            diff "$work/convert-cpu/json" "$work/convert-cpu/pprof"
+        fi
+    } >"$work/convert-cpu.actual"
+    check_case convert-cpu
 fi
 
 if selected convert-json; then
