@@ -82,8 +82,9 @@ extern const struct ggc_root_tab spanplugin_site_roots[];
 /* Default of off-copy=N (see plugin.cc). */
 #define SPANPLUGIN_OFF_COPY_DEFAULT 40
 /* Default of min-size=N (see plugin.cc, select.cc).  At 50, whole-program builds of zstd and
- * SQLite keep every function perf ranks hot that has code of its own, and jsoncpp its reader and
- * writer; the small helpers and members left out made most of the calls (docs/manual.md). */
+ * SQLite keep every function perf ranks hot that has code of its own, redis all but three small
+ * ones, jsoncpp its reader and writer; the small helpers and members left out made most of the
+ * calls (docs/manual.md). */
 #define SPANPLUGIN_MIN_SIZE_DEFAULT 50
 
 /* offpath.cc */
