@@ -238,7 +238,8 @@ extern struct spanprof__process spanprof__g;
 /* ---- calibrate.c ---- */
 /* Measures spanprof__g.call_cost_in/_out when exact recording's plain path is what every call
  * takes (TSC timestamps; no trace, histogram or per-call collector); otherwise leaves them 0.
- * Start-up calls it once, after the collectors are set up and before recording begins. */
+ * Start-up calls it, after the collectors are set up and before recording begins, and the exit
+ * write again (the lower measurement stands).  Not under the process lock. */
 void spanprof__calibrate(void);
 
 /* Start-up is done by the layers above, in stages they declare with SPANPROF_START_STAGE(fn):
