@@ -95,8 +95,8 @@ void spanprof__calibrate(void)
     spanprof__tls_busy = busy;
     pthread_sigmask(SIG_SETMASK, &old, NULL);
     /* A second measurement (at exit) replaces the first only if lower: a slow moment only adds. */
-    double before = spanprof__g.call_cost_in + spanprof__g.call_cost_out;
-    if (n && best_all > best_in && (before == 0 || best_all < before)) {
+    double earlier = spanprof__g.call_cost_in + spanprof__g.call_cost_out;
+    if (n && best_all > best_in && (earlier == 0 || best_all < earlier)) {
         spanprof__g.call_cost_in = best_in;
         spanprof__g.call_cost_out = best_all - best_in;
     }
