@@ -1,8 +1,10 @@
 #!/bin/sh
 # realprog.sh — what the real-program benchmarks (speedtest1.sh, zstd.sh) share, sourced by them:
-# giving up with a table line that says why, Debian's sources fetched and unpacked once, and the
-# table printed from the ROWS list and the recorded runs (rowtable.awk).
-# The sourcing script sets NAME (the table's name, for messages), here, work and ROWS.
+# giving up with a table line that says why, Debian's sources fetched and unpacked once, every
+# row run in interleaved repetitions, and the table printed from the ROWS list and the recorded
+# runs (rowtable.awk).
+# The sourcing script sets NAME (the table's name, for messages), here, work, reps and ROWS, and
+# defines run REP LABEL BUILD SETTINGS (one run, appending its line to $work/results).
 
 # skip_all REASON...: one line in place of the table, and the end of the script.
 skip_all() {
@@ -42,4 +44,32 @@ print_rows() {
         esac
         awk -F'|' -v label="$label" -v what="$what${settings:+ (\`$settings\`)}" -f "$here/rowtable.awk" "$work/results"
     done
+}
+
+# run_rows LABEL: a fresh $work/results from REPS repetitions, each running every row that is not
+# skipped, in ROWS order, with a line "LABEL: repetition I of REPS" on stderr; sets load (the load
+# average when they began).
+run_rows() {
+    : >"$work/results"
+    load=$(cut -d' ' -f1-3 /proc/loadavg)
+    i=1
+    while [ $i -le "$reps" ]; do
+        echo "$1: repetition $i of $reps" >&2
+        echo "$ROWS" | while IFS='|' read -r label bin settings what; do
+            case $bin in -*) continue ;; esac
+            run $i "$label" "$bin" "$settings"
+        done
+        i=$((i + 1))
+    done
+}
+
+# print_table TITLE: the table run_rows recorded, under the heading TITLE.
+print_table() {
+    echo "### $1"
+    echo
+    echo "Repetitions: $reps, interleaved; load average at start: $load. CPU seconds of the whole"
+    echo "process tree (user + system), wall seconds, median over repetitions; × plain is the median"
+    echo "of the CPU ratio to the plain run of the same repetition."
+    echo
+    print_rows
 }

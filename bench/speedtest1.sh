@@ -133,30 +133,12 @@ run() {
 # table DB: every row on the database DB (file or temp), the repetitions interleaved, then its table.
 table() {
     db=$1
-    : >"$work/results"
-    load=$(cut -d' ' -f1-3 /proc/loadavg)
-    i=1
-    while [ $i -le "$reps" ]; do
-        echo "speedtest1 ($db database): repetition $i of $reps" >&2
-        echo "$ROWS" | while IFS='|' read -r label bin settings what; do
-            case $bin in -*) continue ;; esac
-            run $i "$label" "$bin" "$settings"
-        done
-        i=$((i + 1))
-    done
-
-    # ---- the table ---------------------------------------------------------------------------
+    run_rows "speedtest1 ($db database)"
     case $db in
     file) on="a database file (\`speedtest1 --size $size $dbfile\`)" ;;
     *) on="its temporary database (\`speedtest1 --size $size\`, no file name)" ;;
     esac
-    echo "### speedtest1 on $on: SQLite ${version:-?}, built whole-program"
-    echo
-    echo "Repetitions: $reps, interleaved; load average at start: $load. CPU seconds of the whole"
-    echo "process tree (user + system), wall seconds, median over repetitions; × plain is the median"
-    echo "of the CPU ratio to the plain run of the same repetition."
-    echo
-    print_rows
+    print_table "speedtest1 on $on: SQLite ${version:-?}, built whole-program"
 }
 
 first=1

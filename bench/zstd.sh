@@ -109,25 +109,8 @@ run() {
     echo "$label|$rep|${cpu:-0}|${wall:-0}|${rss:-0}|$bytes|$state" >>"$work/results"
 }
 
-: >"$work/results"
-load=$(cut -d' ' -f1-3 /proc/loadavg)
-i=1
-while [ $i -le "$reps" ]; do
-    echo "zstd: repetition $i of $reps" >&2
-    echo "$ROWS" | while IFS='|' read -r label bin settings what; do
-        case $bin in -*) continue ;; esac
-        run $i "$label" "$bin" "$settings"
-    done
-    i=$((i + 1))
-done
-
-echo "### zstd -9 of ${input_mb} MB: zstd ${version:-?}, built whole-program with its own Makefile"
-echo
-echo "Repetitions: $reps, interleaved; load average at start: $load. CPU seconds of the whole"
-echo "process tree (user + system), wall seconds, median over repetitions; × plain is the median"
-echo "of the CPU ratio to the plain run of the same repetition."
-echo
-print_rows
+run_rows zstd
+print_table "zstd -9 of ${input_mb} MB: zstd ${version:-?}, built whole-program with its own Makefile"
 echo
 echo "Build CPU time (\`make -C programs -j2 zstd\`, user + system):"
 echo

@@ -90,7 +90,7 @@ static void print_waiting(const struct sp_span *const *order, size_t shown, int 
 {
     if (cpu_field < 0)
         return;
-    int self = cpu_field == X_CPU_TOTAL;
+    int self = 0; /* sampled runs, and SPANPROF_CPU=1's since it writes cpu_self_ns */
     for (size_t i = 0; i < shown && !self; i++)
         self = (order[i]->has_extra & (1u << X_CPU_SELF)) != 0;
     int field = self ? X_CPU_SELF : cpu_field;

@@ -8,9 +8,9 @@
  *  - the thread's CPU time since then (its per-thread CPU clock, which Linux lets any thread of
  *    the process read: the clock id is built from the tid, as glibc's pthread_getcpuclockid
  *    does; one system call per thread and sample) — but only if the thread is running (or
- *    runnable) at the sample: CPU time used before a span started to wait (a sleep, a lock, I/O)
- *    is not that span's, so a sample that finds the thread waiting carries the CPU time over to
- *    the next sample that finds it running (thread_running),
+ *    runnable) at the sample, and then at most the interval since the previous one: CPU time
+ *    used before a span started to wait (a sleep, a lock, I/O) is not that span's, so it is kept
+ *    for the next samples that find the thread running (charge_cpu_now, sample_thread),
  *  - one sample.
  * A thread outside every span is charged to its root (the time SPANPROF_IDLE shows).  The
  * figures live behind each node (struct spanprof__sample_node); the sampler is their only writer

@@ -1,6 +1,6 @@
 /* size.c — functions of every kind the size rule of `all` (min-size=N) tells apart: run.sh
- * compiles it with `all` alone (every function), with min-size=50 and min-size=3, and with
- * functions= naming a small one.  The comments say what min-size=50 does; the statement counts
+ * compiles it with `all` alone (the default, min-size=50), with min-size=0 (every function),
+ * min-size=50 at -O2 and min-size=3, and with functions= naming a small one.  The comments say what min-size=50 does; the statement counts
  * are the ones the plugin's "left out" notes print. */
 
 int tiny (int x) { return x + 1; }                      /* 2 statements, no loop: left out */
@@ -46,7 +46,7 @@ branchy (int x)                                         /* no loop, 50 statement
 }
 
 int
-main (void)                                             /* small: left out */
+main (void)                                             /* small, but main: kept */
 {
   return tiny (1) + small_loop ("ab") + (int) small_recursive (5) + small_marked (4) + branchy (9);
 }
