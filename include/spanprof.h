@@ -1,6 +1,6 @@
 /* spanprof.h — the public interface of spanprof.
  *
- * Four things live here:
+ * Five things live here:
  *  1. struct spanprof_site, the one contract between the GCC plugin (which emits one static,
  *     writable descriptor per instrumented function) and the runtime (which reads its constant
  *     part and owns its slots).  Change its layout only together with SPANPROF_SITE_VERSION.
@@ -10,6 +10,8 @@
  *     the plugin defines __SPANPROF__, and SPAN / SPAN_NAMED("x") expand to the attribute only
  *     when it is there.
  *  4. SPANPROF_PROGRESS("name"), a coz progress point usable anywhere, with or without the plugin.
+ *  5. The inline path's ABI: the few offsets into the runtime's per-thread data that the code
+ *     the plugin emits inline reads and writes, behind versioned symbol names (SPANPROF_ABI_*).
  */
 #ifndef SPANPROF_H
 #define SPANPROF_H
@@ -97,6 +99,50 @@ void __spanprof_setjmp_return(size_t depth);
  * the span's exit call if the function has both), and by SPANPROF_PROGRESS.  Counts one hit of
  * the progress point SITE and, under coz, one visit of coz's throughput point of that name. */
 void __spanprof_progress(struct spanprof_site *site);
+
+/* ---- 5. The inline path's ABI ----
+ *
+ * In counting recording (SPANPROF=count and SPANPROF=sample: the runtime gives each site the
+ * state SPANPROF_STATE_COUNT) the plugin records a call itself, inline, without calling the
+ * runtime: on x86-64, unless -fplugin-arg-spanplugin-inline=0, it reads the calling thread's
+ * data through the runtime's TLS pointer SPANPROF_ABI_THREAD and
+ *  - at entry: when the top frame is alive and not the last slot, and the child of its node for
+ *    this site is found (the node's hint, else the thread's child cache), counts the call in the
+ *    child and pushes a frame for it; anything else calls SPANPROF_ABI_ENTER;
+ *  - at exit: when the top frame is this activation's (its node's site, its frame address), pops
+ *    it; anything else calls __spanprof_exit.
+ * The stores and their order are the runtime's own (record/record.h: spanprof__push_frame), so a
+ * frame pushed inline and one pushed by the runtime are the same.
+ *
+ * Objects with the inline path reference both names below strongly: they need the runtime at
+ * link time, and a runtime whose layout differs (another SPANPROF_ABI_VERSION, hence other names)
+ * fails the link with an undefined reference to SPANPROF_ABI_THREAD rather than running wrong.
+ * The runtime checks every offset here against its own structures at compile time; change one
+ * only together with SPANPROF_ABI_VERSION and both names. */
+#define SPANPROF_ABI_VERSION 1
+#define SPANPROF_ABI_THREAD "__spanprof_thread_abi1" /* TLS: struct spanprof__thread * */
+/* void SPANPROF_ABI_ENTER (struct spanprof_site *site, void *frame, uintptr_t entry): the enter
+ * of every state but OFF from objects with the inline path; ENTRY is the address of the inline
+ * code that called it (it names the entering code, as a call's return address would). */
+#define SPANPROF_ABI_ENTER "__spanprof_enter_abi1"
+#define SPANPROF_STATE_COUNT 4u /* counting: recorded inline */
+enum {
+    SPANPROF_ABI_THREAD_TOP = 0,          /* struct frame *: the top frame */
+    SPANPROF_ABI_THREAD_LIMIT = 8,        /* struct frame *: the last usable frame */
+    SPANPROF_ABI_THREAD_CHILD_CACHE = 384,  /* struct node *[1 << SPANPROF_ABI_CHILD_CACHE_BITS] */
+    SPANPROF_ABI_CHILD_CACHE_BITS = 10,   /* slot: ((parent ^ (site << 16)) * HASH) >> (64 - BITS) */
+    SPANPROF_ABI_FRAME_SIZE = 40,
+    SPANPROF_ABI_FRAME_NODE = 0,          /* struct node * */
+    SPANPROF_ABI_FRAME_START = 8,         /* uint64_t: 0 when counting */
+    SPANPROF_ABI_FRAME_CFA = 16,          /* uintptr_t: the function's frame address */
+    SPANPROF_ABI_FRAME_ENTRY = 24,        /* uintptr_t: the entering code */
+    SPANPROF_ABI_FRAME_RETURN = 32,       /* uintptr_t: the function's return address */
+    SPANPROF_ABI_NODE_SITE = 0,           /* const struct spanprof_site * */
+    SPANPROF_ABI_NODE_PARENT = 8,         /* struct node * */
+    SPANPROF_ABI_NODE_HINT = 32,          /* struct node *: the child looked up last */
+    SPANPROF_ABI_NODE_CALLS = 40          /* uint64_t: calls, one signal-atomic add each */
+};
+#define SPANPROF_ABI_CHILD_HASH 0x9e3779b97f4a7c15ull
 
 /* Writes the profile files now (as at process exit) from all threads' data collected so far.
  * Returns 0 on success, -1 if an output could not be written (the reason went to stderr). */

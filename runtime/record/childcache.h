@@ -20,14 +20,14 @@
 
 #pragma GCC visibility push(hidden)
 
-/* The slot of (PARENT, SITE): a multiplicative hash of the two addresses (xor, imul, shift: ~5
+/* The slot of (PARENT, SITE) (the inline path computes the same: spanprof.h): a multiplicative hash of the two addresses (xor, imul, shift: ~5
  * cycles, no memory access).  Nodes are 64-byte aligned and sites 48 bytes apart, so plain low
  * address bits would crowd a parent's children into a few slots; the multiply spreads them. */
 static inline __attribute__((always_inline)) size_t
 spanprof__child_slot(const struct spanprof__node *parent, const struct spanprof_site *site)
 {
     uint64_t h = ((uint64_t)(uintptr_t)parent ^ ((uint64_t)(uintptr_t)site << 16)) *
-                 UINT64_C(0x9e3779b97f4a7c15);
+                 SPANPROF_ABI_CHILD_HASH;
     return (size_t)(h >> (64 - SPANPROF__CHILD_CACHE_BITS));
 }
 

@@ -67,10 +67,11 @@ enum {
     SPANPROF__SITE_OFF = 3,  /* ignored: wrong version/kind, or recording off (SPANPROF=0) */
     SPANPROF__SITE_COUNT = 4, /* registered, counting only (SPANPROF=count), no coz counters */
 };
-/* NEW and OFF are part of the site ABI: the plugin's inline test before each call skips the call
- * when the state is OFF (spanprof.h). */
-_Static_assert(SPANPROF__SITE_NEW == SPANPROF_STATE_NEW && SPANPROF__SITE_OFF == SPANPROF_STATE_OFF,
-               "site states NEW and OFF must match spanprof.h");
+/* NEW, OFF and COUNT are part of the site ABI: the plugin's inline test before each call skips the
+ * call when the state is OFF, and records COUNT sites inline (spanprof.h). */
+_Static_assert(SPANPROF__SITE_NEW == SPANPROF_STATE_NEW && SPANPROF__SITE_OFF == SPANPROF_STATE_OFF &&
+                   SPANPROF__SITE_COUNT == SPANPROF_STATE_COUNT,
+               "site states NEW, OFF and COUNT must match spanprof.h");
 
 /* coz's counter layout (coz.h's coz_counter_t). */
 struct spanprof__coz_counter {
@@ -100,6 +101,19 @@ struct spanprof__frame {
     uintptr_t ra;   /* return address of the enter call: identifies the entering code */
     uintptr_t fra;  /* the instrumented function's own return address (where it returns to) */
 };
+/* The inline path's view of nodes and frames (spanprof.h, SPANPROF_ABI_*). */
+_Static_assert(offsetof(struct spanprof__node, site) == SPANPROF_ABI_NODE_SITE &&
+                   offsetof(struct spanprof__node, parent) == SPANPROF_ABI_NODE_PARENT &&
+                   offsetof(struct spanprof__node, hint) == SPANPROF_ABI_NODE_HINT &&
+                   offsetof(struct spanprof__node, calls) == SPANPROF_ABI_NODE_CALLS,
+               "call-tree node layout must match spanprof.h's SPANPROF_ABI_NODE_*");
+_Static_assert(sizeof(struct spanprof__frame) == SPANPROF_ABI_FRAME_SIZE &&
+                   offsetof(struct spanprof__frame, node) == SPANPROF_ABI_FRAME_NODE &&
+                   offsetof(struct spanprof__frame, start) == SPANPROF_ABI_FRAME_START &&
+                   offsetof(struct spanprof__frame, cfa) == SPANPROF_ABI_FRAME_CFA &&
+                   offsetof(struct spanprof__frame, ra) == SPANPROF_ABI_FRAME_ENTRY &&
+                   offsetof(struct spanprof__frame, fra) == SPANPROF_ABI_FRAME_RETURN,
+               "frame layout must match spanprof.h's SPANPROF_ABI_FRAME_*");
 
 /* Bump allocator over mmap'd chunks, never unmapped.  The chunks are chained (a header at the
  * start of each) so that a recycled thread's arena is rewound and reused (arena.c). */
@@ -113,9 +127,7 @@ struct spanprof__hist_table;
 struct spanprof__res_thread;
 struct spanprof__sample_thread;
 /* Slots of each thread's child-lookup cache (record/childcache.h). */
-#ifndef SPANPROF__CHILD_CACHE_BITS
-#define SPANPROF__CHILD_CACHE_BITS 10
-#endif
+#define SPANPROF__CHILD_CACHE_BITS SPANPROF_ABI_CHILD_CACHE_BITS
 #define SPANPROF__CHILD_CACHE_SLOTS ((size_t)1 << SPANPROF__CHILD_CACHE_BITS)
 struct spanprof__trace_ring;
 
@@ -163,6 +175,10 @@ struct spanprof__thread {
 _Static_assert(offsetof(struct spanprof__thread, top) == 0 &&
                    offsetof(struct spanprof__thread, hists) < 64,
                "the fields every enter/exit reads share the thread data's first cache line");
+_Static_assert(offsetof(struct spanprof__thread, top) == SPANPROF_ABI_THREAD_TOP &&
+                   offsetof(struct spanprof__thread, limit) == SPANPROF_ABI_THREAD_LIMIT &&
+                   offsetof(struct spanprof__thread, child_cache) == SPANPROF_ABI_THREAD_CHILD_CACHE,
+               "thread data layout must match spanprof.h's SPANPROF_ABI_THREAD_*");
 
 /* ---- process.c: process-wide state, switches and start-up ---- */
 
@@ -307,7 +323,9 @@ int spanprof__across_stacks(uintptr_t a, uintptr_t b);
 int spanprof__on_alt_stack(uintptr_t cfa);
 
 /* ---- thread.c ---- */
-extern SPANPROF_TLS struct spanprof__thread *spanprof__tls;
+/* The calling thread's data (the sentinel before it has any).  Exported under the inline path's
+ * versioned name (spanprof.h, SPANPROF_ABI_THREAD), which the plugin's inline code reads. */
+extern SPANPROF_TLS SPANPROF_API struct spanprof__thread *spanprof__tls __asm__(SPANPROF_ABI_THREAD);
 extern struct spanprof__thread spanprof__sentinel_thread;
 /* Fresh data for the calling thread: a recycled one (threadretire.c) or spanprof__thread_map's. */
 struct spanprof__thread *spanprof__thread_new(void);

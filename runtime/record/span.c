@@ -46,26 +46,42 @@ static __attribute__((noinline)) void exit_slow(struct spanprof_site *site, uint
 
 /* The entry points, by site state:
  *  - FAST (default recording): record with timestamps, inlined here;
- *  - COUNT (SPANPROF=count): record without timestamps, inlined here;
+ *  - COUNT (SPANPROF=count, sample): record without timestamps, inlined here (objects with the
+ *    plugin's inline path record it themselves and come here only when that path misses);
  *  - OFF (SPANPROF=0, or a site the runtime ignores): the plugin's inline test skips the call
  *    (spanprof.h, SPANPROF_STATE_OFF), so it is not tested here first; a call that comes anyway
  *    (an object from an older plugin) returns from the out-of-line path;
  *  - anything else (not registered yet; coz or a per-call collector on) goes out of line.
- * Nothing is read before the state check (not even the frame's return address). */
-SPANPROF_API void __spanprof_enter(struct spanprof_site *site, void *frame)
+ * Nothing is read before the state check (not even the frame's return address).  RA names the
+ * entering code: the call's return address, or the inline path's own address (enter_abi). */
+static inline __attribute__((always_inline)) void enter(struct spanprof_site *site, void *frame,
+                                                        uintptr_t ra)
 {
     uint32_t st = __atomic_load_n(&site->state, __ATOMIC_RELAXED);
     if (SPANPROF_LIKELY(st == SPANPROF__SITE_FAST)) {
-        spanprof__record_enter(site, (uintptr_t)frame, SPANPROF_CALLER_RA(),
-                               SPANPROF_FRAME_RETURN_ADDRESS(frame), 1);
+        spanprof__record_enter(site, (uintptr_t)frame, ra, SPANPROF_FRAME_RETURN_ADDRESS(frame), 1);
         return;
     }
     if (st == SPANPROF__SITE_COUNT) {
-        spanprof__record_enter(site, (uintptr_t)frame, SPANPROF_CALLER_RA(),
-                               SPANPROF_FRAME_RETURN_ADDRESS(frame), 0);
+        spanprof__record_enter(site, (uintptr_t)frame, ra, SPANPROF_FRAME_RETURN_ADDRESS(frame), 0);
         return;
     }
-    enter_slow(site, (uintptr_t)frame, SPANPROF_CALLER_RA(), SPANPROF_FRAME_RETURN_ADDRESS(frame));
+    enter_slow(site, (uintptr_t)frame, ra, SPANPROF_FRAME_RETURN_ADDRESS(frame));
+}
+
+SPANPROF_API void __spanprof_enter(struct spanprof_site *site, void *frame)
+{
+    enter(site, frame, SPANPROF_CALLER_RA());
+}
+
+/* The enter of objects built with the inline path (spanprof.h, SPANPROF_ABI_ENTER): ENTRY, the
+ * address of their inline code, stands for the return address, so a frame pushed here and one
+ * pushed inline name the same entering code. */
+SPANPROF_API void spanprof__enter_abi(struct spanprof_site *site, void *frame, uintptr_t entry)
+    __asm__(SPANPROF_ABI_ENTER);
+SPANPROF_API void spanprof__enter_abi(struct spanprof_site *site, void *frame, uintptr_t entry)
+{
+    enter(site, frame, entry);
 }
 
 SPANPROF_API void __spanprof_exit(struct spanprof_site *site, void *frame)
