@@ -54,9 +54,10 @@ $(BB)/sp-shared: $(BENCH_DEPS) $(B)/spanplugin.so $(B)/libspanprof.so
 	  -Wl,-rpath,'$$ORIGIN/..' -o $@
 
 # Instrumented but linked without the runtime (a build-time tool built with the project's
-# CFLAGS): the plugin's calls are weak references, every site stays NEW and no call is made.
+# CFLAGS and inline=0): the plugin's calls are weak references, every site stays NEW and no
+# call is made.
 $(BB)/sp-none: $(BENCH_DEPS) $(B)/spanplugin.so
-	$(CC) $(BENCH_CFLAGS) $(SPAN_FLAGS) bench/work.c $(BB)/driver.o -o $@
+	$(CC) $(BENCH_CFLAGS) $(SPAN_FLAGS) -fplugin-arg-spanplugin-inline=0 bench/work.c $(BB)/driver.o -o $@
 
 # The allocation interposer, next to the builds: rows preload it as @BIN@/libspanprof-alloc.so.
 $(BB)/libspanprof-alloc.so: $(B)/libspanprof-alloc.so

@@ -14,8 +14,11 @@
  *     finally { [exit call;] if (ON (psite, __spanprof_progress)) __spanprof_progress (&psite); }
  *
  * where ON (site, hook) is `site.state != SPANPROF_STATE_OFF && &hook != 0` (add_guard): with
- * recording off no call is made, and the hooks are weak, so an object compiled with the plugin
- * also links and runs without the runtime (spans off).  A small span's body (offpath.cc) is
+ * recording off no call is made.  By default (x86-64) the enter and exit calls are the inline
+ * path instead (inline.cc): recorded without a call while the site counts, the runtime called
+ * otherwise, and no address test, as those references are strong.  With inline=0 the hooks are
+ * weak, so an object compiled with the plugin also links and runs without the runtime (spans
+ * off).  A small span's body (offpath.cc) is
  * also copied, and the enter call's guard chooses between the two:
  *
  *     if (ON (site, __spanprof_enter)) { enter call; try { <body> } finally { <exit> } }
@@ -62,12 +65,15 @@ const struct ggc_root_tab spanplugin_instrument_roots[] = {
  * (a build's host tools often get the CFLAGS but not the LIBS), and each inserted call is made
  * only when the hook's address is not null (add_guard).  The flip side: a weak reference alone
  * neither pulls libspanprof.a's member out of the archive nor keeps libspanprof.so under
- * --as-needed; `pkg-config --libs spanprof` links it with --no-as-needed (see docs/manual.md, *Linking*). */
+ * --as-needed; `pkg-config --libs spanprof` links it with --no-as-needed (see docs/manual.md, *Linking*).
+ * The exception: with the inline path (inline.cc) the span's hooks are strong (WEAK false), as
+ * the inline code needs the runtime's data anyway. */
 static void
-make_weak_hook (tree decl)
+make_hook (tree decl, bool weak = true)
 {
   TREE_NOTHROW (decl) = 1;
-  declare_weak (decl);
+  if (weak)
+    declare_weak (decl);
 }
 
 /* void NAME (struct spanprof_site *, void *frame), as in spanprof.h, declared nothrow so the
@@ -84,7 +90,7 @@ build_hook_decl (const char *name)
                                          ptr_type_node, NULL_TREE);
   tree decl = build_fn_decl (name, fntype);
   DECL_ATTRIBUTES (decl) = tree_cons (get_identifier ("noplt"), NULL_TREE, NULL_TREE);
-  make_weak_hook (decl);
+  make_hook (decl, !spanplugin_inline_possible ());
   return decl;
 }
 
@@ -102,7 +108,7 @@ build_hook_decls (void)
                                              build_pointer_type (spanplugin_site_type ()),
                                              NULL_TREE);
       progress_decl = build_fn_decl ("__spanprof_progress", fntype);
-      make_weak_hook (progress_decl);
+      make_hook (progress_decl);
     }
 }
 
@@ -123,10 +129,11 @@ add_hook_test (gimple_seq *seq, tree hook, tree skip, location_t loc)
  *     state = __atomic_load_4 (&SITE.state, relaxed);   a plain load on x86
  *     if (state != SPANPROF_STATE_OFF) goto test; else goto skip;
  *   test:
- *     if (&HOOK != 0) goto call; else goto skip;
+ *     if (&HOOK != 0) goto call; else goto skip;          (not with the inline path: HOOK NULL)
  *   call:
  *
- * and returns the label `skip`, for the caller to append after the call.  The state test comes
+ * and returns the label `skip`, for the caller to append after the call, and the temporary
+ * holding the state in *STATE (the inline path tests it again).  The state test comes
  * first: with recording off it is all that runs (a load from a static of this object, one
  * compare, one branch taken the same way every time); the address test only runs on the way to
  * a call.  A site stays NEW (0) until its first call, which registers it, so a NEW site must
@@ -136,7 +143,7 @@ add_hook_test (gimple_seq *seq, tree hook, tree skip, location_t loc)
  * atomically while other threads test it).  Plain labels and conditional gotos, as the gimplifier writes an `if` before "lower":
  * in a finally clause, lower_try_finally copies them (renamed) for each way out. */
 static tree
-add_guard (gimple_seq *seq, tree hook, tree site, location_t loc)
+add_guard (gimple_seq *seq, tree hook, tree site, location_t loc, tree *state_out = NULL)
 {
   tree skip = create_artificial_label (loc);
   tree test = create_artificial_label (loc);
@@ -153,7 +160,10 @@ add_guard (gimple_seq *seq, tree hook, tree site, location_t loc)
   gimple_set_location (off, loc);
   gimple_seq_add_stmt (seq, off);
   gimple_seq_add_stmt (seq, gimple_build_label (test));
-  add_hook_test (seq, hook, skip, loc);
+  if (hook)
+    add_hook_test (seq, hook, skip, loc);
+  if (state_out)
+    *state_out = state;
   return skip;
 }
 
@@ -185,6 +195,43 @@ add_hook_call (gimple_seq *seq, tree hook, tree site, location_t loc)
   gimple_seq_add_stmt (seq, gimple_build_label (skip));
 }
 
+/* The span's enter and exit, behind their guards: with the inline path (inline.cc) recorded
+ * inline while counting and through the runtime otherwise; without it, calls to the weak hooks.
+ * The enter's guard label `skip` is returned rather than placed when OFF_LABEL is given: the
+ * caller puts the copy of the body that runs while the span is off there (offpath.cc), after
+ * the fresh parameters. */
+static void
+add_enter (gimple_seq *seq, tree fndecl, tree site, location_t loc, tree *off_label)
+{
+  bool inline_path = spanplugin_inline_possible ();
+  tree state;
+  tree skip = add_guard (seq, inline_path ? NULL_TREE : enter_decl, site, loc, &state);
+  if (off_label)
+    spanplugin_fresh_params (seq, fndecl, loc);
+  if (inline_path)
+    spanplugin_add_inline_enter (seq, site, state, loc);
+  else
+    add_unguarded_hook_call (seq, enter_decl, site, loc);
+  if (off_label)
+    *off_label = skip;
+  else
+    gimple_seq_add_stmt (seq, gimple_build_label (skip));
+}
+
+static void
+add_exit (gimple_seq *seq, tree site, location_t loc)
+{
+  if (!spanplugin_inline_possible ())
+    {
+      add_hook_call (seq, exit_decl, site, loc);
+      return;
+    }
+  tree state;
+  tree skip = add_guard (seq, NULL_TREE, site, loc, &state);
+  spanplugin_add_inline_exit (seq, site, state, exit_decl, loc);
+  gimple_seq_add_stmt (seq, gimple_build_label (skip));
+}
+
 /* Appends the guarded `__spanprof_progress (&SITE);` to SEQ. */
 static void
 add_progress_call (gimple_seq *seq, tree site, location_t loc)
@@ -211,11 +258,11 @@ build_setjmp_decls (void)
   tree fntype = build_function_type_list (size_type_node, NULL_TREE);
   setjmp_depth_decl = build_fn_decl ("__spanprof_setjmp_depth", fntype);
   DECL_ATTRIBUTES (setjmp_depth_decl) = attrs;
-  make_weak_hook (setjmp_depth_decl);
+  make_hook (setjmp_depth_decl);
   fntype = build_function_type_list (void_type_node, size_type_node, NULL_TREE);
   setjmp_return_decl = build_fn_decl ("__spanprof_setjmp_return", fntype);
   DECL_ATTRIBUTES (setjmp_return_decl) = copy_list (attrs);
-  make_weak_hook (setjmp_return_decl);
+  make_hook (setjmp_return_decl);
 }
 
 /* walk_gimple_seq_mod callback: around a call that may return twice (setjmp, _setjmp,
@@ -454,19 +501,12 @@ span_pass::execute (function *fun)
       tree site = get_site (fndecl, key, SPANPROF_KIND_SPAN, by_option, begin_loc);
       /* Enter at the function's opening, exit at its closing brace: where a debugger or a
        * sampling profiler expects code that belongs to the function as a whole. */
-      if (off_body)
-        {
-          /* The guard of the enter call chooses the copy: `off` when it would skip the call. */
-          if (spanplugin_opts.verbose)
-            inform (begin_loc, "spanplugin: %qD runs a copy of its body while its span is off",
-                    fndecl);
-          off_label = add_guard (&new_body, enter_decl, site, begin_loc);
-          spanplugin_fresh_params (&new_body, fndecl, begin_loc);
-          add_unguarded_hook_call (&new_body, enter_decl, site, begin_loc);
-        }
-      else
-        add_hook_call (&new_body, enter_decl, site, begin_loc);
-      add_hook_call (&cleanup, exit_decl, site, end_loc);
+      if (off_body && spanplugin_opts.verbose)
+        inform (begin_loc, "spanplugin: %qD runs a copy of its body while its span is off",
+                fndecl);
+      /* The guard of the enter call chooses the copy: `off` when it would skip the call. */
+      add_enter (&new_body, fndecl, site, begin_loc, off_body ? &off_label : NULL);
+      add_exit (&cleanup, site, end_loc);
     }
   if (progress)
     {

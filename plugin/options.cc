@@ -129,6 +129,7 @@ spanplugin_parse_options (const struct plugin_name_args *info)
   bool include_given = false;
   spanplugin_opts.off_copy_max = SPANPLUGIN_OFF_COPY_DEFAULT;
   spanplugin_opts.min_size = SPANPLUGIN_MIN_SIZE_DEFAULT;
+  spanplugin_opts.inline_path = 1;
 
   for (int i = 0; i < info->argc; i++)
     {
@@ -184,6 +185,16 @@ spanplugin_parse_options (const struct plugin_name_args *info)
         ok &= parse_count (base, key, arg->value, "statements", &spanplugin_opts.min_size);
       else if (strcmp (key, "off-copy") == 0)
         ok &= parse_count (base, key, arg->value, "statements", &spanplugin_opts.off_copy_max);
+      else if (strcmp (key, "inline") == 0)
+        {
+          if (arg->value == NULL || (strcmp (arg->value, "0") != 0 && strcmp (arg->value, "1") != 0))
+            {
+              error ("spanplugin: option %<-fplugin-arg-%s-%s%> needs the value 0 or 1", base, key);
+              ok = false;
+            }
+          else
+            spanplugin_opts.inline_path = arg->value[0] == '1';
+        }
       else
         {
           error ("spanplugin: unknown option %<-fplugin-arg-%s-%s%>", base, key);

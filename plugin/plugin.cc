@@ -35,6 +35,11 @@
  *                          has at most N statements (GIMPLE, default SPANPLUGIN_OFF_COPY_DEFAULT)
  *                          gets a second copy of it that runs while the span is off: the original
  *                          code, without a frame or a lost tail call (offpath.cc).  0: no copy.
+ *   inline=0|1             1 (the default, on x86-64): while the runtime counts (SPANPROF=count,
+ *                          sample) a span's enter and exit are recorded by inline code, without
+ *                          a call (inline.cc); the objects then need the runtime at link time,
+ *                          and one of another layout fails the link (spanprof.h, section 5).
+ *                          0: calls only, to weak hooks, so the objects link without the runtime.
  * Names are the span names without attribute: "f" in C, the qualified name in C++
  * ("ns::Parser::parse", "ns::tmax<int>", "A::A", "main()::<lambda(int)>::operator()").
  * Patterns use fnmatch (PATTERN, NAME, 0): '*' matches any characters, '/' and ':' included;
@@ -51,8 +56,8 @@
  * Effects: registers the `span`, `nospan` and `progress` attributes (attribute.cc), inserts the
  * instrumenting pass before "lower" (instrument.cc; it also brackets every call that may return
  * twice, setjmp and the like, in every function, with the runtime's longjmp repair; every call
- * it inserts is skipped inline when the site is off, and refers to the runtime weakly, so the
- * objects also link without it), and defines the macro __SPANPROF__=1 so spanprof.h's SPAN / SPAN_NAMED / PROGRESS_POINT macros
+ * it inserts is skipped inline when the site is off; with inline=0 every reference to the
+ * runtime is weak, so the objects also link without it), and defines the macro __SPANPROF__=1 so spanprof.h's SPAN / SPAN_NAMED / PROGRESS_POINT macros
  * expand to the attributes.
  *
  * For -flto, pass -fplugin at link time too if lto1 should load it; the instrumentation itself
@@ -83,6 +88,7 @@ static struct plugin_info spanplugin_info = {
   "  exclude=GLOB,...      do not select functions whose name matches\n"
   "  exclude-file=GLOB,... do not select functions from matching source files\n"
   "  min-lines=N           do not select functions shorter than N lines\n"
+  "  inline=0              calls to the runtime only (objects link without it)\n"
   "Filters apply to all and functions=; the span attribute always wins.\n",
 };
 
@@ -111,6 +117,8 @@ plugin_init (struct plugin_name_args *info, struct plugin_gcc_version *version)
                      const_cast<ggc_root_tab *> (spanplugin_site_roots));
   register_callback (name, PLUGIN_REGISTER_GGC_ROOTS, NULL,
                      const_cast<ggc_root_tab *> (spanplugin_instrument_roots));
+  register_callback (name, PLUGIN_REGISTER_GGC_ROOTS, NULL,
+                     const_cast<ggc_root_tab *> (spanplugin_inline_roots));
   register_callback (name, PLUGIN_ATTRIBUTES, spanplugin_register_attributes, NULL);
 
   struct register_pass_info pass_info;

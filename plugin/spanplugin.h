@@ -7,6 +7,8 @@
  *                 (shared by C++ cdtor clones, COMDAT for inline/template functions)
  *   offpath.cc    the copy of a small body that runs while its span is off (no frame, tail
  *                 calls kept)
+ *   inline.cc     the inline path: a span's enter and exit recorded without a call while the
+ *                 runtime counts (spanprof.h's SPANPROF_ABI_*)
  *   instrument.cc the GIMPLE pass that wraps a function body in enter/try/finally-exit(+progress)
  *                 and brackets every setjmp-like call with the longjmp repair; every inserted
  *                 call behind an inline test (site not OFF, weak hook linked in)
@@ -33,6 +35,8 @@ struct spanplugin_options
                              * statements (select.cc); 0: every function */
   int off_copy_max;         /* off-copy=N: largest body (statements) copied for the off path,
                              * 0: none (offpath.cc) */
+  int inline_path;          /* inline=0|1: record counting calls inline (inline.cc); 0: calls
+                             * to weak hooks only, objects link without the runtime */
   vec<char *> include;      /* include=GLOB,...: restricts `all` */
   vec<char *> exclude;      /* exclude=GLOB,...: on names */
   vec<char *> exclude_file; /* exclude-file=GLOB,...: on source files */
@@ -67,6 +71,14 @@ enum spanplugin_choice
 /* KEY: the function whose span FNDECL's is (see spanplugin_site_key); FUN: FNDECL's body.
  * *SIZE gets the body's statement count when min-size was applied. */
 spanplugin_choice spanplugin_select (tree fndecl, tree key, function *fun, int *size);
+
+/* inline.cc */
+/* Whether the inline path is on for this compilation (option and target). */
+bool spanplugin_inline_possible (void);
+void spanplugin_add_inline_enter (gimple_seq *seq, tree site, tree state, location_t loc);
+void spanplugin_add_inline_exit (gimple_seq *seq, tree site, tree state, tree exit_hook,
+                                 location_t loc);
+extern const struct ggc_root_tab spanplugin_inline_roots[];
 
 /* site.cc */
 tree spanplugin_site_type (void);

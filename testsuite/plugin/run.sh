@@ -4,7 +4,9 @@
 # samples are clean without the plugin, so the code it adds around setjmp must not make GCC
 # fear for a variable), C samples with gcc and as C++ with g++, C++ samples with g++; runs each
 # with the runtime and compares its exit status, output and a normalised dump of its profile
-# (see ../tools/profdump.c) with NAME.expected: one file for every compiler and level.
+# (see ../tools/profdump.c) with NAME.expected: one file for every compiler and level.  Samples
+# that do not choose a recording mode run a second time with SPANPROF=count, the inline path's
+# mode, against the same file.
 #
 # Environment: CC, CXX, PLUGIN, INCLUDE_DIR, LIBDIR (holds libspanprof.so), PROFDUMP.
 # Optional: ONLY="a b" to run only those samples; REGEN=1 to rewrite the expected files from the
@@ -39,6 +41,12 @@ run_one() {
     run_sample SPANPROF_JSON="$dir/out.%p.json" SPANPROF_FOLDED="$dir/out.%p.folded"
     describe_run "$dir" "$(cat "$dir/pid")" >"$dir/actual"
     compare_expected "$name" "$label" "$dir/actual" "built with: $cmd"
+    # Counting recording takes the plugin's inline path (x86-64): the same calls and stacks.
+    case $test_env in *SPANPROF=*) return ;; esac
+    rm -f "$dir"/out.*
+    run_sample SPANPROF=count SPANPROF_JSON="$dir/out.%p.json" SPANPROF_FOLDED="$dir/out.%p.folded"
+    describe_run "$dir" "$(cat "$dir/pid")" >"$dir/actual.count"
+    REGEN=0 compare_expected "$name" "$label, SPANPROF=count" "$dir/actual.count" "built with: $cmd"
 }
 
 # test_sample SRC NAME: every compiler and level for one sample.

@@ -1,0 +1,317 @@
+/* inline.cc — the inline path: the enter and exit of a span recorded by the instrumented code
+ * itself, without calling the runtime, while the site is in the counting state
+ * (SPANPROF_STATE_COUNT: SPANPROF=count and SPANPROF=sample).
+ *
+ * The runtime's own recording (runtime/record/hotpath.h) costs a call and a return at each end
+ * of a span besides the work; on whole-program builds the calls are most of the cost.  This file
+ * writes the same work as GIMPLE, against the layout spanprof.h publishes (SPANPROF_ABI_*), and
+ * leaves every other case to the runtime: a site in any other state, a dead or full top frame, a
+ * child found neither by the parent's hint nor in the thread's child cache, an exit that is not
+ * the top frame's.  Written before "lower", as plain labels and conditional gotos (instrument.cc
+ * does the same), so that lower_try_finally can copy the exit onto every way out.
+ *
+ * Only for x86-64 with 64-bit pointers (the offsets, the `lea` naming the entering code and the
+ * signal-atomic `addq` are that target's); elsewhere, and with inline=0, instrument.cc emits
+ * calls.  Objects with the inline path refer to the runtime strongly under versioned names, so a
+ * runtime of another layout fails the link (spanprof.h, section 5).
+ */
+#include "spanplugin.h"
+#include "memmodel.h"  /* MEMMODEL_SEQ_CST */
+#include "predict.h"
+#include "gimple-predict.h"  /* gimple_build_predict: the runtime calls are the rare way */
+#include "spanprof.h"   /* SPANPROF_ABI_*, SPANPROF_STATE_COUNT */
+
+/* The runtime's TLS pointer and its enter for objects with the inline path.  GC roots. */
+static tree thread_decl;
+static tree enter_abi_decl;
+
+const struct ggc_root_tab spanplugin_inline_roots[] = {
+  { &thread_decl, 1, sizeof (thread_decl), gt_ggc_mx_tree_node, gt_pch_nx_tree_node },
+  { &enter_abi_decl, 1, sizeof (enter_abi_decl), gt_ggc_mx_tree_node, gt_pch_nx_tree_node },
+  LAST_GGC_ROOT_TAB
+};
+
+bool
+spanplugin_inline_possible (void)
+{
+#if defined(__x86_64__)
+  /* A native compiler's target is the plugin's own host; -m32 and -mx32 are left out. */
+  return spanplugin_opts.inline_path && TYPE_PRECISION (ptr_type_node) == 64
+         && POINTER_SIZE == 64;
+#else
+  return false;
+#endif
+}
+
+/* extern __thread void *SPANPROF_ABI_THREAD, initial-exec (one %fs-relative load after the GOT
+ * load, as the runtime reads it), and void SPANPROF_ABI_ENTER (site *, void *, uintptr_t). */
+static void
+build_decls (void)
+{
+  if (thread_decl)
+    return;
+  thread_decl = build_decl (BUILTINS_LOCATION, VAR_DECL, get_identifier (SPANPROF_ABI_THREAD),
+                            ptr_type_node);
+  TREE_PUBLIC (thread_decl) = 1;
+  DECL_EXTERNAL (thread_decl) = 1;
+  DECL_ARTIFICIAL (thread_decl) = 1;
+  set_decl_tls_model (thread_decl, TLS_MODEL_INITIAL_EXEC);
+  tree fntype = build_function_type_list (void_type_node,
+                                         build_pointer_type (spanplugin_site_type ()),
+                                         ptr_type_node, pointer_sized_int_node, NULL_TREE);
+  enter_abi_decl = build_fn_decl (SPANPROF_ABI_ENTER, fntype);
+  TREE_NOTHROW (enter_abi_decl) = 1;
+  DECL_ATTRIBUTES (enter_abi_decl) = tree_cons (get_identifier ("noplt"), NULL_TREE, NULL_TREE);
+}
+
+tree
+spanplugin_enter_abi_decl (void)
+{
+  build_decls ();
+  return enter_abi_decl;
+}
+
+/* A builder for the statements of one inline sequence, all at one location. */
+struct emitter
+{
+  gimple_seq *seq;
+  location_t loc;
+
+  void add (gimple *g)
+  {
+    gimple_set_location (g, loc);
+    gimple_seq_add_stmt (seq, g);
+  }
+  void label (tree l) { gimple_seq_add_stmt (seq, gimple_build_label (l)); }
+  /* The label of the runtime call: predicted not taken, as a label marked `cold` is, so that
+   * the inline path is the straight line and the call goes out of the way. */
+  void cold_label (tree l)
+  {
+    label (l);
+    add (gimple_build_predict (PRED_COLD_LABEL, NOT_TAKEN));
+  }
+  tree new_label () { return create_artificial_label (loc); }
+  /* A fresh temporary set to RHS. */
+  tree let (tree type, tree rhs, const char *name)
+  {
+    tree t = create_tmp_var (type, name);
+    add (gimple_build_assign (t, rhs));
+    return t;
+  }
+  tree let_op (tree type, enum tree_code code, tree a, tree b, const char *name)
+  {
+    tree t = create_tmp_var (type, name);
+    add (gimple_build_assign (t, code, a, b));
+    return t;
+  }
+  /* if (A CODE B) goto YES; else goto NO; */
+  void branch (enum tree_code code, tree a, tree b, tree yes, tree no)
+  {
+    add (gimple_build_cond (code, a, b, yes, no));
+  }
+  /* if (A CODE B) goto YES;  (falls through to a fresh label otherwise) */
+  void branch_if (enum tree_code code, tree a, tree b, tree yes)
+  {
+    tree no = new_label ();
+    branch (code, a, b, yes, no);
+    label (no);
+  }
+  void fence ()
+  {
+    add (gimple_build_call (builtin_decl_explicit (BUILT_IN_ATOMIC_SIGNAL_FENCE), 1,
+                            build_int_cst (integer_type_node, MEMMODEL_SEQ_CST)));
+  }
+};
+
+/* The TYPE-typed memory at BASE + OFFSET, with alias set 0 (a ref-all pointer type): the
+ * runtime's data may alias anything the program holds. */
+static tree
+mem_at (tree type, tree base, HOST_WIDE_INT offset)
+{
+  tree ref_all = build_pointer_type_for_mode (char_type_node, ptr_mode, true);
+  return build2 (MEM_REF, type, base, build_int_cst (ref_all, offset));
+}
+
+static tree
+load (emitter &e, tree type, tree base, HOST_WIDE_INT offset, const char *name)
+{
+  return e.let (type, mem_at (type, base, offset), name);
+}
+
+static void
+store (emitter &e, tree base, HOST_WIDE_INT offset, tree value)
+{
+  e.add (gimple_build_assign (mem_at (TREE_TYPE (value), base, offset), value));
+}
+
+/* The frame's fields, as spanprof__push_frame writes them (twice: see there). */
+static void
+store_frame (emitter &e, tree frame, tree node, tree cfa, tree entry, tree ret)
+{
+  store (e, frame, SPANPROF_ABI_FRAME_NODE, node);
+  store (e, frame, SPANPROF_ABI_FRAME_CFA, cfa);
+  store (e, frame, SPANPROF_ABI_FRAME_ENTRY, entry);
+  store (e, frame, SPANPROF_ABI_FRAME_RETURN, ret);
+}
+
+/* Appends to SEQ the inline enter of SITE, for a site whose STATE is neither OFF nor anything
+ * the caller already branched away (instrument.cc tests OFF first):
+ *
+ *     cfa = __builtin_dwarf_cfa ();  entry = <address of this code>;
+ *     if (state != COUNT) goto call;
+ *     t = SPANPROF_ABI_THREAD;  f = t->top;  ret = *(cfa - 8);
+ *     if (f->cfa <= cfa && (f->cfa != cfa || f->entry == entry || f->ret != ret)) goto call;
+ *     if (f == t->limit) goto call;
+ *     n = f->node->hint;
+ *     if (n->site != &SITE) {
+ *         n = t->child_cache[slot (f->node, &SITE)];
+ *         if (n->site != &SITE || n->parent != f->node) goto call;
+ *     }
+ *     n->calls += 1;  push (f + 1: n, cfa, entry, ret, start 0);  goto done;
+ *   call:
+ *     SPANPROF_ABI_ENTER (&SITE, cfa, entry);
+ *   done:
+ *
+ * The tests are the runtime's (hotpath.h, spanprof__record_enter), in its order; so are the
+ * stores.  About 25 instructions on the way through, no call. */
+void
+spanplugin_add_inline_enter (gimple_seq *seq, tree site, tree state, location_t loc)
+{
+  build_decls ();
+  emitter e = { seq, loc };
+  tree uptr = pointer_sized_int_node;
+  tree site_addr = build_fold_addr_expr (site);
+  tree call = e.new_label (), done = e.new_label ();
+
+  tree cfa = create_tmp_var (ptr_type_node, "spanprof_frame");
+  gcall *get_cfa = gimple_build_call (builtin_decl_explicit (BUILT_IN_DWARF_CFA), 0);
+  gimple_call_set_lhs (get_cfa, cfa);
+  e.add (get_cfa);
+  /* The address of this code, as a call's return address would name it: each inlined or
+   * cloned copy of the function gets its own.  Volatile, so that no two copies are merged. */
+  tree entry = create_tmp_var (uptr, "spanprof_entry");
+  vec<tree, va_gc> *outputs = NULL;
+  vec_safe_push (outputs, build_tree_list (build_tree_list (NULL_TREE, build_string (3, "=r")),
+                                           entry));
+  gasm *lea = gimple_build_asm_vec ("lea 0(%%rip), %0", NULL, outputs, NULL, NULL);
+  gimple_asm_set_volatile (lea, true);
+  e.add (lea);
+  e.branch_if (NE_EXPR, state, build_int_cst (uint32_type_node, SPANPROF_STATE_COUNT), call);
+
+  tree t = e.let (ptr_type_node, thread_decl, "spanprof_thread");
+  tree f = load (e, ptr_type_node, t, SPANPROF_ABI_THREAD_TOP, "spanprof_top");
+  tree ret = load (e, uptr, cfa, -(HOST_WIDE_INT) sizeof (void *), "spanprof_return");
+  tree cfa_int = e.let (uptr, fold_convert (uptr, cfa), "spanprof_cfa");
+  /* The top frame dead or re-entered: f->cfa <= cfa && (f->cfa != cfa || ...). */
+  tree f_cfa = load (e, uptr, f, SPANPROF_ABI_FRAME_CFA, "spanprof_top_cfa");
+  tree alive = e.new_label (), same = e.new_label ();
+  e.branch (GT_EXPR, f_cfa, cfa_int, alive, same);
+  e.label (same);
+  e.branch_if (NE_EXPR, f_cfa, cfa_int, call);
+  e.branch_if (EQ_EXPR, load (e, uptr, f, SPANPROF_ABI_FRAME_ENTRY, "spanprof_top_entry"), entry,
+               call);
+  e.branch (NE_EXPR, load (e, uptr, f, SPANPROF_ABI_FRAME_RETURN, "spanprof_top_return"), ret,
+            call, alive);
+  e.label (alive);
+  e.branch_if (EQ_EXPR, f, load (e, ptr_type_node, t, SPANPROF_ABI_THREAD_LIMIT, "spanprof_limit"),
+               call);
+
+  /* The child: the parent's hint, else the thread's cache (childcache.h). */
+  tree parent = load (e, ptr_type_node, f, SPANPROF_ABI_FRAME_NODE, "spanprof_parent");
+  tree n = create_tmp_var (ptr_type_node, "spanprof_node");
+  e.add (gimple_build_assign (n, mem_at (ptr_type_node, parent, SPANPROF_ABI_NODE_HINT)));
+  tree found = e.new_label (), cache = e.new_label ();
+  e.branch (EQ_EXPR, load (e, ptr_type_node, n, SPANPROF_ABI_NODE_SITE, "spanprof_hint_site"),
+            site_addr, found, cache);
+  e.label (cache);
+  tree h = e.let_op (uint64_type_node, LSHIFT_EXPR,
+                     e.let (uint64_type_node, fold_convert (uint64_type_node, site_addr),
+                            "spanprof_site"),
+                     build_int_cst (integer_type_node, 16), "spanprof_hash");
+  h = e.let_op (uint64_type_node, BIT_XOR_EXPR, h,
+                e.let (uint64_type_node, fold_convert (uint64_type_node, parent), "spanprof_p"),
+                "spanprof_hash");
+  h = e.let_op (uint64_type_node, MULT_EXPR, h,
+                build_int_cst (uint64_type_node, SPANPROF_ABI_CHILD_HASH), "spanprof_hash");
+  h = e.let_op (uint64_type_node, RSHIFT_EXPR, h,
+                build_int_cst (integer_type_node, 64 - SPANPROF_ABI_CHILD_CACHE_BITS),
+                "spanprof_slot");
+  h = e.let_op (uint64_type_node, MULT_EXPR, h, build_int_cst (uint64_type_node, sizeof (void *)),
+                "spanprof_slot");
+  tree slot = e.let_op (ptr_type_node, POINTER_PLUS_EXPR, t,
+                        e.let (sizetype, fold_convert (sizetype, h), "spanprof_slot"),
+                        "spanprof_slot");
+  e.add (gimple_build_assign (n, mem_at (ptr_type_node, slot, SPANPROF_ABI_THREAD_CHILD_CACHE)));
+  e.branch_if (NE_EXPR, load (e, ptr_type_node, n, SPANPROF_ABI_NODE_SITE, "spanprof_c_site"),
+               site_addr, call);
+  e.branch_if (NE_EXPR, load (e, ptr_type_node, n, SPANPROF_ABI_NODE_PARENT, "spanprof_c_parent"),
+               parent, call);
+  e.label (found);
+
+  /* n->calls += 1, one instruction (counter.h: signal-atomic, no lock). */
+  vec<tree, va_gc> *count = NULL;
+  vec_safe_push (count, build_tree_list (build_tree_list (NULL_TREE, build_string (3, "+m")),
+                                         mem_at (uint64_type_node, n, SPANPROF_ABI_NODE_CALLS)));
+  gasm *add = gimple_build_asm_vec ("addq $1, %0", NULL, count, NULL, NULL);
+  gimple_asm_set_volatile (add, true);
+  e.add (add);
+  /* The push: fields, top (the commit), fields again (spanprof__push_frame). */
+  tree g = e.let_op (ptr_type_node, POINTER_PLUS_EXPR, f, size_int (SPANPROF_ABI_FRAME_SIZE),
+                     "spanprof_new_top");
+  store_frame (e, g, n, cfa_int, entry, ret);
+  e.fence ();
+  store (e, t, SPANPROF_ABI_THREAD_TOP, g);
+  e.fence ();
+  store_frame (e, g, n, cfa_int, entry, ret);
+  store (e, g, SPANPROF_ABI_FRAME_START, build_zero_cst (uint64_type_node));
+  e.add (gimple_build_goto (done));
+
+  e.cold_label (call);
+  e.add (gimple_build_call (enter_abi_decl, 3, site_addr, cfa, entry));
+  e.label (done);
+}
+
+/* Appends to SEQ the inline exit of SITE, for a site whose STATE is not OFF:
+ *
+ *     cfa = __builtin_dwarf_cfa ();
+ *     if (state != COUNT) goto call;
+ *     t = SPANPROF_ABI_THREAD;  f = t->top;
+ *     if (f->node->site != &SITE || f->cfa != cfa) goto call;
+ *     t->top = f - 1;  goto done;
+ *   call:
+ *     EXIT_HOOK (&SITE, cfa);
+ *   done:
+ *
+ * as spanprof__record_exit_at does without timestamps. */
+void
+spanplugin_add_inline_exit (gimple_seq *seq, tree site, tree state, tree exit_hook,
+                            location_t loc)
+{
+  build_decls ();
+  emitter e = { seq, loc };
+  tree uptr = pointer_sized_int_node;
+  tree site_addr = build_fold_addr_expr (site);
+  tree call = e.new_label (), done = e.new_label ();
+
+  tree cfa = create_tmp_var (ptr_type_node, "spanprof_frame");
+  gcall *get_cfa = gimple_build_call (builtin_decl_explicit (BUILT_IN_DWARF_CFA), 0);
+  gimple_call_set_lhs (get_cfa, cfa);
+  e.add (get_cfa);
+  e.branch_if (NE_EXPR, state, build_int_cst (uint32_type_node, SPANPROF_STATE_COUNT), call);
+  tree t = e.let (ptr_type_node, thread_decl, "spanprof_thread");
+  tree f = load (e, ptr_type_node, t, SPANPROF_ABI_THREAD_TOP, "spanprof_top");
+  tree node = load (e, ptr_type_node, f, SPANPROF_ABI_FRAME_NODE, "spanprof_node");
+  e.branch_if (NE_EXPR, load (e, ptr_type_node, node, SPANPROF_ABI_NODE_SITE, "spanprof_site"),
+               site_addr, call);
+  e.branch_if (NE_EXPR, load (e, uptr, f, SPANPROF_ABI_FRAME_CFA, "spanprof_top_cfa"),
+               e.let (uptr, fold_convert (uptr, cfa), "spanprof_cfa"), call);
+  e.fence ();
+  tree below = e.let_op (ptr_type_node, POINTER_PLUS_EXPR, f,
+                         size_int (-(HOST_WIDE_INT) SPANPROF_ABI_FRAME_SIZE), "spanprof_new_top");
+  store (e, t, SPANPROF_ABI_THREAD_TOP, below);
+  e.add (gimple_build_goto (done));
+
+  e.cold_label (call);
+  e.add (gimple_build_call (exit_hook, 2, site_addr, cfa));
+  e.label (done);
+}
