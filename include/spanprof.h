@@ -103,14 +103,18 @@ void __spanprof_progress(struct spanprof_site *site);
 /* ---- 5. The inline path's ABI ----
  *
  * In counting recording (SPANPROF=count and SPANPROF=sample: the runtime gives each site the
- * state SPANPROF_STATE_COUNT) the plugin records a call itself, inline, without calling the
- * runtime: on x86-64, unless -fplugin-arg-spanplugin-inline=0, it reads the calling thread's
- * data through the runtime's TLS pointer SPANPROF_ABI_THREAD and
+ * state SPANPROF_STATE_COUNT) and in exact recording on its plain path (state SPANPROF_STATE_FAST:
+ * timestamps are bare rdtsc, no histogram) the plugin records a call itself, inline, without
+ * calling the runtime: on x86-64, unless -fplugin-arg-spanplugin-inline=0, it reads the calling
+ * thread's data through the runtime's TLS pointer SPANPROF_ABI_THREAD and
  *  - at entry: when the top frame is alive and not the last slot, and the child of its node for
  *    this site is found (the node's hint, else the thread's child cache), counts the call in the
- *    child and pushes a frame for it; anything else calls SPANPROF_ABI_ENTER;
+ *    child and pushes a frame for it, whose start is rdtsc (FAST) or 0 (COUNT); anything else
+ *    calls SPANPROF_ABI_ENTER;
  *  - at exit: when the top frame is this activation's (its node's site, its frame address), pops
- *    it; anything else calls __spanprof_exit.
+ *    it, FAST first adding its duration (rdtsc taken before the test, less the start, negative
+ *    as 0) to its node's total and to the parent frame's node's child time; anything else calls
+ *    __spanprof_exit.
  * The stores and their order are the runtime's own (record/record.h: spanprof__push_frame), so a
  * frame pushed inline and one pushed by the runtime are the same.
  *
@@ -125,6 +129,7 @@ void __spanprof_progress(struct spanprof_site *site);
  * of every state but OFF from objects with the inline path; ENTRY is the address of the inline
  * code that called it (it names the entering code, as a call's return address would). */
 #define SPANPROF_ABI_ENTER "__spanprof_enter_abi1"
+#define SPANPROF_STATE_FAST 1u  /* exact, bare rdtsc, no histogram: recorded inline */
 #define SPANPROF_STATE_COUNT 4u /* counting: recorded inline */
 enum {
     SPANPROF_ABI_THREAD_TOP = 0,          /* struct frame *: the top frame */
@@ -140,7 +145,9 @@ enum {
     SPANPROF_ABI_NODE_SITE = 0,           /* const struct spanprof_site * */
     SPANPROF_ABI_NODE_PARENT = 8,         /* struct node * */
     SPANPROF_ABI_NODE_HINT = 32,          /* struct node *: the child looked up last */
-    SPANPROF_ABI_NODE_CALLS = 40          /* uint64_t: calls, one signal-atomic add each */
+    SPANPROF_ABI_NODE_CALLS = 40,         /* uint64_t: calls, one signal-atomic add each */
+    SPANPROF_ABI_NODE_TOTAL = 48,         /* uint64_t: inclusive ticks, one add each */
+    SPANPROF_ABI_NODE_CHILD = 56          /* uint64_t: ticks in child spans, one add each */
 };
 #define SPANPROF_ABI_CHILD_HASH 0x9e3779b97f4a7c15ull
 

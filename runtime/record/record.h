@@ -60,18 +60,23 @@ void spanprof__assert_fail(const char *cond, const char *file, int line);
  * from objects built by an older plugin) goes out of line. */
 enum {
     SPANPROF__SITE_NEW = 0,  /* not seen yet: register it (site.c, cold path) */
-    SPANPROF__SITE_FAST = 1, /* registered, recording with timestamps, nothing else to do */
+    SPANPROF__SITE_FAST = 1, /* registered, recording with bare-rdtsc timestamps and nothing else
+                              * to do (no histogram): the inline path records it */
     SPANPROF__SITE_SLOW = 2, /* registered, and something beyond plain recording: coz counters
                               * or a collector that wants every call (CPU/allocation tracking,
                               * tracing), run through spanprof__hooks.enter/exit */
     SPANPROF__SITE_OFF = 3,  /* ignored: wrong version/kind, or recording off (SPANPROF=0) */
     SPANPROF__SITE_COUNT = 4, /* registered, counting only (SPANPROF=count), no coz counters */
+    SPANPROF__SITE_TIMED = 5, /* registered, recording with timestamps on the plain path, but
+                               * with something the inline path leaves to the runtime: a
+                               * histogram, or a clock other than a bare rdtsc */
 };
-/* NEW, OFF and COUNT are part of the site ABI: the plugin's inline test before each call skips the
- * call when the state is OFF, and records COUNT sites inline (spanprof.h). */
+/* NEW, OFF, FAST and COUNT are part of the site ABI: the plugin's inline test before each call
+ * skips the call when the state is OFF, and records FAST and COUNT sites inline (spanprof.h). */
 _Static_assert(SPANPROF__SITE_NEW == SPANPROF_STATE_NEW && SPANPROF__SITE_OFF == SPANPROF_STATE_OFF &&
-                   SPANPROF__SITE_COUNT == SPANPROF_STATE_COUNT,
-               "site states NEW, OFF and COUNT must match spanprof.h");
+                   SPANPROF__SITE_COUNT == SPANPROF_STATE_COUNT &&
+                   SPANPROF__SITE_FAST == SPANPROF_STATE_FAST,
+               "site states NEW, OFF, FAST and COUNT must match spanprof.h");
 
 /* coz's counter layout (coz.h's coz_counter_t). */
 struct spanprof__coz_counter {
@@ -105,7 +110,9 @@ struct spanprof__frame {
 _Static_assert(offsetof(struct spanprof__node, site) == SPANPROF_ABI_NODE_SITE &&
                    offsetof(struct spanprof__node, parent) == SPANPROF_ABI_NODE_PARENT &&
                    offsetof(struct spanprof__node, hint) == SPANPROF_ABI_NODE_HINT &&
-                   offsetof(struct spanprof__node, calls) == SPANPROF_ABI_NODE_CALLS,
+                   offsetof(struct spanprof__node, calls) == SPANPROF_ABI_NODE_CALLS &&
+                   offsetof(struct spanprof__node, total) == SPANPROF_ABI_NODE_TOTAL &&
+                   offsetof(struct spanprof__node, child) == SPANPROF_ABI_NODE_CHILD,
                "call-tree node layout must match spanprof.h's SPANPROF_ABI_NODE_*");
 _Static_assert(sizeof(struct spanprof__frame) == SPANPROF_ABI_FRAME_SIZE &&
                    offsetof(struct spanprof__frame, node) == SPANPROF_ABI_FRAME_NODE &&
@@ -246,17 +253,26 @@ struct spanprof__process {
     uint64_t start_mono_ns;            /* for wall_ns */
     uint64_t start_tick;               /* the same moment on the span clock (0 with no clock) */
     int64_t start_real_sec, start_real_nsec; /* for start_time */
-    double call_cost_in, call_cost_out; /* ticks one span call adds inside its own timed window
-                                         * and outside it (calibrate.c); 0: not measured */
+    struct spanprof__call_cost {
+        double in, out;                /* ticks one span call adds inside its own timed window
+                                        * and outside it; 0: not measured */
+    } call_cost[2];                    /* through the entry points; on the plugin's inline path
+                                        * (calibrate.c) */
+    int call_kinds_seen;               /* bits: 1 sites from objects calling the entry points, 2
+                                        * from objects with the inline path (atomic) */
 };
 extern struct spanprof__process spanprof__g;
 
 /* ---- calibrate.c ---- */
-/* Measures spanprof__g.call_cost_in/_out when exact recording's plain path is what every call
- * takes (TSC timestamps; no trace, histogram or per-call collector); otherwise leaves them 0.
- * Start-up calls it, after the collectors are set up and before recording begins, and the exit
- * write again (the lower measurement stands).  Not under the process lock. */
+/* Measures spanprof__g.call_cost when exact recording's plain path is what every call takes (TSC
+ * timestamps; no trace, histogram or per-call collector); otherwise leaves it 0.  Start-up calls
+ * it, after the collectors are set up and before recording begins, and the exit write again
+ * (the lower measurement stands).  Not under the process lock. */
 void spanprof__calibrate(void);
+/* A site was first seen, from an object with the plugin's inline path (INLINE_OBJECT) or not. */
+void spanprof__calibrate_saw(int inline_object);
+/* The cost the writers take out per call: the inline path's once such objects were seen. */
+struct spanprof__call_cost spanprof__call_cost(void);
 
 /* Start-up is done by the layers above, in stages they declare with SPANPROF_START_STAGE(fn):
  * pointers the linker gathers into one section, run once, in link order, by spanprof__start()

@@ -81,6 +81,7 @@ int spanprof__output_path(const struct spanprof__outputs *o, const char *pattern
  * crash writer (safefolded.c) takes its view from here too. */
 struct spanprof__view spanprof__view_of(const struct spanprof__outputs *o)
 {
+    struct spanprof__call_cost cost = spanprof__call_cost();
     return (struct spanprof__view){
             .ns_per_tick = spanprof__collect.sample_hz ? 1.0 : spanprof__clock_ns_per_tick(),
             .counting = spanprof__flags.counting && !spanprof__collect.sample_hz,
@@ -89,8 +90,8 @@ struct spanprof__view spanprof__view_of(const struct spanprof__outputs *o)
             .file_line = o->file_line,
             .idle = o->idle,
             .cpu_values = o->folded_cpu,
-            .cost_in = spanprof__flags.counting ? 0 : spanprof__g.call_cost_in,
-            .cost_out = spanprof__flags.counting ? 0 : spanprof__g.call_cost_out,
+            .cost_in = spanprof__flags.counting ? 0 : cost.in,
+            .cost_out = spanprof__flags.counting ? 0 : cost.out,
     };
 }
 

@@ -45,7 +45,7 @@ START_TEST(nested_exact_calls)
     ck_assert_uint_ge(nt->total, nt->child);
     ck_assert_uint_eq(nt->child, nm->total + unit_child(nt, &s_leaf)->total);
     ck_assert_uint_eq(t->abandoned + t->unmatched + t->overflow, 0);
-    ck_assert_uint_eq(s_top.state, SPANPROF__SITE_FAST);
+    ck_assert_uint_eq(s_top.state, UNIT_TIMED_STATE);
     ck_assert_uint_ne(s_top.id, 0);
     ck_assert_uint_ne(s_top.id, s_mid.id);
 }
@@ -147,7 +147,7 @@ START_TEST(coz_counters_bumped)
     struct spanprof__node *n = unit_child(&unit_self()->root, &s_coz);
     ck_assert_uint_eq(n->calls, 7);
     ck_assert_uint_eq(unit_child(n, &s_leaf)->calls, 7);
-    ck_assert_uint_eq(s_leaf.state, SPANPROF__SITE_FAST);
+    ck_assert_uint_eq(s_leaf.state, UNIT_TIMED_STATE);
     ck_assert_uint_eq(unit_depth(), 0);
 }
 END_TEST

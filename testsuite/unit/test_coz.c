@@ -70,8 +70,8 @@ START_TEST(default_points)
     ck_assert_int_eq(counter(2, "helper"), -1);
     ck_assert_int_eq(counter(2, "emit_reply"), -1);
     ck_assert_int_eq(counter(2, "main"), -1);
-    ck_assert_uint_eq(s_chosen.state, SPANPROF__SITE_FAST);
-    ck_assert_uint_eq(s_main.state, SPANPROF__SITE_FAST);
+    ck_assert_uint_eq(s_chosen.state, UNIT_TIMED_STATE);
+    ck_assert_uint_eq(s_main.state, UNIT_TIMED_STATE);
 }
 END_TEST
 
@@ -108,7 +108,7 @@ START_TEST(latency_none)
     spanprof__g.coz_latency = "";
     run_all(2);
     ck_assert_int_eq(ncounters, 0);
-    ck_assert_uint_eq(s_marked.state, SPANPROF__SITE_FAST);
+    ck_assert_uint_eq(s_marked.state, UNIT_TIMED_STATE);
 }
 END_TEST
 

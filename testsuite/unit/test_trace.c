@@ -103,7 +103,7 @@ START_TEST(ring_without_tracing)
     unit_tracing(0);
     fn_a();
     ck_assert_ptr_null(unit_self()->trace);
-    ck_assert_uint_eq(sa.state, SPANPROF__SITE_FAST);
+    ck_assert_uint_eq(sa.state, UNIT_TIMED_STATE);
 }
 END_TEST
 

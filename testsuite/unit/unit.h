@@ -95,4 +95,10 @@ struct spanprof__node *unit_node(struct spanprof__thread *t, struct spanprof__no
                                  const struct spanprof_site *site, uint64_t calls, uint64_t total,
                                  uint64_t child);
 
+/* The state a span site gets in timed recording: FAST where the plugin's inline path may record
+ * it (bare rdtsc, no histogram), TIMED otherwise (site.c). */
+#define UNIT_TIMED_STATE                                                                      \
+    (spanprof__flags.hot_tsc && !spanprof__flags.histogram ? SPANPROF__SITE_FAST             \
+                                                           : SPANPROF__SITE_TIMED)
+
 #endif
