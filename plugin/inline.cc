@@ -1,6 +1,7 @@
 /* inline.cc — the inline path: the enter and exit of a span recorded by the instrumented code
  * itself, without calling the runtime, while the site is in the counting state
- * (SPANPROF_STATE_COUNT: SPANPROF=count and SPANPROF=sample).
+ * (SPANPROF_STATE_COUNT: SPANPROF=count and SPANPROF=sample) or in exact recording's plain one
+ * (SPANPROF_STATE_FAST: bare rdtsc timestamps, no histogram).
  *
  * The runtime's own recording (runtime/record/hotpath.h) costs a call and a return at each end
  * of a span besides the work; on whole-program builds the calls are most of the cost.  This file
@@ -116,12 +117,61 @@ struct emitter
     branch (code, a, b, yes, no);
     label (no);
   }
+  /* A fresh temporary holding __builtin_dwarf_cfa (): the activation's name, as instrument.cc
+   * passes it to the runtime. */
+  tree frame_address ()
+  {
+    tree cfa = create_tmp_var (ptr_type_node, "spanprof_frame");
+    gcall *get = gimple_build_call (builtin_decl_explicit (BUILT_IN_DWARF_CFA), 0);
+    gimple_call_set_lhs (get, cfa);
+    add (get);
+    return cfa;
+  }
   void fence ()
   {
     add (gimple_build_call (builtin_decl_explicit (BUILT_IN_ATOMIC_SIGNAL_FENCE), 1,
                             build_int_cst (integer_type_node, MEMMODEL_SEQ_CST)));
   }
 };
+
+/* A volatile asm statement TEMPLATE with one output OUT under CONSTRAINT (and CLOBBER, or NULL),
+ * or with OUT as an in/out memory operand (CONSTRAINT "+m") and the input IN ("er", or NULL). */
+static void
+add_asm (emitter &e, const char *templ, const char *constraint, tree out, tree in,
+         const char *clobber)
+{
+  vec<tree, va_gc> *outputs = NULL, *inputs = NULL, *clobbers = NULL;
+  vec_safe_push (outputs, build_tree_list (build_tree_list (NULL_TREE,
+                                                            build_string (strlen (constraint) + 1,
+                                                                          constraint)),
+                                           out));
+  if (in)
+    vec_safe_push (inputs, build_tree_list (build_tree_list (NULL_TREE, build_string (3, "er")),
+                                            in));
+  if (clobber)
+    vec_safe_push (clobbers, build_tree_list (NULL_TREE,
+                                              build_string (strlen (clobber) + 1, clobber)));
+  gasm *g = gimple_build_asm_vec (templ, inputs, outputs, clobbers, NULL);
+  gimple_asm_set_volatile (g, true);
+  e.add (g);
+}
+
+/* A fresh temporary holding the time-stamp counter: rdtsc, as the runtime's __rdtsc (). */
+static tree
+read_tsc (emitter &e)
+{
+  tree now = create_tmp_var (uint64_type_node, "spanprof_now");
+  add_asm (e, "rdtsc\n\tsalq $32, %%rdx\n\torq %%rdx, %%rax", "=a", now, NULL_TREE, "rdx");
+  return now;
+}
+
+/* *MEM += VALUE (or 1, VALUE NULL) in one instruction (counter.h: signal-atomic, no lock). */
+static void
+add_to_counter (emitter &e, tree mem, tree value)
+{
+  add_asm (e, "addq %1, %0", "+m", mem, value ? value : build_int_cst (uint64_type_node, 1),
+           NULL);
+}
 
 /* The TYPE-typed memory at BASE + OFFSET, with alias set 0 (a ref-all pointer type): the
  * runtime's data may alias anything the program holds. */
@@ -158,7 +208,7 @@ store_frame (emitter &e, tree frame, tree node, tree cfa, tree entry, tree ret)
  * the caller already branched away (instrument.cc tests OFF first):
  *
  *     cfa = __builtin_dwarf_cfa ();  entry = <address of this code>;
- *     if (state != COUNT) goto call;
+ *     if (state != COUNT && state != FAST) goto call;
  *     t = SPANPROF_ABI_THREAD;  f = t->top;  ret = *(cfa - 8);
  *     if (f->cfa <= cfa && (f->cfa != cfa || f->entry == entry || f->ret != ret)) goto call;
  *     if (f == t->limit) goto call;
@@ -167,7 +217,8 @@ store_frame (emitter &e, tree frame, tree node, tree cfa, tree entry, tree ret)
  *         n = t->child_cache[slot (f->node, &SITE)];
  *         if (n->site != &SITE || n->parent != f->node) goto call;
  *     }
- *     n->calls += 1;  push (f + 1: n, cfa, entry, ret, start 0);  goto done;
+ *     n->calls += 1;  push (f + 1: n, cfa, entry, ret);
+ *     (f + 1)->start = state == FAST ? rdtsc : 0;  goto done;
  *   call:
  *     SPANPROF_ABI_ENTER (&SITE, cfa, entry);
  *   done:
@@ -183,20 +234,16 @@ spanplugin_add_inline_enter (gimple_seq *seq, tree site, tree state, location_t 
   tree site_addr = build_fold_addr_expr (site);
   tree call = e.new_label (), done = e.new_label ();
 
-  tree cfa = create_tmp_var (ptr_type_node, "spanprof_frame");
-  gcall *get_cfa = gimple_build_call (builtin_decl_explicit (BUILT_IN_DWARF_CFA), 0);
-  gimple_call_set_lhs (get_cfa, cfa);
-  e.add (get_cfa);
+  tree cfa = e.frame_address ();
   /* The address of this code, as a call's return address would name it: each inlined or
    * cloned copy of the function gets its own.  Volatile, so that no two copies are merged. */
   tree entry = create_tmp_var (uptr, "spanprof_entry");
-  vec<tree, va_gc> *outputs = NULL;
-  vec_safe_push (outputs, build_tree_list (build_tree_list (NULL_TREE, build_string (3, "=r")),
-                                           entry));
-  gasm *lea = gimple_build_asm_vec ("lea 0(%%rip), %0", NULL, outputs, NULL, NULL);
-  gimple_asm_set_volatile (lea, true);
-  e.add (lea);
-  e.branch_if (NE_EXPR, state, build_int_cst (uint32_type_node, SPANPROF_STATE_COUNT), call);
+  add_asm (e, "lea 0(%%rip), %0", "=r", entry, NULL_TREE, NULL);
+  tree inline_state = e.new_label ();
+  e.branch_if (EQ_EXPR, state, build_int_cst (uint32_type_node, SPANPROF_STATE_COUNT),
+               inline_state);
+  e.branch_if (NE_EXPR, state, build_int_cst (uint32_type_node, SPANPROF_STATE_FAST), call);
+  e.label (inline_state);
 
   tree t = e.let (ptr_type_node, thread_decl, "spanprof_thread");
   tree f = load (e, ptr_type_node, t, SPANPROF_ABI_THREAD_TOP, "spanprof_top");
@@ -248,13 +295,7 @@ spanplugin_add_inline_enter (gimple_seq *seq, tree site, tree state, location_t 
                parent, call);
   e.label (found);
 
-  /* n->calls += 1, one instruction (counter.h: signal-atomic, no lock). */
-  vec<tree, va_gc> *count = NULL;
-  vec_safe_push (count, build_tree_list (build_tree_list (NULL_TREE, build_string (3, "+m")),
-                                         mem_at (uint64_type_node, n, SPANPROF_ABI_NODE_CALLS)));
-  gasm *add = gimple_build_asm_vec ("addq $1, %0", NULL, count, NULL, NULL);
-  gimple_asm_set_volatile (add, true);
-  e.add (add);
+  add_to_counter (e, mem_at (uint64_type_node, n, SPANPROF_ABI_NODE_CALLS), NULL_TREE);
   /* The push: fields, top (the commit), fields again (spanprof__push_frame). */
   tree g = e.let_op (ptr_type_node, POINTER_PLUS_EXPR, f, size_int (SPANPROF_ABI_FRAME_SIZE),
                      "spanprof_new_top");
@@ -263,6 +304,14 @@ spanplugin_add_inline_enter (gimple_seq *seq, tree site, tree state, location_t 
   store (e, t, SPANPROF_ABI_THREAD_TOP, g);
   e.fence ();
   store_frame (e, g, n, cfa_int, entry, ret);
+  /* The start last, so the bookkeeping above is not charged to the span: rdtsc (FAST) or 0. */
+  tree timed = e.new_label (), untimed = e.new_label ();
+  e.branch (EQ_EXPR, state, build_int_cst (uint32_type_node, SPANPROF_STATE_FAST), timed,
+            untimed);
+  e.label (timed);
+  store (e, g, SPANPROF_ABI_FRAME_START, read_tsc (e));
+  e.add (gimple_build_goto (done));
+  e.label (untimed);
   store (e, g, SPANPROF_ABI_FRAME_START, build_zero_cst (uint64_type_node));
   e.add (gimple_build_goto (done));
 
@@ -274,15 +323,19 @@ spanplugin_add_inline_enter (gimple_seq *seq, tree site, tree state, location_t 
 /* Appends to SEQ the inline exit of SITE, for a site whose STATE is not OFF:
  *
  *     cfa = __builtin_dwarf_cfa ();
- *     if (state != COUNT) goto call;
+ *     if (state == FAST) now = rdtsc; else if (state != COUNT) goto call;
  *     t = SPANPROF_ABI_THREAD;  f = t->top;
  *     if (f->node->site != &SITE || f->cfa != cfa) goto call;
+ *     if (state == FAST) {
+ *         d = max ((int64_t) (now - f->start), 0);
+ *         f->node->total += d;  (f - 1)->node->child += d;
+ *     }
  *     t->top = f - 1;  goto done;
  *   call:
  *     EXIT_HOOK (&SITE, cfa);
  *   done:
  *
- * as spanprof__record_exit_at does without timestamps. */
+ * as spanprof__record_exit does (the timestamp first, so the bookkeeping is not charged). */
 void
 spanplugin_add_inline_exit (gimple_seq *seq, tree site, tree state, tree exit_hook,
                             location_t loc)
@@ -292,12 +345,18 @@ spanplugin_add_inline_exit (gimple_seq *seq, tree site, tree state, tree exit_ho
   tree uptr = pointer_sized_int_node;
   tree site_addr = build_fold_addr_expr (site);
   tree call = e.new_label (), done = e.new_label ();
+  tree fast = build_int_cst (uint32_type_node, SPANPROF_STATE_FAST);
 
-  tree cfa = create_tmp_var (ptr_type_node, "spanprof_frame");
-  gcall *get_cfa = gimple_build_call (builtin_decl_explicit (BUILT_IN_DWARF_CFA), 0);
-  gimple_call_set_lhs (get_cfa, cfa);
-  e.add (get_cfa);
+  tree cfa = e.frame_address ();
+  tree now = create_tmp_var (uint64_type_node, "spanprof_now");
+  tree timed = e.new_label (), untimed = e.new_label (), pop = e.new_label ();
+  e.branch (EQ_EXPR, state, fast, timed, untimed);
+  e.label (timed);
+  e.add (gimple_build_assign (now, read_tsc (e)));
+  e.add (gimple_build_goto (pop));
+  e.label (untimed);
   e.branch_if (NE_EXPR, state, build_int_cst (uint32_type_node, SPANPROF_STATE_COUNT), call);
+  e.label (pop);
   tree t = e.let (ptr_type_node, thread_decl, "spanprof_thread");
   tree f = load (e, ptr_type_node, t, SPANPROF_ABI_THREAD_TOP, "spanprof_top");
   tree node = load (e, ptr_type_node, f, SPANPROF_ABI_FRAME_NODE, "spanprof_node");
@@ -305,6 +364,23 @@ spanplugin_add_inline_exit (gimple_seq *seq, tree site, tree state, tree exit_ho
                site_addr, call);
   e.branch_if (NE_EXPR, load (e, uptr, f, SPANPROF_ABI_FRAME_CFA, "spanprof_top_cfa"),
                e.let (uptr, fold_convert (uptr, cfa), "spanprof_cfa"), call);
+  tree charge = e.new_label (), popped = e.new_label ();
+  e.branch (EQ_EXPR, state, fast, charge, popped);
+  e.label (charge);
+  tree d = e.let_op (uint64_type_node, MINUS_EXPR, now,
+                     load (e, uint64_type_node, f, SPANPROF_ABI_FRAME_START, "spanprof_start"),
+                     "spanprof_ticks");
+  tree sd = e.let (long_long_integer_type_node, fold_convert (long_long_integer_type_node, d),
+                   "spanprof_ticks");
+  sd = e.let_op (long_long_integer_type_node, MAX_EXPR, sd,
+                 build_zero_cst (long_long_integer_type_node), "spanprof_ticks");
+  d = e.let (uint64_type_node, fold_convert (uint64_type_node, sd), "spanprof_ticks");
+  add_to_counter (e, mem_at (uint64_type_node, node, SPANPROF_ABI_NODE_TOTAL), d);
+  tree parent = load (e, ptr_type_node, f,
+                      SPANPROF_ABI_FRAME_NODE - (HOST_WIDE_INT) SPANPROF_ABI_FRAME_SIZE,
+                      "spanprof_parent");
+  add_to_counter (e, mem_at (uint64_type_node, parent, SPANPROF_ABI_NODE_CHILD), d);
+  e.label (popped);
   e.fence ();
   tree below = e.let_op (ptr_type_node, POINTER_PLUS_EXPR, f,
                          size_int (-(HOST_WIDE_INT) SPANPROF_ABI_FRAME_SIZE), "spanprof_new_top");
