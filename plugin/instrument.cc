@@ -388,10 +388,18 @@ wants_span (tree fndecl, tree key, function *fun, bool *by_option)
       /* Once per function, as the note of an instrumented one; naked ones, silently. */
       if (spanplugin_opts.verbose && !lookup_attribute ("naked", DECL_ATTRIBUTES (fndecl))
           && (fndecl == key || !small_reported.add (key)))
-        inform_n (DECL_SOURCE_LOCATION (fndecl), size,
-                  "spanplugin: left out %qs: %d statement, no loop (min-size=%d)",
-                  "spanplugin: left out %qs: %d statements, no loop (min-size=%d)",
-                  lang_hooks.decl_printable_name (key, 1), size, spanplugin_opts.min_size);
+        {
+          if (lookup_attribute ("always_inline", DECL_ATTRIBUTES (fndecl)))
+            inform_n (DECL_SOURCE_LOCATION (fndecl), size,
+                      "spanplugin: left out %qs: %d statement, always inlined (min-size=%d)",
+                      "spanplugin: left out %qs: %d statements, always inlined (min-size=%d)",
+                      lang_hooks.decl_printable_name (key, 1), size, spanplugin_opts.min_size);
+          else
+            inform_n (DECL_SOURCE_LOCATION (fndecl), size,
+                      "spanplugin: left out %qs: %d statement, no loop (min-size=%d)",
+                      "spanplugin: left out %qs: %d statements, no loop (min-size=%d)",
+                      lang_hooks.decl_printable_name (key, 1), size, spanplugin_opts.min_size);
+        }
       return false;
     case SPANPLUGIN_CONFLICT:
       /* Once per function, not once per clone. */

@@ -25,7 +25,8 @@
  *                          the closing brace).  These filter `all` and `functions=` only.
  *   min-size=N             with `all` (not `functions=`): leave out functions of fewer than N
  *                          statements (high GIMPLE, before inlining) that have no loop and do not
- *                          call themselves, main excepted; default SPANPLUGIN_MIN_SIZE_DEFAULT
+ *                          call themselves (always_inline ones: loop or not), main excepted;
+ *                          default SPANPLUGIN_MIN_SIZE_DEFAULT
  *                          (50); 0: every function.  With `verbose`, a note names each one
  *                          left out and its size.
  *   progress=GLOB,...      make the functions whose name matches a coz progress point, as if

@@ -17,7 +17,8 @@
  *          source file, fewer than `min-lines` source lines;
  *        - for `all` only (not `functions=`, which chooses by name), with `min-size=N`: a body
  *          too small to be worth a span — fewer than N statements with no loop and no call to
- *          itself, other than main (default SPANPLUGIN_MIN_SIZE_DEFAULT; 0: every function).
+ *          itself, other than main (default SPANPLUGIN_MIN_SIZE_DEFAULT; 0: every function);
+ *          for a function declared always_inline, fewer than N statements, loop or not.
  *          Such a function costs its caller a few
  *          nanoseconds at most, inlined or not, and its time is better shown as the caller's
  *          (as perf shows it) than paid for on every call: Clang XRay's instruction threshold
@@ -124,8 +125,12 @@ big_enough (tree fndecl, int *size)
   wi.info = &b;
   walk_gimple_seq (gimple_body (fndecl), body_size_stmt, NULL, &wi);
   *size = b.statements;
-  /* main stays: one call, and its span is the whole run's time (the report's total). */
-  return b.loop || b.statements >= spanplugin_opts.min_size
+  /* main stays: one call, and its span is the whole run's time (the report's total).  A loop
+   * keeps a small function, except one declared always_inline: its body is always part of its
+   * callers' code, as a macro's would be, and a short loop there (a few vector chunks, a
+   * hash-table row) is as cheap as straight code. */
+  bool always_inline = lookup_attribute ("always_inline", DECL_ATTRIBUTES (fndecl)) != NULL_TREE;
+  return (b.loop && !always_inline) || b.statements >= spanplugin_opts.min_size
          || (MAIN_NAME_P (DECL_NAME (fndecl)) && DECL_FILE_SCOPE_P (fndecl));
 }
 

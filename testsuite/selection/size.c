@@ -20,6 +20,15 @@ small_recursive (unsigned n)                            /* small, but calls itse
   return n < 2 ? n : small_recursive (n - 1) + small_recursive (n - 2);
 }
 
+static inline __attribute__ ((always_inline)) int
+inlined_loop (const int *v, int n)                      /* a loop, but always_inline and small: left out */
+{
+  int s = 0;
+  for (int i = 0; i < n; i++)
+    s += v[i];
+  return s;
+}
+
 __attribute__ ((span)) int
 small_marked (int x)                                    /* the attribute always wins */
 {
@@ -48,5 +57,7 @@ branchy (int x)                                         /* no loop, 50 statement
 int
 main (void)                                             /* small, but main: kept */
 {
-  return tiny (1) + small_loop ("ab") + (int) small_recursive (5) + small_marked (4) + branchy (9);
+  static const int v[3] = { 1, 2, 3 };
+  return tiny (1) + small_loop ("ab") + (int) small_recursive (5) + small_marked (4) + branchy (9)
+         + inlined_loop (v, 3);
 }
