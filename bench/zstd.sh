@@ -76,7 +76,7 @@ uf=pg xr=xray cl=clang
 [ $have_uftrace = 1 ] || uf=-uftrace
 [ $have_clang = 1 ] || { xr=-clang-14; cl=-clang-14; }
 ROWS="plain|plain||gcc -O2 -g
-all, off|all|SPANPROF=0|default selection (loopless functions under 50 statements left out), recording off
+all, off|all|SPANPROF=0|default selection (loopless or always_inline functions under 50 statements left out), recording off
 all, count|all|SPANPROF=count|default selection, calls per stack
 all, sample|all|SPANPROF=sample|default selection, exact calls, sampled time
 all, exact|all||default selection, exact wall time

@@ -3,8 +3,9 @@
  * (SPANPROF_STATE_COUNT: SPANPROF=count and SPANPROF=sample) or in exact recording's plain one
  * (SPANPROF_STATE_FAST: bare rdtsc timestamps, no histogram).
  *
- * The runtime's own recording (runtime/record/hotpath.h) costs a call and a return at each end
- * of a span besides the work; on whole-program builds the calls are most of the cost.  This file
+ * Through the runtime's entry points (runtime/record/hotpath.h, inlined into span.c), a span
+ * costs a call and a return at each end besides the work: about 1 ns of the 3.6 ns a counting
+ * span call added on the micro-benchmark, and the caller's registers around it.  This file
  * writes the same work as GIMPLE, against the layout spanprof.h publishes (SPANPROF_ABI_*), and
  * leaves every other case to the runtime: a site in any other state, a dead or full top frame, a
  * child found neither by the parent's hint nor in the thread's child cache, an exit that is not
@@ -63,13 +64,6 @@ build_decls (void)
   enter_abi_decl = build_fn_decl (SPANPROF_ABI_ENTER, fntype);
   TREE_NOTHROW (enter_abi_decl) = 1;
   DECL_ATTRIBUTES (enter_abi_decl) = tree_cons (get_identifier ("noplt"), NULL_TREE, NULL_TREE);
-}
-
-tree
-spanplugin_enter_abi_decl (void)
-{
-  build_decls ();
-  return enter_abi_decl;
 }
 
 /* A builder for the statements of one inline sequence, all at one location. */

@@ -186,26 +186,19 @@ add_unguarded_hook_call (gimple_seq *seq, tree hook, tree site, location_t loc)
   gimple_seq_add_stmt (seq, call);
 }
 
-/* The same behind its guard (add_guard). */
-static void
-add_hook_call (gimple_seq *seq, tree hook, tree site, location_t loc)
-{
-  tree skip = add_guard (seq, hook, site, loc);
-  add_unguarded_hook_call (seq, hook, site, loc);
-  gimple_seq_add_stmt (seq, gimple_build_label (skip));
-}
-
-/* The span's enter and exit, behind their guards: with the inline path (inline.cc) recorded
- * inline while counting and through the runtime otherwise; without it, calls to the weak hooks.
+/* The span's enter and exit, behind their guards: with the inline path (INLINE_PATH, inline.cc)
+ * recorded inline when the state allows and through the runtime otherwise; without it, calls to
+ * the hooks (weak ones, unless the inline path is on for this compilation).
  * The enter's guard label `skip` is returned rather than placed when OFF_LABEL is given: the
  * caller puts the copy of the body that runs while the span is off there (offpath.cc), after
  * the fresh parameters. */
 static void
-add_enter (gimple_seq *seq, tree fndecl, tree site, location_t loc, tree *off_label)
+add_enter (gimple_seq *seq, tree fndecl, tree site, location_t loc, bool inline_path,
+           tree *off_label)
 {
-  bool inline_path = spanplugin_inline_possible ();
+  bool weak = !spanplugin_inline_possible ();
   tree state;
-  tree skip = add_guard (seq, inline_path ? NULL_TREE : enter_decl, site, loc, &state);
+  tree skip = add_guard (seq, weak ? enter_decl : NULL_TREE, site, loc, &state);
   if (off_label)
     spanplugin_fresh_params (seq, fndecl, loc);
   if (inline_path)
@@ -219,16 +212,15 @@ add_enter (gimple_seq *seq, tree fndecl, tree site, location_t loc, tree *off_la
 }
 
 static void
-add_exit (gimple_seq *seq, tree site, location_t loc)
+add_exit (gimple_seq *seq, tree site, location_t loc, bool inline_path)
 {
-  if (!spanplugin_inline_possible ())
-    {
-      add_hook_call (seq, exit_decl, site, loc);
-      return;
-    }
+  bool weak = !spanplugin_inline_possible ();
   tree state;
-  tree skip = add_guard (seq, NULL_TREE, site, loc, &state);
-  spanplugin_add_inline_exit (seq, site, state, exit_decl, loc);
+  tree skip = add_guard (seq, weak ? exit_decl : NULL_TREE, site, loc, &state);
+  if (inline_path)
+    spanplugin_add_inline_exit (seq, site, state, exit_decl, loc);
+  else
+    add_unguarded_hook_call (seq, exit_decl, site, loc);
   gimple_seq_add_stmt (seq, gimple_build_label (skip));
 }
 
@@ -497,6 +489,11 @@ span_pass::execute (function *fun)
   gimple_seq new_body = NULL;
   gimple_seq cleanup = NULL;
 
+  /* The inline path for spans the default size rule keeps; a smaller one calls the runtime
+   * (spanplugin_small_body).  Judged on the body as written, before the off copy is made. */
+  bool inline_path = span && spanplugin_inline_possible ()
+                     && (spanplugin_opts.inline_path == SPANPLUGIN_INLINE_ALL
+                         || !spanplugin_small_body (fndecl));
   /* A small span's body gets a copy that runs while the span is off (offpath.cc); a progress
    * point has a site of its own to test on every way out, so its function keeps one body. */
   gimple_seq off_body = span && !progress ? spanplugin_off_copy (fun, body) : NULL;
@@ -513,8 +510,8 @@ span_pass::execute (function *fun)
         inform (begin_loc, "spanplugin: %qD runs a copy of its body while its span is off",
                 fndecl);
       /* The guard of the enter call chooses the copy: `off` when it would skip the call. */
-      add_enter (&new_body, fndecl, site, begin_loc, off_body ? &off_label : NULL);
-      add_exit (&cleanup, site, end_loc);
+      add_enter (&new_body, fndecl, site, begin_loc, inline_path, off_body ? &off_label : NULL);
+      add_exit (&cleanup, site, end_loc, inline_path);
     }
   if (progress)
     {

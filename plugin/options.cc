@@ -187,13 +187,17 @@ spanplugin_parse_options (const struct plugin_name_args *info)
         ok &= parse_count (base, key, arg->value, "statements", &spanplugin_opts.off_copy_max);
       else if (strcmp (key, "inline") == 0)
         {
-          if (arg->value == NULL || (strcmp (arg->value, "0") != 0 && strcmp (arg->value, "1") != 0))
+          const char *v = arg->value ? arg->value : "";
+          if (strcmp (v, "0") == 0 || strcmp (v, "1") == 0)
+            spanplugin_opts.inline_path = v[0] - '0';
+          else if (strcmp (v, "all") == 0)
+            spanplugin_opts.inline_path = SPANPLUGIN_INLINE_ALL;
+          else
             {
-              error ("spanplugin: option %<-fplugin-arg-%s-%s%> needs the value 0 or 1", base, key);
+              error ("spanplugin: option %<-fplugin-arg-%s-%s%> needs the value 0, 1 or all",
+                     base, key);
               ok = false;
             }
-          else
-            spanplugin_opts.inline_path = arg->value[0] == '1';
         }
       else
         {

@@ -36,11 +36,14 @@
  *                          has at most N statements (GIMPLE, default SPANPLUGIN_OFF_COPY_DEFAULT)
  *                          gets a second copy of it that runs while the span is off: the original
  *                          code, without a frame or a lost tail call (offpath.cc).  0: no copy.
- *   inline=0|1             1 (the default, on x86-64): while the runtime counts (SPANPROF=count,
- *                          sample) a span's enter and exit are recorded by inline code, without
- *                          a call (inline.cc); the objects then need the runtime at link time,
- *                          and one of another layout fails the link (spanprof.h, section 5).
- *                          0: calls only, to weak hooks, so the objects link without the runtime.
+ *   inline=0|1|all         1 (the default, on x86-64): a span's enter and exit are recorded by
+ *                          inline code, without a call, while the runtime counts or times with
+ *                          bare rdtsc (inline.cc) — for spans whose body the default size rule
+ *                          keeps (a loop, or min-size's default of statements); smaller ones,
+ *                          inlined into many callers, call the runtime.  all: every span inline.
+ *                          Either way the objects need the runtime at link time, and one of
+ *                          another layout fails the link (spanprof.h, section 5).  0: calls
+ *                          only, to weak hooks, so the objects link without the runtime.
  * Names are the span names without attribute: "f" in C, the qualified name in C++
  * ("ns::Parser::parse", "ns::tmax<int>", "A::A", "main()::<lambda(int)>::operator()").
  * Patterns use fnmatch (PATTERN, NAME, 0): '*' matches any characters, '/' and ':' included;
@@ -89,7 +92,8 @@ static struct plugin_info spanplugin_info = {
   "  exclude=GLOB,...      do not select functions whose name matches\n"
   "  exclude-file=GLOB,... do not select functions from matching source files\n"
   "  min-lines=N           do not select functions shorter than N lines\n"
-  "  inline=0              calls to the runtime only (objects link without it)\n"
+  "  inline=0|1|all        record spans inline (1: those the size rule keeps; 0: calls\n"
+  "                        only, objects link without the runtime)\n"
   "Filters apply to all and functions=; the span attribute always wins.\n",
 };
 

@@ -114,9 +114,10 @@ body_size_stmt (gimple_stmt_iterator *gsi, bool *, struct walk_stmt_info *wi)
   return NULL_TREE;
 }
 
-/* Whether FNDECL's body is worth a span under `all`; *SIZE gets its statement count. */
+/* Whether FNDECL's body is worth a span under `all` with min-size=MIN_SIZE; *SIZE gets its
+ * statement count. */
 static bool
-big_enough (tree fndecl, int *size)
+big_enough (tree fndecl, int min_size, int *size)
 {
   hash_set<tree> labels;
   body_size b = { fndecl, 0, false, &labels };
@@ -130,8 +131,15 @@ big_enough (tree fndecl, int *size)
    * callers' code, as a macro's would be, and a short loop there (a few vector chunks, a
    * hash-table row) is as cheap as straight code. */
   bool always_inline = lookup_attribute ("always_inline", DECL_ATTRIBUTES (fndecl)) != NULL_TREE;
-  return (b.loop && !always_inline) || b.statements >= spanplugin_opts.min_size
+  return (b.loop && !always_inline) || b.statements >= min_size
          || (MAIN_NAME_P (DECL_NAME (fndecl)) && DECL_FILE_SCOPE_P (fndecl));
+}
+
+bool
+spanplugin_small_body (tree fndecl)
+{
+  int size;
+  return !big_enough (fndecl, SPANPLUGIN_MIN_SIZE_DEFAULT, &size);
 }
 
 bool
@@ -189,7 +197,7 @@ spanplugin_select (tree fndecl, tree key, function *fun, int *size)
     return SPANPLUGIN_SKIP;
   if (o.min_lines > 0 && function_lines (fndecl, fun) < o.min_lines)
     return SPANPLUGIN_SKIP;
-  if (!by_name && o.min_size > 0 && !big_enough (fndecl, size))
+  if (!by_name && o.min_size > 0 && !big_enough (fndecl, o.min_size, size))
     return SPANPLUGIN_SKIP_SMALL;
   return SPANPLUGIN_BY_OPTION;
 }

@@ -35,8 +35,10 @@ struct spanplugin_options
                              * statements (select.cc); 0: every function */
   int off_copy_max;         /* off-copy=N: largest body (statements) copied for the off path,
                              * 0: none (offpath.cc) */
-  int inline_path;          /* inline=0|1: record counting calls inline (inline.cc); 0: calls
-                             * to weak hooks only, objects link without the runtime */
+  int inline_path;          /* inline=0|1|all: 1, spans the default size rule keeps recorded
+                             * inline (inline.cc), smaller ones by calls; SPANPLUGIN_INLINE_ALL,
+                             * every span inline; 0: calls to weak hooks only, objects link
+                             * without the runtime */
   vec<char *> include;      /* include=GLOB,...: restricts `all` */
   vec<char *> exclude;      /* exclude=GLOB,...: on names */
   vec<char *> exclude_file; /* exclude-file=GLOB,...: on source files */
@@ -71,8 +73,13 @@ enum spanplugin_choice
 /* KEY: the function whose span FNDECL's is (see spanplugin_site_key); FUN: FNDECL's body.
  * *SIZE gets the body's statement count when min-size was applied. */
 spanplugin_choice spanplugin_select (tree fndecl, tree key, function *fun, int *size);
+/* Whether FNDECL's body is one the default size rule would leave out (min-size's default): a
+ * span it has anyway (min-size=0, the attribute, functions=) calls the runtime rather than take
+ * the inline path (instrument.cc), as its copies inlined into every caller would each carry it. */
+bool spanplugin_small_body (tree fndecl);
 
 /* inline.cc */
+#define SPANPLUGIN_INLINE_ALL 2
 /* Whether the inline path is on for this compilation (option and target). */
 bool spanplugin_inline_possible (void);
 void spanplugin_add_inline_enter (gimple_seq *seq, tree site, tree state, location_t loc);

@@ -112,10 +112,11 @@ build() {
 # plugin and the runtime into $dir/prog, $dir being a fresh folder for this variant of test NAME;
 # sets $cmd (the build command, for messages) and $test_env (the assignments of the sample's
 # "/* test-env: VAR=VALUE ... */" line).  False, after a counted FAIL, when it does not build.
+# SAMPLE_PLUGIN_ARGS: -fplugin-arg-spanplugin-* options for every sample (after -fplugin).
 build_sample() {
     dir="$work/$2.$(echo "$3" | tr -c 'A-Za-z0-9+\n' '_')"
     mkdir -p "$dir"
-    cmd="$4 -fplugin=$PLUGIN -I$INCLUDE_DIR $1 -x none -o $dir/prog -L$LIBDIR -Wl,--no-as-needed -lspanprof -Wl,-rpath,$LIBDIR -pthread"
+    cmd="$4 -fplugin=$PLUGIN ${SAMPLE_PLUGIN_ARGS:-} -I$INCLUDE_DIR $1 -x none -o $dir/prog -L$LIBDIR -Wl,--no-as-needed -lspanprof -Wl,-rpath,$LIBDIR -pthread"
     test_env=$(sed -n 's|.*test-env: \(.*\) \*/.*|\1|p' "$1")
     # shellcheck disable=SC2086 # a word list
     build "$2 [$3]" "$dir/build.log" $cmd

@@ -91,7 +91,8 @@ void __spanprof_enter_abi0(void *site, void *frame, unsigned long entry) {}
 void __spanprof_enter(void *site, void *frame) {}
 void __spanprof_exit(void *site, void *frame) {}
 EOF_OTHER
-    printf '__attribute__((span)) int f(int x) { return x + 1; }\nint main(void) { return f(-1); }\n' >"$d/prog.c"
+    # A span with a loop: one the inline path records by default.
+    printf '__attribute__((span)) int f(int n) { int s = 0; for (int i = 0; i < n; i++) s += i; return s; }\nint main(void) { return f(1); }\n' >"$d/prog.c"
     if ! "$CC" -shared -fPIC "$d/other.c" -o "$d/libspanprof.so" 2>"$d/other.log" ||
         ! $CC -O2 -c -fplugin="$PLUGIN" -I"$INCLUDE_DIR" "$d/prog.c" -o "$d/prog.o" 2>"$d/cc.log"; then
         fail "abi-mismatch: building the test (see $d)"

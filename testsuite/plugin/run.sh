@@ -4,9 +4,10 @@
 # samples are clean without the plugin, so the code it adds around setjmp must not make GCC
 # fear for a variable), C samples with gcc and as C++ with g++, C++ samples with g++; runs each
 # with the runtime and compares its exit status, output and a normalised dump of its profile
-# (see ../tools/profdump.c) with NAME.expected: one file for every compiler and level.  Samples
-# that do not choose a recording mode run a second time with SPANPROF=count, the inline path's
-# mode, against the same file.
+# (see ../tools/profdump.c) with NAME.expected: one file for every compiler and level.  Every span
+# takes the plugin's inline path (inline=all: the samples' functions are small, which by default
+# call the runtime); samples that do not choose a recording mode run a second time with
+# SPANPROF=count, the inline path's other mode, against the same file.
 #
 # Environment: CC, CXX, PLUGIN, INCLUDE_DIR, LIBDIR (holds libspanprof.so), PROFDUMP.
 # Optional: ONLY="a b" to run only those samples; REGEN=1 to rewrite the expected files from the
@@ -17,6 +18,7 @@
 # shellcheck source=testsuite/lib.sh
 . "$(dirname "$0")/../lib.sh"
 make_work_dir
+SAMPLE_PLUGIN_ARGS=-fplugin-arg-spanplugin-inline=all
 
 # Prints the normalised result of one run in directory $1 whose main process had pid $2.
 describe_run() {
@@ -41,7 +43,7 @@ run_one() {
     run_sample SPANPROF_JSON="$dir/out.%p.json" SPANPROF_FOLDED="$dir/out.%p.folded"
     describe_run "$dir" "$(cat "$dir/pid")" >"$dir/actual"
     compare_expected "$name" "$label" "$dir/actual" "built with: $cmd"
-    # Counting recording takes the plugin's inline path (x86-64): the same calls and stacks.
+    # Counting recording: the same calls and stacks.
     case $test_env in *SPANPROF=*) return ;; esac
     rm -f "$dir"/out.*
     run_sample SPANPROF=count SPANPROF_JSON="$dir/out.%p.json" SPANPROF_FOLDED="$dir/out.%p.folded"
