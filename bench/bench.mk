@@ -18,11 +18,14 @@ BENCH_REPS ?= 5
 BENCH_QUICK ?= 0
 # -O2, no -g: the workload as a release build would be.  The same flags for every variant.
 BENCH_CFLAGS = -std=gnu11 -O2 -pthread -Wall -Wextra -Ibench
-# min-size=0: the work functions are one-liners, measured as spans.  The compile-time table
-# uses the default selection (WHOLE_FLAGS), as a user's whole-program build would.
+# min-size=0: the work functions are one-liners, measured as spans; inline=all: on the plugin's
+# inline path, as spans of that size get it when marked by the attribute (sp-calls: the default
+# for such functions chosen by an option, calls to the runtime).  The compile-time table uses the
+# default selection (WHOLE_FLAGS), as a user's whole-program build would.
 WHOLE_FLAGS = -fplugin=$(CURDIR)/$(B)/spanplugin.so -fplugin-arg-spanplugin-all -Iinclude
-SPAN_FLAGS = $(WHOLE_FLAGS) -fplugin-arg-spanplugin-min-size=0
-BENCH_BINS = $(BB)/plain $(BB)/floor $(BB)/floor-so $(BB)/sp-static $(BB)/sp-shared $(BB)/sp-none $(BB)/pg \
+CALL_FLAGS = $(WHOLE_FLAGS) -fplugin-arg-spanplugin-min-size=0
+SPAN_FLAGS = $(CALL_FLAGS) -fplugin-arg-spanplugin-inline=all
+BENCH_BINS = $(BB)/plain $(BB)/floor $(BB)/floor-so $(BB)/sp-static $(BB)/sp-shared $(BB)/sp-calls $(BB)/sp-none $(BB)/pg \
              $(BB)/libspanprof-alloc.so \
              $(BB)/run $(BB)/measure $(BB)/deepjson $(BB)/sampler $(BB)/churn-plain $(BB)/churn-sp
 BENCH_DEPS = bench/work.c bench/bench.h $(BB)/driver.o bench/bench.mk
@@ -53,11 +56,15 @@ $(BB)/sp-shared: $(BENCH_DEPS) $(B)/spanplugin.so $(B)/libspanprof.so
 	$(CC) $(BENCH_CFLAGS) $(SPAN_FLAGS) bench/work.c $(BB)/driver.o -L$(B) -Wl,--no-as-needed -lspanprof \
 	  -Wl,-rpath,'$$ORIGIN/..' -o $@
 
+$(BB)/sp-calls: $(BENCH_DEPS) $(B)/spanplugin.so $(B)/libspanprof.a
+	$(CC) $(BENCH_CFLAGS) $(CALL_FLAGS) bench/work.c $(BB)/driver.o -u __spanprof_enter $(B)/libspanprof.a \
+	  $(RUNTIME_LIBS) -o $@
+
 # Instrumented but linked without the runtime (a build-time tool built with the project's
 # CFLAGS and inline=0): the plugin's calls are weak references, every site stays NEW and no
 # call is made.
 $(BB)/sp-none: $(BENCH_DEPS) $(B)/spanplugin.so
-	$(CC) $(BENCH_CFLAGS) $(SPAN_FLAGS) -fplugin-arg-spanplugin-inline=0 bench/work.c $(BB)/driver.o -o $@
+	$(CC) $(BENCH_CFLAGS) $(CALL_FLAGS) -fplugin-arg-spanplugin-inline=0 bench/work.c $(BB)/driver.o -o $@
 
 # The allocation interposer, next to the builds: rows preload it as @BIN@/libspanprof-alloc.so.
 $(BB)/libspanprof-alloc.so: $(B)/libspanprof-alloc.so

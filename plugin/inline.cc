@@ -314,43 +314,13 @@ spanplugin_add_inline_enter (gimple_seq *seq, tree site, tree state, location_t 
   e.label (done);
 }
 
-/* Appends to SEQ the inline exit of SITE, for a site whose STATE is not OFF:
- *
- *     cfa = __builtin_dwarf_cfa ();
- *     if (state == FAST) now = rdtsc; else if (state != COUNT) goto call;
- *     t = SPANPROF_ABI_THREAD;  f = t->top;
- *     if (f->node->site != &SITE || f->cfa != cfa) goto call;
- *     if (state == FAST) {
- *         d = max ((int64_t) (now - f->start), 0);
- *         f->node->total += d;  (f - 1)->node->child += d;
- *     }
- *     t->top = f - 1;  goto done;
- *   call:
- *     EXIT_HOOK (&SITE, cfa);
- *   done:
- *
- * as spanprof__record_exit does (the timestamp first, so the bookkeeping is not charged). */
-void
-spanplugin_add_inline_exit (gimple_seq *seq, tree site, tree state, tree exit_hook,
-                            location_t loc)
+/* Appends to E's sequence the pop of SITE's frame at frame address CFA, for the exit of a site
+ * counting (NOW NULL) or timed (NOW: the exit's timestamp): the test that the top frame is this
+ * activation's (else to CALL), the duration charged when timed, the pop, then to DONE. */
+static void
+add_pop (emitter &e, tree site_addr, tree cfa, tree now, tree call, tree done)
 {
-  build_decls ();
-  emitter e = { seq, loc };
   tree uptr = pointer_sized_int_node;
-  tree site_addr = build_fold_addr_expr (site);
-  tree call = e.new_label (), done = e.new_label ();
-  tree fast = build_int_cst (uint32_type_node, SPANPROF_STATE_FAST);
-
-  tree cfa = e.frame_address ();
-  tree now = create_tmp_var (uint64_type_node, "spanprof_now");
-  tree timed = e.new_label (), untimed = e.new_label (), pop = e.new_label ();
-  e.branch (EQ_EXPR, state, fast, timed, untimed);
-  e.label (timed);
-  e.add (gimple_build_assign (now, read_tsc (e)));
-  e.add (gimple_build_goto (pop));
-  e.label (untimed);
-  e.branch_if (NE_EXPR, state, build_int_cst (uint32_type_node, SPANPROF_STATE_COUNT), call);
-  e.label (pop);
   tree t = e.let (ptr_type_node, thread_decl, "spanprof_thread");
   tree f = load (e, ptr_type_node, t, SPANPROF_ABI_THREAD_TOP, "spanprof_top");
   tree node = load (e, ptr_type_node, f, SPANPROF_ABI_FRAME_NODE, "spanprof_node");
@@ -358,28 +328,63 @@ spanplugin_add_inline_exit (gimple_seq *seq, tree site, tree state, tree exit_ho
                site_addr, call);
   e.branch_if (NE_EXPR, load (e, uptr, f, SPANPROF_ABI_FRAME_CFA, "spanprof_top_cfa"),
                e.let (uptr, fold_convert (uptr, cfa), "spanprof_cfa"), call);
-  tree charge = e.new_label (), popped = e.new_label ();
-  e.branch (EQ_EXPR, state, fast, charge, popped);
-  e.label (charge);
-  tree d = e.let_op (uint64_type_node, MINUS_EXPR, now,
-                     load (e, uint64_type_node, f, SPANPROF_ABI_FRAME_START, "spanprof_start"),
-                     "spanprof_ticks");
-  tree sd = e.let (long_long_integer_type_node, fold_convert (long_long_integer_type_node, d),
-                   "spanprof_ticks");
-  sd = e.let_op (long_long_integer_type_node, MAX_EXPR, sd,
-                 build_zero_cst (long_long_integer_type_node), "spanprof_ticks");
-  d = e.let (uint64_type_node, fold_convert (uint64_type_node, sd), "spanprof_ticks");
-  add_to_counter (e, mem_at (uint64_type_node, node, SPANPROF_ABI_NODE_TOTAL), d);
-  tree parent = load (e, ptr_type_node, f,
-                      SPANPROF_ABI_FRAME_NODE - (HOST_WIDE_INT) SPANPROF_ABI_FRAME_SIZE,
-                      "spanprof_parent");
-  add_to_counter (e, mem_at (uint64_type_node, parent, SPANPROF_ABI_NODE_CHILD), d);
-  e.label (popped);
+  if (now)
+    {
+      /* d = max ((int64_t) (now - start), 0): total and the parent's child time (counter.h). */
+      tree d = e.let_op (uint64_type_node, MINUS_EXPR, now,
+                         load (e, uint64_type_node, f, SPANPROF_ABI_FRAME_START, "spanprof_start"),
+                         "spanprof_ticks");
+      tree sd = e.let (long_long_integer_type_node, fold_convert (long_long_integer_type_node, d),
+                       "spanprof_ticks");
+      sd = e.let_op (long_long_integer_type_node, MAX_EXPR, sd,
+                     build_zero_cst (long_long_integer_type_node), "spanprof_ticks");
+      d = e.let (uint64_type_node, fold_convert (uint64_type_node, sd), "spanprof_ticks");
+      add_to_counter (e, mem_at (uint64_type_node, node, SPANPROF_ABI_NODE_TOTAL), d);
+      tree parent = load (e, ptr_type_node, f,
+                          SPANPROF_ABI_FRAME_NODE - (HOST_WIDE_INT) SPANPROF_ABI_FRAME_SIZE,
+                          "spanprof_parent");
+      add_to_counter (e, mem_at (uint64_type_node, parent, SPANPROF_ABI_NODE_CHILD), d);
+    }
   e.fence ();
   tree below = e.let_op (ptr_type_node, POINTER_PLUS_EXPR, f,
                          size_int (-(HOST_WIDE_INT) SPANPROF_ABI_FRAME_SIZE), "spanprof_new_top");
   store (e, t, SPANPROF_ABI_THREAD_TOP, below);
   e.add (gimple_build_goto (done));
+}
+
+/* Appends to SEQ the inline exit of SITE, for a site whose STATE is not OFF:
+ *
+ *     cfa = __builtin_dwarf_cfa ();
+ *     if (state == COUNT) { POP; goto done; }
+ *     if (state != FAST) goto call;
+ *     now = rdtsc;  POP, charging now - start;  goto done;
+ *   call:
+ *     EXIT_HOOK (&SITE, cfa);
+ *   done:
+ *
+ * where POP is add_pop's: `f = t->top;  if (f->node->site != &SITE || f->cfa != cfa) goto call;`,
+ * when timed `d = max ((int64_t) (now - f->start), 0);  f->node->total += d;
+ * (f - 1)->node->child += d;`, then `t->top = f - 1`: spanprof__record_exit's work, its
+ * timestamp first, so the bookkeeping is not charged.  The two modes get a tail each, so the
+ * counting one tests the state once. */
+void
+spanplugin_add_inline_exit (gimple_seq *seq, tree site, tree state, tree exit_hook,
+                            location_t loc)
+{
+  build_decls ();
+  emitter e = { seq, loc };
+  tree site_addr = build_fold_addr_expr (site);
+  tree call = e.new_label (), done = e.new_label ();
+
+  tree cfa = e.frame_address ();
+  tree counting = e.new_label (), other = e.new_label ();
+  e.branch (EQ_EXPR, state, build_int_cst (uint32_type_node, SPANPROF_STATE_COUNT), counting,
+            other);
+  e.label (counting);
+  add_pop (e, site_addr, cfa, NULL_TREE, call, done);
+  e.label (other);
+  e.branch_if (NE_EXPR, state, build_int_cst (uint32_type_node, SPANPROF_STATE_FAST), call);
+  add_pop (e, site_addr, cfa, read_tsc (e), call, done);
 
   e.cold_label (call);
   e.add (gimple_build_call (exit_hook, 2, site_addr, cfa));

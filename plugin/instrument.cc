@@ -489,10 +489,11 @@ span_pass::execute (function *fun)
   gimple_seq new_body = NULL;
   gimple_seq cleanup = NULL;
 
-  /* The inline path for spans the default size rule keeps; a smaller one calls the runtime
+  /* The inline path for spans chosen by their attribute and for those an option chose that the
+   * default size rule keeps; a smaller one (min-size below its default) calls the runtime
    * (spanplugin_small_body).  Judged on the body as written, before the off copy is made. */
   bool inline_path = span && spanplugin_inline_possible ()
-                     && (spanplugin_opts.inline_path == SPANPLUGIN_INLINE_ALL
+                     && (spanplugin_opts.inline_path == SPANPLUGIN_INLINE_ALL || !by_option
                          || !spanplugin_small_body (fndecl));
   /* A small span's body gets a copy that runs while the span is off (offpath.cc); a progress
    * point has a site of its own to test on every way out, so its function keeps one body. */

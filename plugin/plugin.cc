@@ -38,9 +38,11 @@
  *                          code, without a frame or a lost tail call (offpath.cc).  0: no copy.
  *   inline=0|1|all         1 (the default, on x86-64): a span's enter and exit are recorded by
  *                          inline code, without a call, while the runtime counts or times with
- *                          bare rdtsc (inline.cc) — for spans whose body the default size rule
- *                          keeps (a loop, or min-size's default of statements); smaller ones,
- *                          inlined into many callers, call the runtime.  all: every span inline.
+ *                          bare rdtsc (inline.cc) — for spans chosen by the attribute, and for
+ *                          those chosen by an option whose body the default size rule keeps (a
+ *                          loop, or min-size's default of statements); smaller ones (min-size=0,
+ *                          functions=), inlined into many callers, call the runtime.  all: every
+ *                          span inline.
  *                          Either way the objects need the runtime at link time, and one of
  *                          another layout fails the link (spanprof.h, section 5).  0: calls
  *                          only, to weak hooks, so the objects link without the runtime.

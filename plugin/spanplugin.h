@@ -74,8 +74,8 @@ enum spanplugin_choice
  * *SIZE gets the body's statement count when min-size was applied. */
 spanplugin_choice spanplugin_select (tree fndecl, tree key, function *fun, int *size);
 /* Whether FNDECL's body is one the default size rule would leave out (min-size's default): a
- * span it has anyway (min-size=0, the attribute, functions=) calls the runtime rather than take
- * the inline path (instrument.cc), as its copies inlined into every caller would each carry it. */
+ * span an option gives it anyway (min-size=0, functions=) calls the runtime rather than take the
+ * inline path (instrument.cc), as its copies inlined into every caller would each carry it. */
 bool spanplugin_small_body (tree fndecl);
 
 /* inline.cc */
