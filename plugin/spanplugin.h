@@ -8,7 +8,7 @@
  *   offpath.cc    the copy of a small body that runs while its span is off (no frame, tail
  *                 calls kept)
  *   inline.cc     the inline path: a span's enter and exit recorded without a call while the
- *                 runtime counts (spanprof.h's SPANPROF_ABI_*)
+ *                 runtime counts or times with bare rdtsc (spanprof.h's SPANPROF_ABI_*)
  *   instrument.cc the GIMPLE pass that wraps a function body in enter/try/finally-exit(+progress)
  *                 and brackets every setjmp-like call with the longjmp repair; every inserted
  *                 call behind an inline test (site not OFF, weak hook linked in)

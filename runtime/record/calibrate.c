@@ -20,11 +20,11 @@
  * with a trace, histograms or a per-call collector calls cost more, and nothing is measured.
  *
  * Two kinds of calls are measured: through the exported entry points (objects built with the
- * plugin's inline=0), and the plugin's inline path (hotpath.h's recording inlined into the
- * caller after the state test, which is the work the plugin emits).  Which one the writers take
- * out depends on the objects whose sites were registered (spanprof__calibrate_saw): the inline
- * path's, the lower, as soon as any of them is inline-path code, so that a mixed program is
- * compensated too little rather than too much.
+ * plugin's inline=0, and the small spans an option chose), and the plugin's inline path
+ * (hotpath.h's recording inlined into the caller after the state test, which is the work the
+ * plugin emits).  Which one the writers take out depends on the sites registered
+ * (spanprof__calibrate_saw): the inline path's, the lower, as soon as any site records that
+ * way, so that a program with both kinds is compensated too little rather than too much.
  */
 #include <pthread.h>
 #include <signal.h>

@@ -20,8 +20,8 @@
 
 #pragma GCC visibility push(hidden)
 
-/* The slot of (PARENT, SITE) (the inline path computes the same: spanprof.h): a multiplicative hash of the two addresses (xor, imul, shift: ~5
- * cycles, no memory access).  Nodes are 64-byte aligned and sites 48 bytes apart, so plain low
+/* The slot of (PARENT, SITE), as the plugin's inline path computes it too (spanprof.h): a
+ * multiplicative hash of the two addresses (xor, imul, shift: ~5 cycles, no memory access).  Nodes are 64-byte aligned and sites 48 bytes apart, so plain low
  * address bits would crowd a parent's children into a few slots; the multiply spreads them. */
 static inline __attribute__((always_inline)) size_t
 spanprof__child_slot(const struct spanprof__node *parent, const struct spanprof_site *site)

@@ -258,8 +258,8 @@ struct spanprof__process {
                                         * and outside it; 0: not measured */
     } call_cost[2];                    /* through the entry points; on the plugin's inline path
                                         * (calibrate.c) */
-    int call_kinds_seen;               /* bits: 1 sites from objects calling the entry points, 2
-                                        * from objects with the inline path (atomic) */
+    int call_kinds_seen;               /* bits: 1 sites recorded through the entry points, 2
+                                        * sites recorded by the inline path (atomic) */
 };
 extern struct spanprof__process spanprof__g;
 
@@ -269,9 +269,9 @@ extern struct spanprof__process spanprof__g;
  * it, after the collectors are set up and before recording begins, and the exit write again
  * (the lower measurement stands).  Not under the process lock. */
 void spanprof__calibrate(void);
-/* A site was first seen, from an object with the plugin's inline path (INLINE_OBJECT) or not. */
+/* A site was first seen, recorded by the plugin's inline path (INLINE_OBJECT) or not. */
 void spanprof__calibrate_saw(int inline_object);
-/* The cost the writers take out per call: the inline path's once such objects were seen. */
+/* The cost the writers take out per call: the inline path's once such a site was seen. */
 struct spanprof__call_cost spanprof__call_cost(void);
 
 /* Start-up is done by the layers above, in stages they declare with SPANPROF_START_STAGE(fn):

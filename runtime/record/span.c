@@ -1,16 +1,18 @@
 /* span.c — the entry points every instrumented call runs: __spanprof_enter and __spanprof_exit.
  *
  * Their first act is one load of the site's state and one compare (the caller has already skipped
- * the call for state OFF); the plain states (FAST, COUNT, TIMED) are handled inline (the recording itself is in
- * hotpath.h), the rest out of line: first sight of a site (site.c) and sites whose calls the
- * collectors want to see (state SLOW: spanprof__hooks, set up by collect/collectors.c).
+ * the call for state OFF); the plain states (FAST, COUNT, TIMED) are handled inline (the
+ * recording itself is in hotpath.h), the rest out of line: first sight of a site (site.c) and
+ * sites whose calls the collectors want to see (state SLOW: spanprof__hooks, set up by
+ * collect/collectors.c).  Objects built with the plugin's inline path record FAST and COUNT
+ * sites themselves and enter through spanprof__enter_abi when that path misses.
  */
 #include "record/hotpath.h"
 
 /* Site neither FAST nor COUNT nor TIMED nor OFF: new, or SLOW.  Not marked cold: with coz
  * running or a per-call collector on, every call comes here.  INLINE_OBJECT: the call came from
- * an object with the plugin's inline path (through enter_abi), told to calibrate.c at a site's
- * first sight, since the two kinds of objects cost the program differently per call. */
+ * the plugin's inline path (through enter_abi), told to calibrate.c at a site's first sight,
+ * since the two ways of recording cost the program differently per call. */
 static __attribute__((noinline)) void enter_slow(struct spanprof_site *site, uintptr_t cfa,
                                                  uintptr_t ra, uintptr_t fra, int inline_object)
 {
