@@ -13,8 +13,8 @@
  * does the same), so that lower_try_finally can copy the exit onto every way out.
  *
  * Only for x86-64 with 64-bit pointers (the offsets, the `lea` naming the entering code and the
- * signal-atomic `addq` are that target's); elsewhere, and with inline=0, instrument.cc emits
- * calls.  Objects with the inline path refer to the runtime strongly under versioned names, so a
+ * signal-atomic `addq` are that target's) and without ThreadSanitizer; elsewhere, and with
+ * inline=0, instrument.cc emits calls.  Objects with the inline path refer to the runtime strongly under versioned names, so a
  * runtime of another layout fails the link (spanprof.h, section 5).
  */
 #include "spanplugin.h"
@@ -37,9 +37,11 @@ bool
 spanplugin_inline_possible (void)
 {
 #if defined(__x86_64__)
-  /* A native compiler's target is the plugin's own host; -m32 and -mx32 are left out. */
+  /* A native compiler's target is the plugin's own host; -m32 and -mx32 are left out.  So is
+   * -fsanitize=thread: its runtime sees the inline path's plain stores and `addq` as races with
+   * the report writers' atomic loads (the runtime, built with it, uses atomics instead). */
   return spanplugin_opts.inline_path && TYPE_PRECISION (ptr_type_node) == 64
-         && POINTER_SIZE == 64;
+         && POINTER_SIZE == 64 && !(flag_sanitize & SANITIZE_THREAD);
 #else
   return false;
 #endif
