@@ -122,13 +122,16 @@ void __spanprof_progress(struct spanprof_site *site);
  * link time, and a runtime whose layout differs (another SPANPROF_ABI_VERSION, hence other names)
  * fails the link with an undefined reference to SPANPROF_ABI_THREAD rather than running wrong.
  * The runtime checks every offset here against its own structures at compile time; change one
- * only together with SPANPROF_ABI_VERSION and both names. */
+ * only together with SPANPROF_ABI_VERSION, which the names carry. */
 #define SPANPROF_ABI_VERSION 1
-#define SPANPROF_ABI_THREAD "__spanprof_thread_abi1" /* TLS: struct spanprof__thread * */
+#define SPANPROF__ABI_NAME2(name, version) name #version
+#define SPANPROF__ABI_NAME(name, version) SPANPROF__ABI_NAME2(name, version)
+/* TLS: struct spanprof__thread *, "__spanprof_thread_abi1" */
+#define SPANPROF_ABI_THREAD SPANPROF__ABI_NAME("__spanprof_thread_abi", SPANPROF_ABI_VERSION)
 /* void SPANPROF_ABI_ENTER (struct spanprof_site *site, void *frame, uintptr_t entry): the enter
  * of every state but OFF from objects with the inline path; ENTRY is the address of the inline
  * code that called it (it names the entering code, as a call's return address would). */
-#define SPANPROF_ABI_ENTER "__spanprof_enter_abi1"
+#define SPANPROF_ABI_ENTER SPANPROF__ABI_NAME("__spanprof_enter_abi", SPANPROF_ABI_VERSION)
 #define SPANPROF_STATE_FAST 1u  /* exact, bare rdtsc, no histogram: recorded inline */
 #define SPANPROF_STATE_COUNT 4u /* counting: recorded inline */
 enum {

@@ -14,8 +14,9 @@
  *
  * Only for x86-64 with 64-bit pointers (the offsets, the `lea` naming the entering code and the
  * signal-atomic `addq` are that target's) and without ThreadSanitizer; elsewhere, and with
- * inline=0, instrument.cc emits calls.  Objects with the inline path refer to the runtime strongly under versioned names, so a
- * runtime of another layout fails the link (spanprof.h, section 5).
+ * inline=0, instrument.cc emits calls.  Objects with the inline path refer to the runtime
+ * strongly under versioned names, so a runtime of another layout fails the link (spanprof.h,
+ * section 5).
  */
 #include "spanplugin.h"
 #include "memmodel.h"  /* MEMMODEL_SEQ_CST */

@@ -53,8 +53,8 @@ static __attribute__((noinline)) void exit_slow(struct spanprof_site *site, uint
  *  - FAST (default recording): record with timestamps, inlined here (objects with the plugin's
  *    inline path record it themselves and come here only when that path misses);
  *  - COUNT (SPANPROF=count, sample): record without timestamps, inlined here (the same);
- *  - TIMED (default recording with a histogram, or without a bare rdtsc): as FAST, one compare
- *    later;
+ *  - TIMED (default recording with a histogram, or without a bare rdtsc): as FAST, in the same
+ *    test (the two values differ in one bit: one masked compare);
  *  - OFF (SPANPROF=0, or a site the runtime ignores): the plugin's inline test skips the call
  *    (spanprof.h, SPANPROF_STATE_OFF), so it is not tested here first; a call that comes anyway
  *    (an object from an older plugin) returns from the out-of-line path;
@@ -65,12 +65,10 @@ static inline __attribute__((always_inline)) void enter(struct spanprof_site *si
                                                         uintptr_t ra, int inline_object)
 {
     uint32_t st = __atomic_load_n(&site->state, __ATOMIC_RELAXED);
-    if (SPANPROF_LIKELY(st == SPANPROF__SITE_FAST))
+    if (SPANPROF_LIKELY(st == SPANPROF__SITE_FAST || st == SPANPROF__SITE_TIMED))
         spanprof__record_enter(site, (uintptr_t)frame, ra, SPANPROF_FRAME_RETURN_ADDRESS(frame), 1);
     else if (st == SPANPROF__SITE_COUNT)
         spanprof__record_enter(site, (uintptr_t)frame, ra, SPANPROF_FRAME_RETURN_ADDRESS(frame), 0);
-    else if (st == SPANPROF__SITE_TIMED)
-        spanprof__record_enter(site, (uintptr_t)frame, ra, SPANPROF_FRAME_RETURN_ADDRESS(frame), 1);
     else
         enter_slow(site, (uintptr_t)frame, ra, SPANPROF_FRAME_RETURN_ADDRESS(frame), inline_object);
 }
@@ -93,12 +91,10 @@ SPANPROF_API void spanprof__enter_abi(struct spanprof_site *site, void *frame, u
 SPANPROF_API void __spanprof_exit(struct spanprof_site *site, void *frame)
 {
     uint32_t st = __atomic_load_n(&site->state, __ATOMIC_RELAXED);
-    if (SPANPROF_LIKELY(st == SPANPROF__SITE_FAST))
+    if (SPANPROF_LIKELY(st == SPANPROF__SITE_FAST || st == SPANPROF__SITE_TIMED))
         spanprof__record_exit(site, (uintptr_t)frame, 1);
     else if (st == SPANPROF__SITE_COUNT)
         spanprof__record_exit(site, (uintptr_t)frame, 0);
-    else if (st == SPANPROF__SITE_TIMED)
-        spanprof__record_exit(site, (uintptr_t)frame, 1);
     else
         exit_slow(site, (uintptr_t)frame);
 }
