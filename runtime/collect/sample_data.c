@@ -12,7 +12,8 @@
  *    used before a span started to wait (a sleep, a lock, I/O) is not that span's, so it is kept
  *    for the next samples that find the thread running (charge_cpu_now, sample_thread),
  *  - one sample.
- * A thread outside every span is charged to its root (the time SPANPROF_IDLE shows).  The
+ * A thread outside every span is charged to its root (the time SPANPROF_IDLE shows), and so is
+ * the main thread's time from the process's start to its first span.  The
  * figures live behind each node (struct spanprof__sample_node); the sampler is their only writer
  * (relaxed atomic adds), the writers read them under the process lock, which a pass holds too,
  * so a write never sees half a pass.
@@ -73,10 +74,15 @@ void spanprof__sample_thread_new(struct spanprof__thread *t)
     struct spanprof__sample_thread *st = spanprof__arena_alloc(&t->arena, sizeof *st);
     if (!st)
         return; /* out of memory: this thread is not sampled */
-    /* The main thread's time counts from the process's start, as SPANPROF_IDLE's does. */
-    restart(st, t, t->tid == getpid() ? spanprof__g.start_mono_ns : spanprof__mono_ns());
-    if (t->tid == getpid())
-        st->last_cpu_ns = 0;
+    uint64_t now = spanprof__mono_ns();
+    restart(st, t, now);
+    /* The main thread's time counts from the process's start, as SPANPROF_IDLE's does: what it
+     * spent before its first span, asleep or not, is outside every span (the first sample would
+     * otherwise charge it all to the span that thread is in by then). */
+    if (t->tid == getpid()) {
+        st->root.wall_ns = now > spanprof__g.start_mono_ns ? now - spanprof__g.start_mono_ns : 0;
+        st->root.cpu_ns = st->last_cpu_ns;
+    }
     t->sample = st;
 }
 

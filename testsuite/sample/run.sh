@@ -158,6 +158,22 @@ test_accuracy() {
     compare_expected accuracy "gcc -O2" "$dir/actual" "built with: $cmd"
 }
 
+# before_first_span.c's verdicts: the span's sampled wall time is its own 200 ms (190 to 300),
+# and the time outside spans the 600 ms before it (at least 590).
+before_first_span() {
+    json="$dir/sample/out.$(cat "$dir/sample/pid").json"
+    "$PROFDUMP" --times "$json" | awk '$1 == "short_sleep" {
+        split($2, f, "="); ms = f[2] / 1e6
+        if (ms >= 190 && ms <= 300) print "short_sleep: its own 200 ms"
+        else printf "short_sleep: %.1f ms\n", ms }'
+    idle=$(tr ',{}' '\n\n\n' <"$json" | sed -n 's/.*"outside_spans_ns": *\([0-9]*\).*/\1/p' | head -n 1)
+    if [ "${idle:-0}" -ge 590000000 ]; then
+        echo "outside spans: the 600 ms before it"
+    else
+        echo "outside spans: ${idle:-no} ns"
+    fi
+}
+
 test_program() {
     build_sample "$1" "$2" "gcc -O2" "$CC -g -O2" || return
     if [ "$2" = accuracy ]; then
@@ -166,6 +182,7 @@ test_program() {
     fi
     run_mode sample
     describe "$dir/sample" "$(cat "$dir/sample/pid")" >"$dir/actual"
+    [ "$2" = before_first_span ] && before_first_span >>"$dir/actual"
     if [ "$2" = sampler_thread ]; then
         for mode in count 1; do
             run_mode "$mode"
