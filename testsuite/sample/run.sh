@@ -4,16 +4,20 @@
 # its own, and compares with NAME.expected: exit status, stdout, stderr, then for each profile
 # the exact calls per span (profdump) and whether each span got samples.
 #
-# accuracy.c is run three times (exact, sample and count mode) and its expected file holds the
-# verdicts: calls identical to count mode's; each span's share of wall time within 5 points of
-# what the program measured itself in the same run, in exact and in sample mode, and the two
-# modes within 5 points of each other; and, sampled and with SPANPROF_CPU=1 (exact mode and the
-# thread's CPU clock), the spans' CPU time 0.85 to 1.1 of the process's, the sleeping span
-# charged at most 5 % of its wall time, and the working spans' split of CPU time within 5 points
-# of the split the program measured itself.
-# The machine may be loaded, so shares are compared (never absolute times), the program's work
-# is measured in wall time (a busy loop on the clock: the same shares under any load), it
-# measures itself too, and an attempt that misses is repeated (at most 3).  sampler_thread.c also runs with
+# accuracy.c (spans shorter than the sampling period) and accuracy_long.c (longer ones) are run
+# four times each (exact, sample, count mode, and exact with SPANPROF_CPU=1), with a busy loop
+# on every core beside them all along: the runner makes its own load, since the machines these
+# numbers matter on are busy.  Their expected files hold the verdicts: calls identical to count
+# mode's; each span's share of wall time within 5 points of what the program measured itself in
+# the same run, in exact and in sample mode (each run against its own truth: two runs under load
+# do not split their time alike);
+# and, sampled and with SPANPROF_CPU=1, the spans' CPU time 0.85 to 1.1 of the process's, the
+# sleeping span charged at most 5 % of its wall time, and each span's share of the spans' CPU
+# time within 5 points of its share by the program's own CPU clock (not yet for the sampled
+# split of accuracy.c's spans, shorter than the period, under load: see test_accuracy).
+# Shares are compared (never absolute times), the program's work is measured in wall time (a
+# busy loop on the clock: the same shares under any load), it measures itself too, and an
+# attempt that misses is repeated (at most 3).  sampler_thread.c also runs with
 # SPANPROF=count and SPANPROF=1 (no sampler thread there).
 #
 # Environment: CC, PLUGIN, INCLUDE_DIR, LIBDIR, PROFDUMP.  Optional: ONLY="a b"; REGEN=1
@@ -90,7 +94,7 @@ accuracy_attempt() {
         for mode in 1 sample cpu; do
             grep '^truth \|^cpu \|^cputruth ' "$dir/$mode/stdout" | sed "s/^/$mode /"
             "$PROFDUMP" --times "$dir/$mode/out.$(cat "$dir/$mode/pid").json" | sed "s/^/$mode span /"
-        done | awk '
+        done | awk -v sampled_split="$sampled_split" '
             function share(mode, kind, name) { return 100 * v[mode, kind, name] / sum[mode, kind] }
             function verdict(what, a, b) {
                 d = a - b
@@ -101,9 +105,9 @@ accuracy_attempt() {
                     printf "%s: %.1f and %.1f, %.1f points apart\n", what, a, b, d
             }
             # MODE run, its label, its JSON field of CPU time: the spans (all leaves) hold the
-            # process'"'"'s CPU time, the sleeping one next to none of it, the working ones in the
-            # ratio of the CPU time the program measured in each.
-            function cpu_checks(mode, label, field,   spans, ratio, cpu, wall, work, own) {
+            # process'"'"'s CPU time, the sleeping one next to none of it, and each its share of
+            # them as the program measured it with its own CPU clock.
+            function cpu_checks(mode, label, field,   spans, ratio, cpu, wall, own, k, s) {
                 spans = x[mode, "work_a", field] + x[mode, "work_b", field] + x[mode, "nap", field]
                 ratio = process_cpu[mode] > 0 ? spans / process_cpu[mode] : 0
                 if (ratio >= 0.85 && ratio <= 1.1)
@@ -115,13 +119,19 @@ accuracy_attempt() {
                     print label ": nap charged at most 5 % of its wall time as CPU"
                 else
                     printf "%s: nap charged %d ns CPU of %d ns wall\n", label, cpu, wall
-                work = x[mode, "work_a", field] + x[mode, "work_b", field]
-                own = cpu_truth[mode, "work_a"] + cpu_truth[mode, "work_b"]
-                if (work > 0 && own > 0)
-                    verdict(label ": work_a'"'"'s share of the working spans'"'"' CPU vs the program'"'"'s own CPU clock",
-                            100 * x[mode, "work_a", field] / work, 100 * cpu_truth[mode, "work_a"] / own)
-                else
-                    print label ": no CPU time on the working spans"
+                own = cpu_truth[mode, "work_a"] + cpu_truth[mode, "work_b"] + cpu_truth[mode, "nap"]
+                if (mode == "sample" && !sampled_split) {
+                    print label ": the split of spans shorter than the period, under load, is not held to 5 points"
+                    return
+                }
+                for (k = 1; k <= n; k++) {
+                    s = order[k]
+                    if (spans > 0 && own > 0)
+                        verdict(label ": " s "'"'"'s share of the spans'"'"' CPU vs the program'"'"'s own CPU clock",
+                                100 * x[mode, s, field] / spans, 100 * cpu_truth[mode, s] / own)
+                    else
+                        print label ": no CPU time on the spans"
+                }
             }
             $2 == "truth" { v[$1, "truth", $3] = $4; sum[$1, "truth"] += $4 }
             $2 == "cpu" { process_cpu[$1] = $4 }
@@ -131,15 +141,14 @@ accuracy_attempt() {
                 for (i = 5; i <= NF; i++) { split($i, f, "="); x[$1, $3, f[1]] = f[2] }
                 names[$3] = 1
             }
+            BEGIN { n = split("work_a work_b nap", order, " ") }
             END {
-                n = split("work_a work_b nap", order, " ")
                 for (k = 1; k <= n; k++) {
                     s = order[k]
                     verdict(s " sampled vs the program'"'"'s own clock", share("sample", "profile", s),
                             share("sample", "truth", s))
                     verdict(s " exact vs the program'"'"'s own clock", share("1", "profile", s),
                             share("1", "truth", s))
-                    verdict(s " sampled vs exact", share("sample", "profile", s), share("1", "profile", s))
                 }
                 cpu_checks("sample", "sampled", "cpu_total_ns")
                 cpu_checks("cpu", "SPANPROF_CPU=1", "cpu_ns")
@@ -147,15 +156,40 @@ accuracy_attempt() {
     } >"$dir/actual"
 }
 
+# start_load / stop_load: a busy loop on every core, for as long as the accuracy runs take.
+load_pids=""
+start_load() {
+    cores=$(getconf _NPROCESSORS_ONLN 2>/dev/null || echo 2)
+    i=0
+    while [ "$i" -lt "$cores" ]; do
+        (while :; do :; done) &
+        load_pids="$load_pids $!"
+        i=$((i + 1))
+    done
+}
+stop_load() {
+    # shellcheck disable=SC2086 # a list of pids
+    [ -n "$load_pids" ] && kill $load_pids 2>/dev/null
+    load_pids=""
+}
+trap 'stop_load; rm -rf "$work"' EXIT
+
 test_accuracy() {
+    # The sampler splits the CPU time of spans shorter than its period between them well on an
+    # idle machine, but not yet on a loaded one (docs/manual.md, SPANPROF=sample): that one
+    # verdict is left out for them.
+    sampled_split=1
+    [ "$1" = accuracy ] && sampled_split=0
+    start_load
     for attempt in 1 2 3; do
         accuracy_attempt
         [ "${REGEN:-0}" = 1 ] && break
-        cmp -s "$dir/actual" "$here/accuracy.expected" && break
-        echo "  accuracy: attempt $attempt missed, the machine may be busy:" >&2
+        cmp -s "$dir/actual" "$here/$1.expected" && break
+        echo "  $1: attempt $attempt missed:" >&2
         sed 's/^/  | /' "$dir/actual" >&2
     done
-    compare_expected accuracy "gcc -O2" "$dir/actual" "built with: $cmd"
+    stop_load
+    compare_expected "$1" "gcc -O2" "$dir/actual" "built with: $cmd"
 }
 
 # before_first_span.c's verdicts: the span's sampled wall time is its own 200 ms (190 to 300),
@@ -176,10 +210,12 @@ before_first_span() {
 
 test_program() {
     build_sample "$1" "$2" "gcc -O2" "$CC -g -O2" || return
-    if [ "$2" = accuracy ]; then
-        test_accuracy
+    case $2 in
+    accuracy*)
+        test_accuracy "$2"
         return
-    fi
+        ;;
+    esac
     run_mode sample
     describe "$dir/sample" "$(cat "$dir/sample/pid")" >"$dir/actual"
     [ "$2" = before_first_span ] && before_first_span >>"$dir/actual"
