@@ -146,6 +146,9 @@ void spanprof__sample_node_merge(void *dst_ext, const void *src_ext);
 void spanprof__sample_thread_merge(struct spanprof__thread *dst, const struct spanprof__thread *src);
 /* One sample of every live registered thread (takes the process lock). */
 void spanprof__sample_pass(void);
+/* Warns once when /proc/self/task cannot tell whether a thread runs (the sampler thread, before
+ * it lets go of the process's descriptors). */
+void spanprof__sample_check_proc(void);
 
 /* ---- sampler.c: the sampler thread ---- */
 /* Starts it, and restarts it in every fork child; 0 when it could not be created (after a

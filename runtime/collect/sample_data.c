@@ -221,22 +221,21 @@ static unsigned state_reads; /* this pass's (sampler only) */
  * the waiting span); otherwise /proc says whether it runs now. */
 static int charge_cpu_now(pid_t tid, uint64_t dcpu, uint64_t dwall)
 {
-    static int warned;
     if (dcpu == 0)
         return 0;
     if (dcpu >= dwall - dwall / 64 || state_reads >= STATE_READS_PER_PASS)
         return 1;
     state_reads++;
-    int running = thread_running(tid);
-    /* No such file while /proc is there: the thread ended a moment ago. */
-    int gone = running < 0 && errno == ENOENT && access("/proc/self/task", F_OK) == 0;
-    if (running < 0 && !gone && !warned) {
-        warned = 1;
+    return thread_running(tid) != 0; /* unknown (the thread just ended, no /proc): running */
+}
+
+void spanprof__sample_check_proc(void)
+{
+    pid_t self = gettid();
+    if (thread_running(self) < 0)
         fprintf(stderr, "spanprof: warning: SPANPROF=sample cannot read /proc/self/task/%d/stat "
                         "(%s): CPU time goes to the span a thread is in at each sample, "
-                        "even one that waits\n", (int)tid, strerror(errno ? errno : EIO));
-    }
-    return running != 0;
+                        "even one that waits\n", (int)self, strerror(errno ? errno : EIO));
 }
 
 static void sample_thread(struct spanprof__thread *t, struct spanprof__sample_thread *st)

@@ -19,10 +19,15 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "collect/collect.h"
 #include "record/clock.h"
+
+/* close_range's flag for a private copy of the table (linux/close_range.h). */
+#define SAMPLER_CLOSE_RANGE_UNSHARE (1u << 1)
 
 static struct {
     pthread_mutex_t mu; /* stop and the wake-up (never held across a pass) */
@@ -32,9 +37,25 @@ static struct {
     pthread_t thread;
 } S = {.mu = PTHREAD_MUTEX_INITIALIZER};
 
+/* The sampler's own, empty descriptor table.  While a second thread shares the process's table,
+ * the kernel takes a reference on the file at every descriptor system call of the program (an
+ * atomic get and put; a table used by one thread is read without them): about 19 ns more per
+ * epoll_wait here, 0.165 s of system time against count mode's 0.130 s on libuv's loop_count
+ * benchmark, at any sampling rate.  A table of its own, with nothing in it, keeps none of the
+ * program's files open either (a pipe the program closes still ends).  Linux 5.9 and later;
+ * before that the table stays shared. */
+static void own_descriptor_table(void)
+{
+#ifdef SYS_close_range
+    syscall(SYS_close_range, 0u, ~0u, SAMPLER_CLOSE_RANGE_UNSHARE);
+#endif
+}
+
 static void *sampler_main(void *arg)
 {
     (void)arg;
+    spanprof__sample_check_proc(); /* while stderr is still there */
+    own_descriptor_table();
     /* Wake on time, not up to 50 µs late (the default slack), which would shift samples. */
     prctl(PR_SET_TIMERSLACK, 1UL, 0UL, 0UL, 0UL);
     uint64_t period = 1000000000u / spanprof__collect.sample_hz;
