@@ -157,9 +157,11 @@ static int push_existing(struct spanprof__thread *t, struct spanprof_site *site,
 }
 
 /* Only what cannot be interrupted by a span of a signal handler runs with the re-entry guard
- * set (spans are then ignored): getting thread data, parking, growing the frame array, creating
- * a node.  The common cold paths (a child missing from the hint, repair after a longjmp) leave
- * the stack consistent at every step, so a handler's spans nest there as anywhere else. */
+ * set (spans are then ignored): parking, growing the frame array, creating a node.  Getting the
+ * thread's data holds signals instead (thread.c): they wait, and their handlers' spans are
+ * recorded in the new data.  The common cold paths (a child missing from the hint, repair after
+ * a longjmp) leave the stack consistent at every step, so a handler's spans nest there as
+ * anywhere else. */
 static void enter_cold(struct spanprof_site *site, uintptr_t cfa, uintptr_t ra, uintptr_t fra)
 {
     if (spanprof__busy(cfa))
@@ -174,12 +176,14 @@ static void enter_cold(struct spanprof_site *site, uintptr_t cfa, uintptr_t ra, 
         if (push_existing(t, site, cfa, ra, fra))
             return;
     }
-    struct spanprof__guard guard = spanprof__guard_enter();
+    /* Before the guard: getting the data holds signals (thread.c), and they must come back only
+     * when the runtime is no longer busy on this thread. */
     if (t == &spanprof__sentinel_thread) {
         t = spanprof__thread_attach();
         if (!t)
-            goto out;
+            return;
     }
+    struct spanprof__guard guard = spanprof__guard_enter();
     if (t->park_depth) {
         if (!is_dead(t->parked_top, cfa, ra, fra) || t->parked_top == t->frames) {
             SPANPROF_PUBLISH(t->park_depth, t->park_depth + 1);
