@@ -324,11 +324,12 @@ static inline __attribute__((always_inline)) void spanprof__guard_leave(struct s
 }
 
 /* The guard with every signal of this thread held as well, for the rare paths that create what
- * a signal handler's spans would need (start-up, the thread's data, a site's registration): a
- * signal that comes meanwhile waits, and its handler runs once spanprof__hold_leave has cleared
- * the busy flag, so its spans are recorded instead of being taken for the runtime's own.  Costs
- * two sigprocmask calls (about 0.45 µs on the reference VM), which is why the common cold paths
- * do without.  Holds nest; the outermost one must not sit inside a plain guard, or the signals
+ * a signal handler's spans would need (start-up, the thread's data, a site's registration, a
+ * longer frame array, a histogram, an arena chunk): a signal that comes meanwhile waits, and its
+ * handler runs once spanprof__hold_leave has cleared the busy flag, so its spans are recorded
+ * instead of being taken for the runtime's own.  Costs two sigprocmask calls (about 0.45 µs on
+ * the reference VM), which is why the common cold paths and node creation (calltree.c) do
+ * without.  Holds nest; the outermost one must not sit inside a plain guard, or the signals
  * come back while the runtime is still busy.  Always inline, like the guard, so the busy flag
  * holds the caller's frame.  pthread_sigmask leaves errno alone. */
 struct spanprof__hold {
