@@ -84,14 +84,14 @@ void spanprof__unpark(struct spanprof__thread *t)
  * data: the arrays double, so the ones kept add up to less than the current one. */
 static int grow(struct spanprof__thread *t)
 {
+    struct spanprof__hold hold;
+    spanprof__hold_enter(&hold);
+    /* A handler that landed before the hold may have grown the array already. */
+    int ok = t->top != t->limit;
     size_t cap = t->capacity * 2;
     if (cap > spanprof__flags.max_depth + 1)
         cap = spanprof__flags.max_depth + 1;
-    if (cap <= t->capacity)
-        return 0;
-    struct spanprof__hold hold;
-    spanprof__hold_enter(&hold);
-    struct spanprof__frame *nf = spanprof__map(cap * sizeof *nf);
+    struct spanprof__frame *nf = ok || cap <= t->capacity ? NULL : spanprof__map(cap * sizeof *nf);
     if (nf) {
         struct spanprof__frame *old = t->frames;
         size_t oldcap = t->capacity;
@@ -105,9 +105,10 @@ static int grow(struct spanprof__thread *t)
         t->limit = nf + cap - 1;
         if (!spanprof__flags.frames_shared)
             spanprof__unmap(old, oldcap * sizeof *old);
+        ok = 1;
     }
     spanprof__hold_leave(&hold);
-    return nf != NULL;
+    return ok;
 }
 
 /* Push a frame for an existing child N of the top frame's node (as the hot path does). */

@@ -58,24 +58,28 @@ struct spanprof__thread *spanprof__thread_new(void)
  * own masks keep back, as start-up's, calibration's and the writer thread's creation do — is
  * delivered once the data is this thread's and the runtime no longer busy, and its handler's
  * spans are recorded there.  Earlier, they would find the sentinel and the busy flag, and be
- * ignored. */
+ * ignored.  A handler that landed after the caller saw the sentinel but before the hold has
+ * given the thread its data already: that data is the one returned, not a second. */
 struct spanprof__thread *spanprof__thread_attach(void)
 {
     struct spanprof__hold hold;
     spanprof__hold_enter(&hold);
-    spanprof__start();
-    struct spanprof__thread *t = spanprof__flags.recording ? spanprof__thread_new() : NULL;
-    if (t) {
-        t->start_tick = t->tid == getpid() ? spanprof__g.start_tick : spanprof__clock_now();
-        if (spanprof__hooks.thread_new)
-            spanprof__hooks.thread_new(t);
-        spanprof__lock();
-        t->next = spanprof__g.threads;
-        spanprof__g.threads = t;
-        spanprof__unlock();
-        /* Keys below PTHREAD_KEY_2NDLEVEL_SIZE (32) need no allocation here. */
-        pthread_setspecific(spanprof__g.key, t);
-        spanprof__tls = t;
+    struct spanprof__thread *t = spanprof__tls;
+    if (t == &spanprof__sentinel_thread) {
+        spanprof__start();
+        t = spanprof__flags.recording ? spanprof__thread_new() : NULL;
+        if (t) {
+            t->start_tick = t->tid == getpid() ? spanprof__g.start_tick : spanprof__clock_now();
+            if (spanprof__hooks.thread_new)
+                spanprof__hooks.thread_new(t);
+            spanprof__lock();
+            t->next = spanprof__g.threads;
+            spanprof__g.threads = t;
+            spanprof__unlock();
+            /* Keys below PTHREAD_KEY_2NDLEVEL_SIZE (32) need no allocation here. */
+            pthread_setspecific(spanprof__g.key, t);
+            spanprof__tls = t;
+        }
     }
     spanprof__hold_leave(&hold);
     return t;
