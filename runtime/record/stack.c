@@ -76,12 +76,13 @@ void spanprof__unpark(struct spanprof__thread *t)
     SPANPROF_PUBLISH(t->park_depth, 0);
 }
 
-/* Double the frame array (mmap + copy + munmap rather than mremap).  Signals are held meanwhile
- * (record.h): a handler's spans wait for the new array, in a path taken log2(depth) times and
- * that makes system calls anyway.  When another thread reads the top frame
- * (spanprof__flags.frames_shared: the sampler, which may have loaded the old top just before the
- * move and read its node just after), the old array stays mapped for the life of the thread's
- * data: the arrays double, so the ones kept add up to less than the current one. */
+/* Double the frame array (mmap + copy + munmap rather than mremap); 0 when it cannot (the depth
+ * cap, out of memory).  Signals are held meanwhile (record.h): a handler's spans wait for the
+ * new array, in a path taken log2(depth) times that makes system calls anyway.  When another
+ * thread reads the top frame (spanprof__flags.frames_shared: the sampler, which may have loaded
+ * the old top just before the move and read its node just after), the old array stays mapped
+ * for the life of the thread's data: the arrays double, so the ones kept add up to less than
+ * the current one. */
 static int grow(struct spanprof__thread *t)
 {
     struct spanprof__hold hold;
@@ -157,8 +158,8 @@ static int push_existing(struct spanprof__thread *t, struct spanprof_site *site,
     return 0;
 }
 
-/* The rare paths that a signal handler's spans must not interleave with hold signals
- * (record.h): getting the thread's data (thread.c), growing the frame array, a histogram's
+/* Signals are held (record.h) on the rare paths that a signal handler's spans must not
+ * interleave with: getting the thread's data (thread.c), growing the frame array, a histogram's
  * creation (histogram.c), a new arena chunk (arena.c).  A signal waits there, and its handler's
  * spans are recorded once the path is done.  Creating a node allows for a handler running in
  * the middle (calltree.c), as do the common cold paths (a child missing from the hint, repair
