@@ -57,9 +57,9 @@ struct spanprof__thread *spanprof__thread_new(void)
  * span), to the publication of the data: a signal that comes meanwhile — or that the runtime's
  * own masks keep back, as start-up's, calibration's and the writer thread's creation do — is
  * delivered once the data is this thread's and the runtime no longer busy, and its handler's
- * spans are recorded there.  Earlier, they would find the sentinel and the busy flag, and be
- * ignored.  A handler that landed after the caller saw the sentinel but before the hold has
- * given the thread its data already: that data is the one returned, not a second. */
+ * spans are recorded there (delivered any sooner, they would find the sentinel and the busy
+ * flag, and be ignored).  A handler that landed after the caller saw the sentinel but before
+ * the hold has given the thread its data already: that data is the one returned, not a second. */
 struct spanprof__thread *spanprof__thread_attach(void)
 {
     struct spanprof__hold hold;
