@@ -13,6 +13,9 @@
 #               span in a constructor that runs before the runtime's) while start-up and its
 #               calibration run.  The handler's runs must equal its span's calls in the default,
 #               count and sample modes; each run three times, the landings varying.
+#   sigpaths    the 10 kHz handler while the program creates new call paths all the time: the
+#               handler lands while nodes are made, under the same parent as its own often; its
+#               runs must equal its spans' calls (default, count, sample, histogram modes).
 # The handler's run count varies from run to run: where it equals the span's calls it is printed
 # as H; stacks of the handler that have the shape above are left out (which of them occur varies).
 #
@@ -60,6 +63,8 @@ check() {
     keep=.
     # The loop's counts depend on where the jumps landed: only the spans after it are exact.
     [ "$name" = siglongjmp ] && keep='^(span (after|after_child|handler) |anomaly|threads|stack after)'
+    # A hundred thousand call paths: their counts only.
+    [ "$name" = sigpaths ] && keep='^(span |anomaly|threads)'
     normalise "$dir" "$keep" >"$dir/actual"
     compare_expected "$expected" "$label" "$dir/actual" "run: $* $exe $args"
 }
@@ -101,6 +106,17 @@ for level in ${LEVELS:--O0 -O2}; do
     if selected siglongjmp && build_signal_sample "$here/siglongjmp.c" "$work/$level/siglongjmp"; then
         for run in 1 2 3; do
             check siglongjmp siglongjmp "$level run $run" "$work/$level/siglongjmp" 200000 X=1
+        done
+    fi
+    if selected sigpaths && build_signal_sample "$here/sigpaths.c" "$work/$level/sigpaths"; then
+        for mode in default count sample histogram; do
+            case $mode in
+            default) set -- X=1 ;;
+            count) set -- SPANPROF=count ;;
+            sample) set -- SPANPROF=sample SPANPROF_SAMPLE_HZ=10000 ;;
+            histogram) set -- SPANPROF_HISTOGRAM=1 ;;
+            esac
+            check sigpaths sigpaths "$level $mode" "$work/$level/sigpaths" 65536 "$@"
         done
     fi
     if selected sigstartup && build_signal_sample "$here/sigstartup.c" "$work/$level/sigstartup" &&
