@@ -68,14 +68,38 @@ static int next_chunk(struct spanprof__arena *a, size_t size)
     return 1;
 }
 
+/* A new chunk, under a hold (record.h): a signal handler's allocations must not interleave with
+ * the move, and the mmap is a system call anyway.  One of them may have moved the arena between
+ * the caller's look and the hold: then there may be room again. */
+static void *alloc_in_new_chunk(struct spanprof__arena *a, size_t size)
+{
+    struct spanprof__hold hold;
+    spanprof__hold_enter(&hold);
+    char *r = NULL;
+    if ((uintptr_t)a->end - (uintptr_t)a->cur >= size || next_chunk(a, size)) {
+        r = a->cur;
+        a->cur = r + size;
+    }
+    spanprof__hold_leave(&hold);
+    return r;
+}
+
+/* A signal handler on the owner's thread may allocate from the same arena (its spans create
+ * nodes, calltree.c) between any two instructions here, and runs to its end before this code
+ * goes on: so the bump is a compare-and-swap, which fails, and is retried, when the handler
+ * moved cur meanwhile.  cur is read first (acquire: end is read after it), and if the handler
+ * moved to another chunk after that read, the swap fails however end compares. */
 void *spanprof__arena_alloc(struct spanprof__arena *a, size_t size)
 {
     size = (size + 63) & ~(size_t)63; /* nodes are one cache line each */
-    if ((size_t)(a->end - a->cur) < size && !next_chunk(a, size))
-        return NULL;
-    void *r = a->cur;
-    a->cur += size;
-    return r;
+    char *cur = __atomic_load_n(&a->cur, __ATOMIC_ACQUIRE);
+    for (;;) {
+        if ((uintptr_t)__atomic_load_n(&a->end, __ATOMIC_RELAXED) - (uintptr_t)cur < size)
+            return alloc_in_new_chunk(a, size);
+        if (__atomic_compare_exchange_n(&a->cur, &cur, cur + size, 0, __ATOMIC_ACQUIRE,
+                                        __ATOMIC_ACQUIRE))
+            return cur;
+    }
 }
 
 /* Zeroes only what was handed out: pages never touched stay untouched (and out of the RSS). */

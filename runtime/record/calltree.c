@@ -25,24 +25,35 @@ void spanprof__child_cache_reset(struct spanprof__thread *t)
 }
 
 /* Finds or creates PARENT's child for SITE.  Only T's own thread calls this for T's tree (or a
- * test building a tree by hand); other threads may be reading the list concurrently, so a new
- * node is fully built before it is published with a release store. */
+ * test building a tree by hand), without signals held: a signal handler on the thread may run
+ * between any two of its instructions, and create nodes of its own — under the same parent too —
+ * before this goes on (the arena's allocation allows for it, arena.c).  So the new node is
+ * linked in with a compare-and-swap; when the handler linked children meanwhile, those are
+ * searched for SITE first (a node of the handler's is taken, and ours, never linked, is left
+ * unused).  Other threads may be reading the list concurrently: a new node is fully built before
+ * it is published with a release. */
 struct spanprof__node *spanprof__tree_child(struct spanprof__thread *t,
                                             struct spanprof__node *parent,
                                             const struct spanprof_site *site, size_t ext)
 {
-    struct spanprof__node *c;
-    for (c = parent->first_child; c; c = c->next_sibling)
+    struct spanprof__node *head = __atomic_load_n(&parent->first_child, __ATOMIC_ACQUIRE), *c;
+    for (c = head; c; c = c->next_sibling)
         if (c->site == site)
             return c;
     /* Collectors' per-node data sits right behind the node, zeroed (fresh mmap). */
-    c = spanprof__arena_alloc(&t->arena, sizeof *c + ext);
-    if (!c)
+    struct spanprof__node *n = spanprof__arena_alloc(&t->arena, sizeof *n + ext);
+    if (!n)
         return NULL;
-    spanprof__node_init(c, site, parent);
-    c->next_sibling = parent->first_child;
-    __atomic_store_n(&parent->first_child, c, __ATOMIC_RELEASE);
-    return c;
+    spanprof__node_init(n, site, parent);
+    for (;;) {
+        n->next_sibling = head;
+        if (__atomic_compare_exchange_n(&parent->first_child, &head, n, 0, __ATOMIC_RELEASE,
+                                        __ATOMIC_ACQUIRE))
+            return n;
+        for (c = head; c != n->next_sibling; c = c->next_sibling)
+            if (c->site == site)
+                return c;
+    }
 }
 
 void spanprof__tree_walk(struct spanprof__node *root, spanprof__pre_fn pre,

@@ -8,15 +8,12 @@
 #define TABLE_MIN ((size_t)64)
 
 /* Only T's own thread calls this (from the cold enter path), so nothing else writes T's table;
- * the writer reads it concurrently, hence the release stores. */
-int spanprof__hist_attach(struct spanprof__thread *t, const struct spanprof_site *site)
+ * the writer reads it concurrently, hence the release stores.  A creation runs with signals held
+ * (record.h): a handler's spans on this thread may need a histogram too, and their table growth
+ * must not interleave with this one (the table one of them left would be lost). */
+static int attach(struct spanprof__thread *t, size_t id, const struct spanprof_site *site)
 {
     struct spanprof__hist_table *tab = t->hists;
-    /* The id was written (by whichever thread registered the site) before the state was published
-     * with a release store (site.c); the entry points read the state relaxed, so acquire it here,
-     * once per thread and site, before reading the id. */
-    (void)__atomic_load_n(&site->state, __ATOMIC_ACQUIRE);
-    size_t id = site->id;
     if (!tab || id >= tab->cap) {
         size_t cap = tab ? tab->cap : TABLE_MIN;
         while (cap <= id)
@@ -40,6 +37,23 @@ int spanprof__hist_attach(struct spanprof__thread *t, const struct spanprof_site
     h->site = site;
     __atomic_store_n(&tab->v[id], h, __ATOMIC_RELEASE);
     return 1;
+}
+
+int spanprof__hist_attach(struct spanprof__thread *t, const struct spanprof_site *site)
+{
+    /* The id was written (by whichever thread registered the site) before the state was published
+     * with a release store (site.c); the entry points read the state relaxed, so acquire it here
+     * before reading the id. */
+    (void)__atomic_load_n(&site->state, __ATOMIC_ACQUIRE);
+    size_t id = site->id;
+    const struct spanprof__hist_table *tab = t->hists;
+    if (tab && id < tab->cap && tab->v[id]) /* a later node of the site: no system call */
+        return 1;
+    struct spanprof__hold hold;
+    spanprof__hold_enter(&hold);
+    int ok = attach(t, id, site);
+    spanprof__hold_leave(&hold);
+    return ok;
 }
 
 void spanprof__hist_reset(struct spanprof__thread *t)

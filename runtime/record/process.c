@@ -55,9 +55,11 @@ static void run_start_stages(void)
  * ran spans meanwhile on this thread would find the runtime busy and lose them, or, landing
  * before the busy flag is set, re-enter pthread_once and wait for itself forever.  A signal that
  * arrives meanwhile waits the few hundred microseconds start-up takes and is delivered when the
- * mask comes back, its spans recorded.  (A standard signal sent twice in that window is
- * delivered once, as POSIX allows for any blocked signal; real-time signals queue.  A fault
- * while blocked still ends the process.)  Once started, one load. */
+ * mask comes back, its spans recorded (run from a span's first sight, start-up is inside that
+ * path's hold, record.h, which keeps the signal until the runtime is no longer busy).  (A
+ * standard signal sent twice in that window is delivered once, as POSIX allows for any blocked
+ * signal; real-time signals queue.  A fault while blocked still ends the process.)  Once
+ * started, one load. */
 void spanprof__start(void)
 {
     if (__atomic_load_n(&started, __ATOMIC_ACQUIRE))

@@ -191,9 +191,12 @@ static uint32_t register_span(struct spanprof_site *site, uintptr_t fra)
     return st;
 }
 
+/* Under a hold (record.h): a handler that lands meanwhile, while this thread holds the lock or
+ * runs start-up from here, waits for the state to be published and then records its spans. */
 uint32_t spanprof__site_register(struct spanprof_site *site, uintptr_t fra)
 {
-    struct spanprof__guard guard = spanprof__guard_enter();
+    struct spanprof__hold hold;
+    spanprof__hold_enter(&hold);
     spanprof__start();
     spanprof__lock();
     uint32_t st = site->state;
@@ -211,7 +214,7 @@ uint32_t spanprof__site_register(struct spanprof_site *site, uintptr_t fra)
         __atomic_store_n(&site->state, st, __ATOMIC_RELEASE);
     }
     spanprof__unlock();
-    spanprof__guard_leave(guard);
+    spanprof__hold_leave(&hold);
     return st;
 }
 

@@ -76,38 +76,40 @@ void spanprof__unpark(struct spanprof__thread *t)
     SPANPROF_PUBLISH(t->park_depth, 0);
 }
 
-/* Double the frame array (mmap + copy + munmap rather than mremap, so a signal handler on this
- * thread that still holds the old top only ever sees mapped memory... until the munmap; the
- * window is a few instructions in a path taken log2(depth) times).  When another thread reads
- * the top frame (spanprof__flags.frames_shared: the sampler, which may have loaded the old top
- * just before the move and read its node just after), the old array stays mapped for the life of
- * the thread's data: the arrays double, so the ones kept add up to less than the current one. */
+/* Double the frame array (mmap + copy + munmap rather than mremap); 0 when it cannot (the depth
+ * cap, out of memory).  Signals are held meanwhile (record.h): a handler's spans wait for the
+ * new array, in a path taken log2(depth) times that makes system calls anyway.  When another
+ * thread reads the top frame (spanprof__flags.frames_shared: the sampler, which may have loaded
+ * the old top just before the move and read its node just after), the old array stays mapped
+ * for the life of the thread's data: the arrays double, so the ones kept add up to less than
+ * the current one. */
 static int grow(struct spanprof__thread *t)
 {
+    struct spanprof__hold hold;
+    spanprof__hold_enter(&hold);
+    /* A handler that landed before the hold may have grown the array already. */
+    int ok = t->top != t->limit;
     size_t cap = t->capacity * 2;
     if (cap > spanprof__flags.max_depth + 1)
         cap = spanprof__flags.max_depth + 1;
-    if (cap <= t->capacity)
-        return 0;
-    struct spanprof__frame *nf = spanprof__map(cap * sizeof *nf);
-    if (!nf)
-        return 0;
-    struct spanprof__frame *old = t->frames;
-    size_t oldcap = t->capacity;
-    size_t depth = (size_t)(t->top - old);
-    /* Order for a signal handler running spans meanwhile: while top == limit (the old array is
-     * full) its spans come to the cold path and are ignored (busy); once top moves to the new
-     * array, the old limit can no longer equal it and the handler pushes into the new array. */
-    memcpy(nf, old, oldcap * sizeof *nf);
-    SPANPROF_PUBLISH(t->frames, nf);
-    SPANPROF_PUBLISH(t->capacity, cap);
-    __atomic_signal_fence(__ATOMIC_SEQ_CST);
-    SPANPROF_PUBLISH(t->top, nf + depth);
-    __atomic_signal_fence(__ATOMIC_SEQ_CST);
-    t->limit = nf + cap - 1;
-    if (!spanprof__flags.frames_shared)
-        spanprof__unmap(old, oldcap * sizeof *old);
-    return 1;
+    struct spanprof__frame *nf = ok || cap <= t->capacity ? NULL : spanprof__map(cap * sizeof *nf);
+    if (nf) {
+        struct spanprof__frame *old = t->frames;
+        size_t oldcap = t->capacity;
+        size_t depth = (size_t)(t->top - old);
+        memcpy(nf, old, oldcap * sizeof *nf);
+        SPANPROF_PUBLISH(t->frames, nf);
+        SPANPROF_PUBLISH(t->capacity, cap);
+        __atomic_signal_fence(__ATOMIC_SEQ_CST);
+        SPANPROF_PUBLISH(t->top, nf + depth);
+        __atomic_signal_fence(__ATOMIC_SEQ_CST);
+        t->limit = nf + cap - 1;
+        if (!spanprof__flags.frames_shared)
+            spanprof__unmap(old, oldcap * sizeof *old);
+        ok = 1;
+    }
+    spanprof__hold_leave(&hold);
+    return ok;
 }
 
 /* Push a frame for an existing child N of the top frame's node (as the hot path does). */
@@ -156,10 +158,15 @@ static int push_existing(struct spanprof__thread *t, struct spanprof_site *site,
     return 0;
 }
 
-/* Only what cannot be interrupted by a span of a signal handler runs with the re-entry guard
- * set (spans are then ignored): getting thread data, parking, growing the frame array, creating
- * a node.  The common cold paths (a child missing from the hint, repair after a longjmp) leave
- * the stack consistent at every step, so a handler's spans nest there as anywhere else. */
+/* Signals are held (record.h) on the rare paths that a signal handler's spans must not
+ * interleave with: getting the thread's data (thread.c), growing the frame array, a histogram's
+ * creation (histogram.c), a new arena chunk (arena.c).  A signal waits there, and its handler's
+ * spans are recorded once the path is done.  Creating a node allows for a handler running in
+ * the middle (calltree.c), as do the common cold paths (a child missing from the hint, repair
+ * after a longjmp), which leave the stack consistent at every step: a handler's spans nest
+ * there as anywhere else.  Only parking runs with the plain re-entry guard (spans of a handler
+ * then are ignored): it happens past the depth cap or out of memory, where entries go uncounted
+ * anyway. */
 static void enter_cold(struct spanprof_site *site, uintptr_t cfa, uintptr_t ra, uintptr_t fra)
 {
     if (spanprof__busy(cfa))
@@ -174,38 +181,41 @@ static void enter_cold(struct spanprof_site *site, uintptr_t cfa, uintptr_t ra, 
         if (push_existing(t, site, cfa, ra, fra))
             return;
     }
-    struct spanprof__guard guard = spanprof__guard_enter();
     if (t == &spanprof__sentinel_thread) {
         t = spanprof__thread_attach();
         if (!t)
-            goto out;
+            return;
     }
     if (t->park_depth) {
-        if (!is_dead(t->parked_top, cfa, ra, fra) || t->parked_top == t->frames) {
+        struct spanprof__guard guard = spanprof__guard_enter();
+        int parked = !is_dead(t->parked_top, cfa, ra, fra) || t->parked_top == t->frames;
+        if (parked) {
             SPANPROF_PUBLISH(t->park_depth, t->park_depth + 1);
             spanprof__count_add(&t->overflow, 1);
-            goto out;
+        } else {
+            /* A longjmp left the parked entries: they will never exit. */
+            spanprof__count_add(&t->abandoned, t->park_depth);
+            spanprof__unpark(t);
         }
-        /* A longjmp left the parked entries: they will never exit. */
-        spanprof__count_add(&t->abandoned, t->park_depth);
-        spanprof__unpark(t);
+        spanprof__guard_leave(guard);
+        if (parked)
+            return;
     }
     repair(t, cfa, ra, fra);
-    if (t->top == t->limit && !grow(t)) {
-        park(t);
-        goto out;
-    }
     /* The exit fast path takes the thread's histogram for the site without a test: it must
-     * exist before the site's first node on this thread can be pushed. */
+     * exist before the site's first node on this thread can be pushed.  A handler that runs
+     * between these steps leaves the stack as it found it (or a longer array: push reads top
+     * again). */
     struct spanprof__node *n = NULL;
-    if (!spanprof__flags.histogram || spanprof__hist_attach(t, site))
+    if ((t->top != t->limit || grow(t)) &&
+        (!spanprof__flags.histogram || spanprof__hist_attach(t, site)))
         n = spanprof__tree_child(t, t->top->node, site, spanprof__flags.node_ext);
-    if (!n) {
-        park(t);
-        goto out;
+    if (n) {
+        push(t, n, cfa, ra, fra);
+        return;
     }
-    push(t, n, cfa, ra, fra);
-out:
+    struct spanprof__guard guard = spanprof__guard_enter();
+    park(t);
     spanprof__guard_leave(guard);
 }
 

@@ -53,24 +53,35 @@ struct spanprof__thread *spanprof__thread_new(void)
     return t;
 }
 
+/* Signals are held (record.h) from before start-up, which may run from here (the process's first
+ * span), to the publication of the data: a signal that comes meanwhile — or that the runtime's
+ * own masks keep back, as start-up's, calibration's and the writer thread's creation do — is
+ * delivered once the data is this thread's and the runtime no longer busy, and its handler's
+ * spans are recorded there (delivered any sooner, they would find the sentinel and the busy
+ * flag, and be ignored).  A handler that landed after the caller saw the sentinel but before
+ * the hold has given the thread its data already: that data is the one returned, not a second. */
 struct spanprof__thread *spanprof__thread_attach(void)
 {
-    spanprof__start();
-    if (!spanprof__flags.recording)
-        return NULL;
-    struct spanprof__thread *t = spanprof__thread_new();
-    if (!t)
-        return NULL;
-    t->start_tick = t->tid == getpid() ? spanprof__g.start_tick : spanprof__clock_now();
-    if (spanprof__hooks.thread_new)
-        spanprof__hooks.thread_new(t);
-    spanprof__lock();
-    t->next = spanprof__g.threads;
-    spanprof__g.threads = t;
-    spanprof__unlock();
-    /* Keys below PTHREAD_KEY_2NDLEVEL_SIZE (32) need no allocation here. */
-    pthread_setspecific(spanprof__g.key, t);
-    spanprof__tls = t;
+    struct spanprof__hold hold;
+    spanprof__hold_enter(&hold);
+    struct spanprof__thread *t = spanprof__tls;
+    if (t == &spanprof__sentinel_thread) {
+        spanprof__start();
+        t = spanprof__flags.recording ? spanprof__thread_new() : NULL;
+        if (t) {
+            t->start_tick = t->tid == getpid() ? spanprof__g.start_tick : spanprof__clock_now();
+            if (spanprof__hooks.thread_new)
+                spanprof__hooks.thread_new(t);
+            spanprof__lock();
+            t->next = spanprof__g.threads;
+            spanprof__g.threads = t;
+            spanprof__unlock();
+            /* Keys below PTHREAD_KEY_2NDLEVEL_SIZE (32) need no allocation here. */
+            pthread_setspecific(spanprof__g.key, t);
+            spanprof__tls = t;
+        }
+    }
+    spanprof__hold_leave(&hold);
     return t;
 }
 
