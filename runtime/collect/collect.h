@@ -112,15 +112,21 @@ int spanprof__res_thread_merge(struct spanprof__thread *group, struct spanprof__
 /* ---- sample_data.c: SPANPROF=sample's figures per node and per thread ---- */
 /* Behind each node (after struct spanprof__res_node when that is there too). */
 struct spanprof__sample_node {
-    uint64_t wall_ns, cpu_ns, samples;          /* self: written by the sampler only (relaxed
-                                                 * atomic adds), read by the writers */
+    uint64_t wall_ns, cpu_on_ns, samples;       /* self: written by the sampler only (relaxed
+                                                 * atomic adds), read by the writers; cpu_on_ns
+                                                 * the stretches that found the thread on a CPU */
+    uint64_t cpu_ns;                            /* self CPU time: cpu_on_ns scaled to the
+                                                 * thread's CPU clock by a write, under the
+                                                 * process lock (spanprof__sample_sums) */
     uint64_t wall_incl, cpu_incl, samples_incl; /* the node's subtree: computed by a write,
                                                  * under the process lock (spanprof__sample_sums) */
 };
-/* The sampler's state for one thread (reached through spanprof__thread.sample). */
+/* The sampler's state for one thread (reached through spanprof__thread.sample; sampler only). */
 struct spanprof__sample_thread {
-    uint64_t last_wall_ns, last_cpu_ns; /* at its previous sample (sampler only) */
-    uint64_t pending_cpu_ns;             /* CPU time measured, not charged yet (sampler only) */
+    uint64_t last_wall_ns, last_cpu_ns; /* at its previous sample */
+    uint64_t cpu_used_ns;                /* CPU time it used since sampling began */
+    uint64_t cpu_on_ns;                  /* the stretches charged as on a CPU meanwhile */
+    uint64_t cpu_before_ns;              /* the main thread: CPU time before its first span */
     int cpu_clock;                       /* the thread's CPU-time clock (a clockid_t) */
     struct spanprof__sample_node root;   /* samples outside every span */
 };
@@ -136,7 +142,8 @@ void spanprof__sample_layout(void);
 void spanprof__sample_thread_new(struct spanprof__thread *t);
 /* In a fork child: T's figures back to zero, its clocks read anew. */
 void spanprof__sample_fork_child(struct spanprof__thread *t);
-/* Fills every node's *_incl figures of T from the self ones (under the process lock). */
+/* Fills every node's cpu_ns and *_incl figures of T from the self ones (under the process
+ * lock). */
 void spanprof__sample_sums(struct spanprof__thread *t);
 /* Adds the self figures of SRC into DST: this collector's bytes behind two nodes of one stack,
  * when an ended thread's node is merged into its group's (a spanprof__node_merge_fn). */
@@ -146,9 +153,6 @@ void spanprof__sample_node_merge(void *dst_ext, const void *src_ext);
 void spanprof__sample_thread_merge(struct spanprof__thread *dst, const struct spanprof__thread *src);
 /* One sample of every live registered thread (takes the process lock). */
 void spanprof__sample_pass(void);
-/* Warns once when /proc/self/task cannot tell whether a thread runs (the sampler thread, before
- * it lets go of the process's descriptors). */
-void spanprof__sample_check_proc(void);
 
 /* ---- sampler.c: the sampler thread ---- */
 /* Starts it, and restarts it in every fork child; 0 when it could not be created (after a

@@ -4,19 +4,27 @@
  * from the sampler thread (sampler.c), which wakes SPANPROF_SAMPLE_HZ times a second and, for
  * every live registered thread, reads its top frame's node and charges it
  *  - the wall time since that thread's previous sample (measured, so a late wake-up or a pass
- *    held up by a write is still charged in full),
- *  - the thread's CPU time since then (its per-thread CPU clock, which Linux lets any thread of
- *    the process read: the clock id is built from the tid, as glibc's pthread_getcpuclockid
- *    does; one system call per thread and sample) — but only if the thread is running (or
- *    runnable) at the sample, and then at most the interval since the previous one: CPU time
- *    used before a span started to wait (a sleep, a lock, I/O) is not that span's, so it is kept
- *    for the next samples that find the thread running (charge_cpu_now, sample_thread),
- *  - one sample.
+ *    held up by a write is still charged in full), and one sample;
+ *  - if the thread is on a CPU at that moment, the same stretch as CPU time.  Samples are
+ *    instants on the sampler's clock, which keeps no step with the program, so the stretches
+ *    charged to a span add up, on average, to the time the thread spent on a CPU in it: a span
+ *    asleep, blocked or waiting for a CPU behind other work gets none, one shorter than the
+ *    period gets its share of the samples, and CPU time used before a wait never lands on the
+ *    waiting span.  A sample that finds the thread off the CPU because the sampler itself took
+ *    that CPU from it is lost, wherever the thread is; so the stretches are scaled by a write
+ *    (spanprof__sample_sums): each thread's spans share the CPU time its CPU clock says it used,
+ *    in the proportion of their stretches.  The instants are the program's own only if the
+ *    sampler runs the moment it wakes, whatever else the machine runs: sampler.c asks for a
+ *    real-time priority for that, where the process may have it.
+ * Whether a thread is on a CPU: its CPU clock (which Linux lets any thread of the process read:
+ * the clock id is built from the tid, as glibc's pthread_getcpuclockid does) moved since its
+ * previous sample and moves between two reads, one system call each (the second only when the
+ * first found it moved).  Nothing is sent to the thread: no signal, no EINTR.
  * A thread outside every span is charged to its root (the time SPANPROF_IDLE shows), and so is
- * the main thread's time from the process's start to its first span.  The
- * figures live behind each node (struct spanprof__sample_node); the sampler is their only writer
- * (relaxed atomic adds), the writers read them under the process lock, which a pass holds too,
- * so a write never sees half a pass.
+ * the main thread's time from the process's start to its first span.  The figures live behind
+ * each node (struct spanprof__sample_node); the sampler is their only writer (relaxed atomic
+ * adds), the writers read them under the process lock, which a pass holds too, so a write never
+ * sees half a pass.
  *
  * Reading another thread's top frame: the owner publishes top with a relaxed store after writing
  * the frame (x86 keeps the order; the frame's node is a valid node pointer in any case: slots
@@ -27,7 +35,6 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -65,7 +72,7 @@ static void restart(struct spanprof__sample_thread *st, struct spanprof__thread 
     st->cpu_clock = thread_cpu_clock(t->tid);
     st->last_cpu_ns = clock_ns(CLOCK_THREAD_CPUTIME_ID, &ok);
     st->last_wall_ns = wall;
-    st->pending_cpu_ns = 0;
+    st->cpu_used_ns = st->cpu_on_ns = st->cpu_before_ns = 0;
     errno = saved_errno;
 }
 
@@ -81,7 +88,7 @@ void spanprof__sample_thread_new(struct spanprof__thread *t)
      * otherwise charge it all to the span that thread is in by then). */
     if (t->tid == getpid()) {
         st->root.wall_ns = now > spanprof__g.start_mono_ns ? now - spanprof__g.start_mono_ns : 0;
-        st->root.cpu_ns = st->last_cpu_ns;
+        st->cpu_before_ns = st->last_cpu_ns;
     }
     t->sample = st;
 }
@@ -105,10 +112,23 @@ void spanprof__sample_fork_child(struct spanprof__thread *t)
 
 /* Pre-order: a node's subtree starts with its own figures; post-order: it adds into its
  * parent's (the root's are its own, in struct spanprof__sample_thread). */
+/* A thread's stretches on a CPU, as CPU time: its CPU clock over the stretches charged. */
+static double cpu_scale(const struct spanprof__sample_thread *st)
+{
+    uint64_t on = __atomic_load_n(&st->cpu_on_ns, __ATOMIC_RELAXED);
+    return on ? (double)__atomic_load_n(&st->cpu_used_ns, __ATOMIC_RELAXED) / (double)on : 0;
+}
+
+static uint64_t scaled(const uint64_t *on, double scale)
+{
+    return (uint64_t)((double)__atomic_load_n(on, __ATOMIC_RELAXED) * scale + 0.5);
+}
+
 static int sums_pre(struct spanprof__node *n, size_t depth, void *ctx)
 {
-    (void)depth, (void)ctx;
+    (void)depth;
     struct spanprof__sample_node *s = spanprof__sample_of(n);
+    s->cpu_ns = scaled(&s->cpu_on_ns, *(const double *)ctx);
     s->wall_incl = __atomic_load_n(&s->wall_ns, __ATOMIC_RELAXED);
     s->cpu_incl = __atomic_load_n(&s->cpu_ns, __ATOMIC_RELAXED);
     s->samples_incl = __atomic_load_n(&s->samples, __ATOMIC_RELAXED);
@@ -129,7 +149,15 @@ static void sums_post(struct spanprof__node *n, size_t depth, void *ctx)
 
 void spanprof__sample_sums(struct spanprof__thread *t)
 {
-    spanprof__tree_walk(&t->root, sums_pre, sums_post, NULL);
+    struct spanprof__sample_thread *st = t->sample;
+    double scale = st ? cpu_scale(st) : 0;
+    spanprof__tree_walk(&t->root, sums_pre, sums_post, &scale);
+    if (!st)
+        return;
+    /* CPU time that no sample found the thread using (a thread too short-lived to be seen on a
+     * CPU) is outside every span: nowhere else to put it. */
+    st->root.cpu_ns = st->cpu_before_ns + (st->cpu_on_ns ? scaled(&st->root.cpu_on_ns, scale)
+                                                         : st->cpu_used_ns);
 }
 
 static void add(uint64_t *p, uint64_t v)
@@ -144,7 +172,7 @@ void spanprof__sample_node_merge(void *dst_ext, const void *src_ext)
     /* Relaxed atomic adds: a writer may read DST meanwhile.  The *_incl figures are recomputed
      * by the next write. */
     add(&d->wall_ns, __atomic_load_n(&s->wall_ns, __ATOMIC_RELAXED));
-    add(&d->cpu_ns, __atomic_load_n(&s->cpu_ns, __ATOMIC_RELAXED));
+    add(&d->cpu_on_ns, __atomic_load_n(&s->cpu_on_ns, __ATOMIC_RELAXED));
     add(&d->samples, __atomic_load_n(&s->samples, __ATOMIC_RELAXED));
 }
 
@@ -156,11 +184,15 @@ void spanprof__sample_thread_merge(struct spanprof__thread *dst, const struct sp
         dst->sample = spanprof__arena_alloc(&dst->arena, sizeof *dst->sample);
     if (!dst->sample)
         return;
-    struct spanprof__sample_node *d = &dst->sample->root;
-    const struct spanprof__sample_node *s = &src->sample->root;
-    add(&d->wall_ns, __atomic_load_n(&s->wall_ns, __ATOMIC_RELAXED));
-    add(&d->cpu_ns, __atomic_load_n(&s->cpu_ns, __ATOMIC_RELAXED));
-    add(&d->samples, __atomic_load_n(&s->samples, __ATOMIC_RELAXED));
+    /* A group's spans share its threads' CPU time in the proportion of all their stretches. */
+    struct spanprof__sample_thread *d = dst->sample;
+    const struct spanprof__sample_thread *s = src->sample;
+    add(&d->cpu_used_ns, __atomic_load_n(&s->cpu_used_ns, __ATOMIC_RELAXED));
+    add(&d->cpu_on_ns, __atomic_load_n(&s->cpu_on_ns, __ATOMIC_RELAXED));
+    add(&d->cpu_before_ns, __atomic_load_n(&s->cpu_before_ns, __ATOMIC_RELAXED));
+    add(&d->root.wall_ns, __atomic_load_n(&s->root.wall_ns, __ATOMIC_RELAXED));
+    add(&d->root.cpu_on_ns, __atomic_load_n(&s->root.cpu_on_ns, __ATOMIC_RELAXED));
+    add(&d->root.samples, __atomic_load_n(&s->root.samples, __ATOMIC_RELAXED));
 }
 
 /* T's current innermost span's node, or NULL outside every span.  A parked thread (past the depth
@@ -187,78 +219,34 @@ __attribute__((no_sanitize_thread)) static void sampler_add(uint64_t *p, uint64_
     __atomic_add_fetch(p, v, __ATOMIC_RELAXED);
 }
 
-/* Whether thread TID is running or waiting for a CPU now (state R in /proc: 1), or not (asleep,
- * blocked, stopped: 0); -1 when /proc cannot tell.  ~7 µs: open, read, close — no descriptor is
- * kept, as a program may close descriptors it did not open and reuse their numbers. */
-static int thread_running(pid_t tid)
+/* Whether the thread of ST is on a CPU now: its CPU clock moved since its previous sample, and
+ * moves again between two reads.  The CPU time it used since then is counted into ST. */
+static int on_cpu(struct spanprof__sample_thread *st)
 {
-    char path[48], buf[256];
-    snprintf(path, sizeof path, "/proc/self/task/%d/stat", (int)tid);
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return -1;
-    ssize_t n = read(fd, buf, sizeof buf - 1);
-    close(fd);
-    if (n <= 0)
-        return -1;
-    buf[n] = '\0';
-    /* "tid (comm) S ...": the name may hold spaces and parentheses, the state follows the last
-     * ") " (a name longer than the buffer leaves no state to read: unknown). */
-    const char *close_paren = strrchr(buf, ')');
-    if (!close_paren || close_paren[1] != ' ' || !close_paren[2])
-        return -1;
-    return close_paren[2] == 'R';
-}
-
-/* At most this many /proc reads per pass (~60 µs): with many threads that work in short bursts
- * and wait in between, the rest of a pass charges them as if they were running. */
-#define STATE_READS_PER_PASS 8
-static unsigned state_reads; /* this pass's (sampler only) */
-
-/* Whether the DCPU of CPU time a thread used over the DWALL since its previous sample goes to the
- * span it is in now.  Nothing to charge without CPU time; a thread busy almost all that time is
- * running (at most a 64th of the interval, spent before a wait that began just now, lands on
- * the waiting span); otherwise /proc says whether it runs now. */
-static int charge_cpu_now(pid_t tid, uint64_t dcpu, uint64_t dwall)
-{
-    if (dcpu == 0)
+    int ok;
+    uint64_t cpu = clock_ns(st->cpu_clock, &ok); /* fails only once the thread is gone */
+    if (!ok || cpu <= st->last_cpu_ns)
         return 0;
-    if (dcpu >= dwall - dwall / 64 || state_reads >= STATE_READS_PER_PASS)
-        return 1;
-    state_reads++;
-    return thread_running(tid) != 0; /* unknown (the thread just ended, no /proc): running */
-}
-
-void spanprof__sample_check_proc(void)
-{
-    pid_t self = gettid();
-    if (thread_running(self) < 0)
-        fprintf(stderr, "spanprof: warning: SPANPROF=sample cannot read /proc/self/task/%d/stat "
-                        "(%s): CPU time goes to the span a thread is in at each sample, "
-                        "even one that waits\n", (int)self, strerror(errno ? errno : EIO));
+    uint64_t again = clock_ns(st->cpu_clock, &ok);
+    int moving = ok && again > cpu;
+    uint64_t now = moving ? again : cpu;
+    /* Stores, not adds: the sampler is the only writer; a writer reads them meanwhile. */
+    __atomic_store_n(&st->cpu_used_ns, st->cpu_used_ns + (now - st->last_cpu_ns), __ATOMIC_RELAXED);
+    st->last_cpu_ns = now;
+    return moving;
 }
 
 static void sample_thread(struct spanprof__thread *t, struct spanprof__sample_thread *st)
 {
     uint64_t wall = spanprof__mono_ns();
-    int ok;
-    uint64_t cpu = clock_ns(st->cpu_clock, &ok); /* fails only once the thread is gone */
     uint64_t dwall = wall > st->last_wall_ns ? wall - st->last_wall_ns : 0;
-    uint64_t dcpu = ok && cpu > st->last_cpu_ns ? cpu - st->last_cpu_ns : 0;
     st->last_wall_ns = wall;
-    if (ok)
-        st->last_cpu_ns = cpu;
     struct spanprof__node *n = top_node(t);
     struct spanprof__sample_node *s = n ? spanprof__sample_of(n) : &st->root;
     sampler_add(&s->wall_ns, dwall);
-    /* A sample that finds the thread running charges at most the interval's length: a constant
-     * share per such sample, whatever part of the interval the thread ran in, and so no more CPU
-     * to a span for coming right after a wait (which the whole delta would give it). */
-    st->pending_cpu_ns += dcpu;
-    if (charge_cpu_now(t->tid, dcpu, dwall)) {
-        uint64_t c = st->pending_cpu_ns < dwall ? st->pending_cpu_ns : dwall;
-        sampler_add(&s->cpu_ns, c);
-        st->pending_cpu_ns -= c;
+    if (on_cpu(st)) {
+        sampler_add(&s->cpu_on_ns, dwall);
+        __atomic_store_n(&st->cpu_on_ns, st->cpu_on_ns + dwall, __ATOMIC_RELAXED);
     }
     sampler_add(&s->samples, 1);
 }
@@ -267,7 +255,6 @@ void spanprof__sample_pass(void)
 {
     int saved_errno = errno;
     spanprof__lock();
-    state_reads = 0;
     for (struct spanprof__thread *t = spanprof__g.threads; t; t = t->next) {
         struct spanprof__sample_thread *st = t->sample;
         if (st && !__atomic_load_n(&t->exited, __ATOMIC_ACQUIRE))

@@ -1,5 +1,6 @@
 /* sampler.c — SPANPROF=sample's sampler thread: wakes SPANPROF_SAMPLE_HZ times a second and
- * samples every thread's shadow stack (sample_data.c says what a sample charges).
+ * samples every thread's shadow stack (sample_data.c says what a sample charges), at a real-time
+ * priority where the process may have one (run_at_once).
  *
  * No signals: the sampler reads the stacks from its own thread, so the program's system calls
  * never see EINTR because of sampling.  It blocks every signal, so none meant for the program is
@@ -15,6 +16,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
@@ -51,10 +53,24 @@ static void own_descriptor_table(void)
 #endif
 }
 
+/* The lowest real-time priority, where the process may take it (root, CAP_SYS_NICE or an
+ * RLIMIT_RTPRIO): the sampler then runs the moment it wakes, taking a CPU from whatever runs
+ * there.  As an ordinary thread on a loaded machine it waits for a CPU first, and runs when the
+ * thread it samples blocks or is preempted: its samples then keep step with the program and see
+ * it where it waits.  Beside two busy loops, the CPU split of a 140 µs and a 60 µs span
+ * (69 : 30 by their own clock) came out within 2 points with the priority, 65-71 % without.  A
+ * pass is short (tens of µs) and sleeps on the process lock if a writer holds it; the kernel's
+ * real-time throttling bounds it all the same. */
+static void run_at_once(void)
+{
+    struct sched_param at = {.sched_priority = sched_get_priority_min(SCHED_FIFO)};
+    pthread_setschedparam(pthread_self(), SCHED_FIFO, &at); /* refused: as an ordinary thread */
+}
+
 static void *sampler_main(void *arg)
 {
     (void)arg;
-    spanprof__sample_check_proc(); /* while stderr is still there */
+    run_at_once();
     own_descriptor_table();
     /* Wake on time, not up to 50 µs late (the default slack), which would shift samples. */
     prctl(PR_SET_TIMERSLACK, 1UL, 0UL, 0UL, 0UL);

@@ -13,8 +13,7 @@
 # do not split their time alike);
 # and, sampled and with SPANPROF_CPU=1, the spans' CPU time 0.85 to 1.1 of the process's, the
 # sleeping span charged at most 5 % of its wall time, and each span's share of the spans' CPU
-# time within 5 points of its share by the program's own CPU clock (not yet for the sampled
-# split of accuracy.c's spans, shorter than the period, under load: see test_accuracy).
+# time within 5 points of its share by the program's own CPU clock.
 # Shares are compared (never absolute times), the program's work is measured in wall time (a
 # busy loop on the clock: the same shares under any load), it measures itself too, and an
 # attempt that misses is repeated (at most 3).  sampler_thread.c also runs with
@@ -94,7 +93,7 @@ accuracy_attempt() {
         for mode in 1 sample cpu; do
             grep '^truth \|^cpu \|^cputruth ' "$dir/$mode/stdout" | sed "s/^/$mode /"
             "$PROFDUMP" --times "$dir/$mode/out.$(cat "$dir/$mode/pid").json" | sed "s/^/$mode span /"
-        done | awk -v sampled_split="$sampled_split" '
+        done | awk '
             function share(mode, kind, name) { return 100 * v[mode, kind, name] / sum[mode, kind] }
             function verdict(what, a, b) {
                 d = a - b
@@ -120,10 +119,6 @@ accuracy_attempt() {
                 else
                     printf "%s: nap charged %d ns CPU of %d ns wall\n", label, cpu, wall
                 own = cpu_truth[mode, "work_a"] + cpu_truth[mode, "work_b"] + cpu_truth[mode, "nap"]
-                if (mode == "sample" && !sampled_split) {
-                    print label ": the split of spans shorter than the period, under load, is not held to 5 points"
-                    return
-                }
                 for (k = 1; k <= n; k++) {
                     s = order[k]
                     if (spans > 0 && own > 0)
@@ -175,11 +170,6 @@ stop_load() {
 trap 'stop_load; rm -rf "$work"' EXIT
 
 test_accuracy() {
-    # The sampler splits the CPU time of spans shorter than its period between them well on an
-    # idle machine, but not yet on a loaded one (docs/manual.md, SPANPROF=sample): that one
-    # verdict is left out for them.
-    sampled_split=1
-    [ "$1" = accuracy ] && sampled_split=0
     start_load
     for attempt in 1 2 3; do
         accuracy_attempt
