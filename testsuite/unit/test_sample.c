@@ -1,5 +1,6 @@
 /* test_sample.c — SPANPROF=sample's figures on hand-built trees: merging two nodes' data, the
- * inclusive sums a write computes, and what the writers print from them (exact values); and
+ * CPU time and inclusive sums a write computes (the stretches found on a CPU scaled to the
+ * thread's CPU clock), and what the writers print from them (exact values); and
  * frame arrays a thread outgrew staying mapped for the sampler. */
 #include <json-c/json.h>
 #include <string.h>
@@ -32,7 +33,7 @@ static void release(void)
 
 /* A node with sample data right behind it (offset 0, as when no other collector is on). */
 static struct spanprof__node *node(const struct spanprof_site *site, struct spanprof__node *parent,
-                                   uint64_t calls, uint64_t wall, uint64_t cpu, uint64_t samples)
+                                   uint64_t calls, uint64_t wall, uint64_t on_cpu, uint64_t samples)
 {
     struct spanprof__node *n = take(sizeof *n + sizeof(struct spanprof__sample_node));
     spanprof__node_init(n, site, parent);
@@ -41,16 +42,20 @@ static struct spanprof__node *node(const struct spanprof_site *site, struct span
     n->calls = calls;
     struct spanprof__sample_node *s = spanprof__sample_of(n);
     s->wall_ns = wall;
-    s->cpu_ns = cpu;
+    s->cpu_on_ns = on_cpu;
     s->samples = samples;
     return n;
 }
 
-/* outer (wall 100, cpu 60, 10 samples) -> inner (40, 30, 4) -> outer (20, 0, 2);
- * outer -> other (5, 5, 1).  Calls 1, 3, 2, 7. */
+/* outer (wall 100, on a CPU 60, 10 samples) -> inner (40, 30, 4) -> outer (20, 0, 2);
+ * outer -> other (5, 5, 1).  Calls 1, 3, 2, 7.  The thread's CPU clock says it used twice the
+ * stretches found on a CPU (190 against 95): its spans' CPU times are twice their stretches. */
 static struct spanprof__thread *tree(void)
 {
     struct spanprof__thread *t = take(sizeof *t);
+    t->sample = take(sizeof *t->sample);
+    t->sample->cpu_used_ns = 190;
+    t->sample->cpu_on_ns = 95;
     spanprof__node_init(&t->root, NULL, NULL);
     t->tid = 42;
     strcpy(t->name, "sampled");
@@ -64,12 +69,13 @@ static struct spanprof__thread *tree(void)
 START_TEST(merge)
 {
     spanprof__sample_ext_offset = 0;
-    struct spanprof__sample_node d = {10, 2, 1, 99, 99, 99}, s = {5, 1, 2, 7, 7, 7};
+    struct spanprof__sample_node d = {10, 2, 1, 99, 99, 99, 99}, s = {5, 1, 2, 7, 7, 7, 7};
     spanprof__sample_node_merge(&d, &s);
     ck_assert_uint_eq(d.wall_ns, 15);
-    ck_assert_uint_eq(d.cpu_ns, 3);
+    ck_assert_uint_eq(d.cpu_on_ns, 3);
     ck_assert_uint_eq(d.samples, 3);
-    /* the inclusive figures are the next write's to compute */
+    /* the CPU time and the inclusive figures are the next write's to compute */
+    ck_assert_uint_eq(d.cpu_ns, 99);
     ck_assert_uint_eq(d.wall_incl, 99);
     ck_assert_uint_eq(s.wall_ns, 5);
 }
@@ -82,7 +88,9 @@ START_TEST(sums_and_sites)
     spanprof__sample_sums(t);
     struct spanprof__node *outer = unit_child(&t->root, &s_outer);
     ck_assert_uint_eq(spanprof__sample_of(outer)->wall_incl, 165);
-    ck_assert_uint_eq(spanprof__sample_of(outer)->cpu_incl, 95);
+    ck_assert_uint_eq(spanprof__sample_of(outer)->cpu_ns, 120);
+    ck_assert_uint_eq(spanprof__sample_of(outer)->cpu_incl, 190);
+    ck_assert_uint_eq(t->sample->root.cpu_ns, 0); /* no stretch outside spans */
     ck_assert_uint_eq(spanprof__sample_of(outer)->samples_incl, 17);
     struct spanprof__view v = unit_view(&t, 1);
     v.sample_hz = 997;
@@ -94,15 +102,15 @@ START_TEST(sums_and_sites)
     ck_assert_uint_eq(st[0].calls, 3);
     ck_assert_uint_eq(st[0].total, 60);
     ck_assert_uint_eq(st[0].self, 40);
-    ck_assert_uint_eq(st[0].cpu_total, 30);
-    ck_assert_uint_eq(st[0].cpu_self, 30);
+    ck_assert_uint_eq(st[0].cpu_total, 60);
+    ck_assert_uint_eq(st[0].cpu_self, 60);
     ck_assert_uint_eq(st[0].samples, 6);
     ck_assert_str_eq(st[2].site->name, "outer");
     ck_assert_uint_eq(st[2].calls, 3);
     ck_assert_uint_eq(st[2].total, 165);
     ck_assert_uint_eq(st[2].self, 120);
-    ck_assert_uint_eq(st[2].cpu_total, 95);
-    ck_assert_uint_eq(st[2].cpu_self, 60);
+    ck_assert_uint_eq(st[2].cpu_total, 190);
+    ck_assert_uint_eq(st[2].cpu_self, 120);
     ck_assert_uint_eq(st[2].samples, 17);
     free(st);
     /* folded values are the sampled self wall times */
@@ -124,8 +132,8 @@ START_TEST(sums_and_sites)
     ck_assert_str_eq(json_object_get_string(json_object_object_get(so, "name")), "outer");
     ck_assert_int_eq(json_object_get_int64(json_object_object_get(so, "total_ns")), 165);
     ck_assert_int_eq(json_object_get_int64(json_object_object_get(so, "self_ns")), 120);
-    ck_assert_int_eq(json_object_get_int64(json_object_object_get(so, "cpu_total_ns")), 95);
-    ck_assert_int_eq(json_object_get_int64(json_object_object_get(so, "cpu_self_ns")), 60);
+    ck_assert_int_eq(json_object_get_int64(json_object_object_get(so, "cpu_total_ns")), 190);
+    ck_assert_int_eq(json_object_get_int64(json_object_object_get(so, "cpu_self_ns")), 120);
     ck_assert_int_eq(json_object_get_int64(json_object_object_get(so, "samples")), 17);
     json_object_put(o);
     /* not sampled: none of it */
@@ -139,12 +147,14 @@ START_TEST(sums_and_sites)
 }
 END_TEST
 
-/* Time outside spans is the root's sampled wall time, known for every thread. */
+/* Time outside spans is the root's sampled wall time, known for every thread; its CPU time the
+ * root's stretches scaled, with the main thread's CPU time before its first span. */
 START_TEST(idle)
 {
     spanprof__sample_ext_offset = 0;
     struct spanprof__thread *t = tree();
-    struct spanprof__sample_thread st = {.root = {.wall_ns = 333, .cpu_ns = 3, .samples = 4}};
+    struct spanprof__sample_thread st = {.cpu_used_ns = 10, .cpu_on_ns = 5,
+                                         .root = {.wall_ns = 333, .cpu_on_ns = 3, .samples = 4}};
     t->sample = &st;
     struct spanprof__view v = unit_view(&t, 1);
     v.sample_hz = 997;
@@ -152,17 +162,29 @@ START_TEST(idle)
     uint64_t ns;
     ck_assert_int_eq(spanprof__thread_idle_ns(&v, t, &ns), 1);
     ck_assert_uint_eq(ns, 333);
-    /* two threads merged into one: their time outside spans adds up */
+    /* two threads merged into one: their time outside spans adds up, and so do their CPU clocks
+     * and stretches */
     struct spanprof__thread other = {0};
-    struct spanprof__sample_thread ost = {.root = {.wall_ns = 7, .cpu_ns = 1, .samples = 2}};
+    struct spanprof__sample_thread ost = {.cpu_used_ns = 4, .cpu_on_ns = 2, .cpu_before_ns = 1,
+                                          .root = {.wall_ns = 7, .cpu_on_ns = 1, .samples = 2}};
     other.sample = &ost;
     spanprof__sample_thread_merge(t, &other);
     ck_assert_uint_eq(st.root.wall_ns, 340);
-    ck_assert_uint_eq(st.root.cpu_ns, 4);
+    ck_assert_uint_eq(st.root.cpu_on_ns, 4);
     ck_assert_uint_eq(st.root.samples, 6);
+    ck_assert_uint_eq(st.cpu_used_ns, 14);
+    ck_assert_uint_eq(st.cpu_on_ns, 7);
     other.sample = NULL;
     spanprof__sample_thread_merge(t, &other); /* no sampler state: nothing */
     ck_assert_uint_eq(st.root.wall_ns, 340);
+    /* a write: 4 ns of stretches at 14/7, and the 1 ns before the first span */
+    spanprof__sample_sums(t);
+    ck_assert_uint_eq(st.root.cpu_ns, 9);
+    /* a thread no sample found on a CPU: all its CPU time outside spans */
+    struct spanprof__sample_thread unseen = {.cpu_used_ns = 12};
+    t->sample = &unseen;
+    spanprof__sample_sums(t);
+    ck_assert_uint_eq(unseen.root.cpu_ns, 12);
     release();
 }
 END_TEST
