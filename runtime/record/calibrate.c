@@ -1,5 +1,5 @@
-/* calibrate.c — what one span call costs the program in exact mode, measured once at start-up,
- * so that the writers can take the profiler's own time out of the spans' times
+/* calibrate.c — what one span call costs the program in exact mode, measured at start-up and
+ * again at exit, so that the writers can take the profiler's own time out of the spans' times
  * (SPANPROF_COMPENSATE; report/aggregate.c subtracts it).
  *
  * A call's cost has two parts.  Inside its own timed window (from the enter's timestamp to the
@@ -8,10 +8,20 @@
  * it: that part lands in the caller's window, as its self time.  Both are measured here by
  * running enter/exit pairs through the exported entry points on a private site, on data that
  * belongs to no thread: the call's window sum is the inside part, the loop's time less the same
- * loop without the calls is the whole.  The minimum of several rounds stands (interrupts and
- * preemption only add); a round is about 10 µs.  Start-up measures, and the exit write
- * measures again, keeping the lower: a start on a slow moment (one in twenty here measured 6 %
- * high) would otherwise take too much out of every span.
+ * loop without the calls is the whole.
+ *
+ * Interrupts, preemption and a busy neighbour only add time, so each of the three loops (with the
+ * calls, their windows, without the calls) counts by its own minimum over rounds of 256 pairs
+ * (about 6 µs each): taking the minimum of the differences instead let one disturbed round of the
+ * short loop without calls pass for a cheap call, or make the whole measurement look impossible
+ * and be dropped.  Rounds go on until three have come within 1/128 of the lowest loop time with
+ * calls (a lowest value the rounds keep coming back to is the undisturbed one; on a quiet machine
+ * four rounds, about 60 µs a kind), for at most 16 rounds or 250 µs a kind (on a busy one the
+ * lowest value moves little after that).  Start-up measures, and the exit write measures again
+ * (only the kind the writers take out), keeping the lower: a start on a slow moment would
+ * otherwise take too much out of every span.  A measurement that is still impossible (a call no
+ * slower than the loop without it, an inside part above the whole, below 1 ns or above 10 µs) is
+ * not used: its reason is kept, and the writers say that the times are as recorded.
  *
  * The calls surround a few cycles of dependent work, as a small function's body would: without
  * it the loop measured about 0.7 ns more per call than a call costs among real code, where part
@@ -33,8 +43,15 @@
 #include "record/hotpath.h"
 #include "record/record.h"
 
-#define ROUNDS 8
-#define PAIRS 512
+#define PAIRS 256          /* pairs per loop: about 6 µs with calls */
+#define MIN_ROUNDS 4
+#define SETTLED_HITS 3     /* rounds within 1/128 of the lowest: that is the undisturbed value */
+#define MAX_ROUNDS 16
+#define BUDGET_NS 250000   /* per kind: a busy machine stops here, with the minima it has */
+/* Plausible limits of one call's cost: two clock reads and a few stores take more than the
+ * lower one on any machine; the upper one is a trapped rdtsc's order of magnitude. */
+#define MIN_CALL_NS 1.0
+#define MAX_CALL_NS 10000.0
 
 static struct spanprof_site calibration_site = {
     .version = SPANPROF_SITE_VERSION,
@@ -77,30 +94,76 @@ __attribute__((noinline)) static uint64_t pairs(struct spanprof_site *site, enum
     return spanprof__clock_now() - t0;
 }
 
-/* Measures KIND's cost into *COST on the scratch data, whose first call on SITE creates the
- * node; keeps an earlier measurement that is lower (a slow moment only adds). */
+static void lower(uint64_t *min, uint64_t v)
+{
+    if (v < *min)
+        *min = v;
+}
+
+/* How many rounds came within 1/128 of the lowest loop time so far (*LOWEST), V the latest:
+ * noise only adds, so a lowest value that rounds keep coming back to is the undisturbed one,
+ * while one that keeps falling is still disturbed. */
+static int settle(uint64_t *lowest, int hits, uint64_t v)
+{
+    if (v < *lowest - *lowest / 128) {
+        *lowest = v;
+        return 1;
+    }
+    lower(lowest, v);
+    return v <= *lowest + *lowest / 128 ? hits + 1 : hits;
+}
+
+/* Measures KIND's cost on the scratch data (whose first call on SITE creates the node) into
+ * *COST, or says in COST->failed why it could not.  Each figure is the minimum over rounds of
+ * its own loop: with the calls, without them, the calls' windows. */
 static void measure(struct spanprof_site *site, enum pair_kind kind, struct spanprof__call_cost *cost)
 {
     pairs(site, kind); /* first sight: the node; then warm caches */
+    pairs(site, NO_CALLS);
     struct spanprof__node *n = __atomic_load_n(&spanprof__tls->root.first_child, __ATOMIC_ACQUIRE);
-    double best_all = 0, best_in = 0;
-    for (int r = 0; n && r < ROUNDS; r++) {
+    *cost = (struct spanprof__call_cost){0};
+    if (!n) {
+        cost->failed = "no memory for the measurement";
+        return;
+    }
+    uint64_t with = UINT64_MAX, without = UINT64_MAX, inside = UINT64_MAX;
+    uint64_t ns0 = spanprof__mono_ns(), tick0 = spanprof__clock_now(), ns = ns0;
+    int hits = 0;
+    for (int r = 0; r < MAX_ROUNDS && ns - ns0 < BUDGET_NS &&
+                    (r < MIN_ROUNDS || hits < SETTLED_HITS);
+         r++) {
         uint64_t before = n->total;
-        uint64_t with = pairs(site, kind);
-        uint64_t inside = n->total - before;
-        uint64_t without = pairs(site, NO_CALLS);
-        double all = with > without ? (double)(with - without) / PAIRS : 0;
-        double in = (double)inside / PAIRS;
-        if (r == 0 || all < best_all)
-            best_all = all;
-        if (r == 0 || in < best_in)
-            best_in = in;
+        hits = settle(&with, hits, pairs(site, kind));
+        lower(&inside, n->total - before);
+        lower(&without, pairs(site, NO_CALLS));
+        ns = spanprof__mono_ns();
     }
-    double earlier = cost->in + cost->out;
-    if (n && best_all > best_in && (earlier == 0 || best_all < earlier)) {
-        cost->in = best_in;
-        cost->out = best_all - best_in;
+    double ticks_per_ns = ns > ns0 ? (double)(spanprof__clock_now() - tick0) / (double)(ns - ns0) : 1;
+    double all = with > without ? (double)(with - without) / PAIRS : 0;
+    double in = (double)inside / PAIRS;
+    if (all <= 0) {
+        cost->failed = "the calls measured no slower than the loop without them";
+        return;
     }
+    if (in >= all) {
+        cost->failed = "a call's part inside its window measured above the whole call";
+        return;
+    }
+    if (all < MIN_CALL_NS * ticks_per_ns || all > MAX_CALL_NS * ticks_per_ns) {
+        cost->failed = "a call measured below 1 ns or above 10000 ns";
+        return;
+    }
+    cost->in = in;
+    cost->out = all - in;
+}
+
+/* An earlier measurement in *KEPT stays unless NOW is lower (a slow moment only adds); a failed
+ * one gives way to any that worked. */
+static void keep_lower(struct spanprof__call_cost *kept, const struct spanprof__call_cost *now)
+{
+    int kept_ok = kept->in > 0, now_ok = now->in > 0;
+    if (now_ok ? !kept_ok || now->in + now->out < kept->in + kept->out : !kept_ok)
+        *kept = *now;
 }
 
 void spanprof__calibrate(void)
@@ -120,15 +183,20 @@ void spanprof__calibrate(void)
     uintptr_t busy = spanprof__tls_busy;
     spanprof__tls_busy = 0;
     calibration_site.state = SPANPROF__SITE_FAST;
+    /* Once sites were seen (the exit's measurement), only the kind the writers take out. */
+    int seen = __atomic_load_n(&spanprof__g.call_kinds_seen, __ATOMIC_RELAXED);
     for (int kind = 0; kind < 2; kind++) {
+        if (seen && kind != (seen & 2 ? 1 : 0))
+            continue;
+        struct spanprof__call_cost now = {.failed = "no memory for the measurement"};
         struct spanprof__thread *scratch = spanprof__thread_new();
-        if (!scratch)
-            break;
-        spanprof__tls = scratch;
-        measure(&calibration_site, kind ? INLINE_PATH : ENTRY_POINTS,
-                &spanprof__g.call_cost[kind]);
-        spanprof__tls = own;
-        spanprof__thread_discard(scratch);
+        if (scratch) {
+            spanprof__tls = scratch;
+            measure(&calibration_site, kind ? INLINE_PATH : ENTRY_POINTS, &now);
+            spanprof__tls = own;
+            spanprof__thread_discard(scratch);
+        }
+        keep_lower(&spanprof__g.call_cost[kind], &now);
     }
     spanprof__tls_busy = busy;
     pthread_sigmask(SIG_SETMASK, &old, NULL);

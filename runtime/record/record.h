@@ -257,6 +257,7 @@ struct spanprof__process {
     struct spanprof__call_cost {
         double in, out;                /* ticks one span call adds inside its own timed window
                                         * and outside it; 0: not measured */
+        const char *failed;            /* why the measurement failed, or NULL (in is then 0) */
     } call_cost[2];                    /* through the entry points; on the plugin's inline path
                                         * (calibrate.c) */
     int call_kinds_seen;               /* bits: 1 sites recorded through the entry points, 2

@@ -7,6 +7,8 @@
  *   "compensation": { "call_ns": X, "inside_ns": Y },   exact times with SPANPROF_COMPENSATE on:
  *              what one span call costs (calibrate.c) and the part of it inside the call's own
  *              window; total_ns and self_ns have it taken out
+ *   "compensation": { "failed": "REASON" },   instead, when that cost could not be measured:
+ *              total_ns and self_ns are as recorded
  *   "threads": [ { "tid": N, "name": "...", "calls": N } ],   running threads, and for threads
  *              that ended, one entry per name: { "name", "threads": N, "calls" } (no tid)
  *   "spans": [ { "name", "file", "line", "last_line", "calls", "total_ns", "self_ns",
@@ -85,6 +87,10 @@ json_object *spanprof__json_build(const struct spanprof__view *v, const struct s
         json_object_object_add(c, "call_ns", json_object_new_double(
                                                  (v->cost_in + v->cost_out) * v->ns_per_tick));
         json_object_object_add(c, "inside_ns", json_object_new_double(v->cost_in * v->ns_per_tick));
+        json_object_object_add(o, "compensation", c);
+    } else if (v->compensation_failed) {
+        json_object *c = json_object_new_object();
+        json_object_object_add(c, "failed", json_object_new_string(v->compensation_failed));
         json_object_object_add(o, "compensation", c);
     }
 

@@ -92,6 +92,7 @@ struct spanprof__view spanprof__view_of(const struct spanprof__outputs *o)
             .cpu_values = o->folded_cpu,
             .cost_in = spanprof__flags.counting ? 0 : cost.in,
             .cost_out = spanprof__flags.counting ? 0 : cost.out,
+            .compensation_failed = spanprof__flags.counting ? NULL : cost.failed,
     };
 }
 
@@ -187,6 +188,10 @@ int spanprof__write_all(const struct spanprof__outputs *o, int final)
         ts[--i] = t;
     }
     struct spanprof__view v = spanprof__view_of(o);
+    static int warned;
+    if (v.compensation_failed && !__atomic_exchange_n(&warned, 1, __ATOMIC_RELAXED))
+        fprintf(stderr, "spanprof: warning: exact times keep the profiler's own cost: it could "
+                        "not be measured (%s)\n", v.compensation_failed);
     v.threads = ts;
     v.nthreads = n;
     v.folded_limits = &o->folded_limits;

@@ -66,6 +66,7 @@ struct spanprof__view {
     double cost_in, cost_out; /* exact mode: ticks each span call adds inside its own window and
                                * outside it, taken out of self and total times (calibrate.c;
                                * SPANPROF_COMPENSATE); 0: times as recorded */
+    const char *compensation_failed; /* the measurement failed (why): times as recorded */
     uint64_t now;     /* the write's timestamp (ticks) */
     const struct spanprof__folded_limits *folded_limits; /* NULL: the defaults */
 };
