@@ -23,6 +23,11 @@
  * slower than the loop without it, an inside part above the whole, below 1 ns or above 10 µs) is
  * not used: its reason is kept, and the writers say that the times are as recorded.
  *
+ * The first rounds also read the clock right before and right after each exit: from those reads
+ * to the exit's own timestamp is at most the exit's share of each part, so what is left of a part
+ * is at least the enter's share.  That is all a call whose exit never ran (abandoned by a longjmp,
+ * record/abandoned.c) added, and all the writers take out for it.
+ *
  * The calls surround a few cycles of dependent work, as a small function's body would: without
  * it the loop measured about 0.7 ns more per call than a call costs among real code, where part
  * of its latency overlaps with the work around it.  Caches are hot here; in a program a call
@@ -47,6 +52,7 @@
 #define MIN_ROUNDS 4
 #define SETTLED_HITS 3     /* rounds within 1/128 of the lowest: that is the undisturbed value */
 #define MAX_ROUNDS 16
+#define SPLIT_ROUNDS 4     /* rounds that also measure the exit's share */
 #define BUDGET_NS 250000   /* per kind: a busy machine stops here, with the minima it has */
 /* Plausible limits of one call's cost: two clock reads and a few stores take more than the
  * lower one on any machine; the upper one is a trapped rdtsc's order of magnitude. */
@@ -68,8 +74,11 @@ enum pair_kind {
 };
 
 /* PAIRS enter/exit pairs of KIND on SITE around a few cycles of dependent work, as a small
- * function's body would be: the loop's ticks. */
-__attribute__((noinline)) static uint64_t pairs(struct spanprof_site *site, enum pair_kind kind)
+ * function's body would be: the loop's ticks.  SPLIT (a constant) also reads the clock right
+ * before and right after each exit and adds up, into SUMS, how far each read lies after the
+ * frame's start: what separates the exit's share of a call from the enter's. */
+static inline __attribute__((always_inline)) uint64_t
+pairs_of(struct spanprof_site *site, enum pair_kind kind, int split, uint64_t sums[2])
 {
     void *frame = __builtin_frame_address(0);
     uintptr_t cfa = (uintptr_t)frame;
@@ -83,15 +92,33 @@ __attribute__((noinline)) static uint64_t pairs(struct spanprof_site *site, enum
             spanprof__record_enter(site, cfa, (uintptr_t)site, SPANPROF_FRAME_RETURN_ADDRESS(cfa), 1);
         x = x * 2654435761u + 1;
         __asm__ volatile("" : "+r"(x) :: "memory");
+        uint64_t before_exit = split ? __rdtsc() : 0;
         if (kind == ENTRY_POINTS)
             __spanprof_exit(site, frame);
         else if (kind == INLINE_PATH &&
                  __atomic_load_n(&site->state, __ATOMIC_RELAXED) == SPANPROF__SITE_FAST)
             spanprof__record_exit(site, cfa, 1);
         __asm__ volatile("" ::: "memory");
+        if (split) {
+            uint64_t after_exit = __rdtsc();
+            uint64_t start = spanprof__tls->frames[1].start; /* the popped frame's */
+            sums[0] += before_exit - start;
+            sums[1] += after_exit - start;
+        }
     }
     __asm__ volatile("" :: "r"(x));
     return spanprof__clock_now() - t0;
+}
+
+__attribute__((noinline)) static uint64_t pairs(struct spanprof_site *site, enum pair_kind kind)
+{
+    return pairs_of(site, kind, 0, NULL);
+}
+
+__attribute__((noinline)) static uint64_t split_pairs(struct spanprof_site *site,
+                                                      enum pair_kind kind, uint64_t sums[2])
+{
+    return pairs_of(site, kind, 1, sums);
 }
 
 static void lower(uint64_t *min, uint64_t v)
@@ -115,11 +142,13 @@ static int settle(uint64_t *lowest, int hits, uint64_t v)
 
 /* Measures KIND's cost on the scratch data (whose first call on SITE creates the node) into
  * *COST, or says in COST->failed why it could not.  Each figure is the minimum over rounds of
- * its own loop: with the calls, without them, the calls' windows. */
+ * its own loop: with the calls, without them, the calls' windows, the exit's share. */
 static void measure(struct spanprof_site *site, enum pair_kind kind, struct spanprof__call_cost *cost)
 {
+    uint64_t sums[2] = {0, 0};
     pairs(site, kind); /* first sight: the node; then warm caches */
     pairs(site, NO_CALLS);
+    split_pairs(site, kind, sums);
     struct spanprof__node *n = __atomic_load_n(&spanprof__tls->root.first_child, __ATOMIC_ACQUIRE);
     *cost = (struct spanprof__call_cost){0};
     if (!n) {
@@ -127,6 +156,7 @@ static void measure(struct spanprof_site *site, enum pair_kind kind, struct span
         return;
     }
     uint64_t with = UINT64_MAX, without = UINT64_MAX, inside = UINT64_MAX;
+    uint64_t exit_in = UINT64_MAX, exit_out = UINT64_MAX;
     uint64_t ns0 = spanprof__mono_ns(), tick0 = spanprof__clock_now(), ns = ns0;
     int hits = 0;
     for (int r = 0; r < MAX_ROUNDS && ns - ns0 < BUDGET_NS &&
@@ -136,6 +166,16 @@ static void measure(struct spanprof_site *site, enum pair_kind kind, struct span
         hits = settle(&with, hits, pairs(site, kind));
         lower(&inside, n->total - before);
         lower(&without, pairs(site, NO_CALLS));
+        /* Per pair: from the clock read before the exit to the exit's own, and from the exit's
+         * to the read after it (the exit's timestamp is the window's end). */
+        if (r < SPLIT_ROUNDS) {
+            sums[0] = sums[1] = 0;
+            before = n->total;
+            split_pairs(site, kind, sums);
+            uint64_t windows = n->total - before;
+            lower(&exit_in, windows > sums[0] ? windows - sums[0] : 0);
+            lower(&exit_out, sums[1] > windows ? sums[1] - windows : 0);
+        }
         ns = spanprof__mono_ns();
     }
     double ticks_per_ns = ns > ns0 ? (double)(spanprof__clock_now() - tick0) / (double)(ns - ns0) : 1;
@@ -155,6 +195,15 @@ static void measure(struct spanprof_site *site, enum pair_kind kind, struct span
     }
     cost->in = in;
     cost->out = all - in;
+    /* The enter's share, for a call whose exit never ran (abandoned): what remains of each part
+     * once the exit's share is taken away, and the work too, which lies inside the window (the
+     * loop without calls is the longest it can take).  The exit's shares as measured include
+     * part of the extra clock reads' own cost, so these are lower bounds. */
+    double work = (double)without / PAIRS;
+    double enter_in = in - (double)exit_in / PAIRS - work;
+    double enter_out = cost->out - (double)exit_out / PAIRS;
+    cost->enter_in = enter_in > 0 ? enter_in : 0;
+    cost->enter_out = enter_out > 0 ? enter_out : 0;
 }
 
 /* An earlier measurement in *KEPT stays unless NOW is lower (a slow moment only adds); a failed

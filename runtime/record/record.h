@@ -257,6 +257,8 @@ struct spanprof__process {
     struct spanprof__call_cost {
         double in, out;                /* ticks one span call adds inside its own timed window
                                         * and outside it; 0: not measured */
+        double enter_in, enter_out;    /* the enter's share of each (lower bounds): what a call
+                                        * whose exit never ran added */
         const char *failed;            /* why the measurement failed, or NULL (in is then 0) */
     } call_cost[2];                    /* through the entry points; on the plugin's inline path
                                         * (calibrate.c) */

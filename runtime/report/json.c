@@ -6,7 +6,8 @@
  *   "mode": "sample", "sample_hz": N,      only with SPANPROF=sample
  *   "compensation": { "call_ns": X, "inside_ns": Y },   exact times with SPANPROF_COMPENSATE on:
  *              what one span call costs (calibrate.c) and the part of it inside the call's own
- *              window; total_ns and self_ns have it taken out
+ *              window; total_ns and self_ns have it taken out (of an abandoned call, only what
+ *              its enter cost)
  *   "compensation": { "failed": "REASON" },   instead, when that cost could not be measured:
  *              total_ns and self_ns are as recorded
  *   "threads": [ { "tid": N, "name": "...", "calls": N } ],   running threads, and for threads

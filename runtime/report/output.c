@@ -82,6 +82,13 @@ int spanprof__output_path(const struct spanprof__outputs *o, const char *pattern
 struct spanprof__view spanprof__view_of(const struct spanprof__outputs *o)
 {
     struct spanprof__call_cost cost = spanprof__call_cost();
+    if (spanprof__flags.counting)
+        cost = (struct spanprof__call_cost){0};
+    /* Abandoned calls that no node's count holds (out of memory): any call may be one. */
+    if (__atomic_load_n(&spanprof__g.abandoned_unplaced, __ATOMIC_RELAXED)) {
+        cost.in = cost.enter_in;
+        cost.out = cost.enter_out;
+    }
     return (struct spanprof__view){
             .ns_per_tick = spanprof__collect.sample_hz ? 1.0 : spanprof__clock_ns_per_tick(),
             .counting = spanprof__flags.counting && !spanprof__collect.sample_hz,
@@ -90,9 +97,11 @@ struct spanprof__view spanprof__view_of(const struct spanprof__outputs *o)
             .file_line = o->file_line,
             .idle = o->idle,
             .cpu_values = o->folded_cpu,
-            .cost_in = spanprof__flags.counting ? 0 : cost.in,
-            .cost_out = spanprof__flags.counting ? 0 : cost.out,
-            .compensation_failed = spanprof__flags.counting ? NULL : cost.failed,
+            .cost_in = cost.in,
+            .cost_out = cost.out,
+            .enter_in = cost.enter_in,
+            .enter_out = cost.enter_out,
+            .compensation_failed = cost.failed,
     };
 }
 

@@ -66,12 +66,15 @@ struct spanprof__view {
     double cost_in, cost_out; /* exact mode: ticks each span call adds inside its own window and
                                * outside it, taken out of self and total times (calibrate.c;
                                * SPANPROF_COMPENSATE); 0: times as recorded */
+    double enter_in, enter_out; /* the same for a call whose exit never ran (abandoned): what
+                                 * its enter added (lower bounds) */
     const char *compensation_failed; /* the measurement failed (why): times as recorded */
     uint64_t now;     /* the write's timestamp (ticks) */
     const struct spanprof__folded_limits *folded_limits; /* NULL: the defaults */
 };
 /* SELF, node N's recorded self time, less what the span calls cost that V's cost_in/_out stand
- * for: N's own calls' inside part and its children's calls' outside part (never below 0). */
+ * for: N's own calls' inside part and its children's calls' outside part, or for calls that
+ * were abandoned (record/abandoned.c) only their enter's part (never below 0). */
 uint64_t spanprof__compensated_self(const struct spanprof__view *v, const struct spanprof__node *n,
                                     uint64_t self);
 /* Node N's self time as V prints it, in V's ticks: the recorded time (compensated), or the
@@ -89,8 +92,8 @@ static inline uint64_t spanprof__view_self(const struct spanprof__view *v,
  * inclusive counter less its children's); 0 without either (aggregate.c). */
 uint64_t spanprof__view_cpu_self(struct spanprof__node *n);
 /* Its inclusive time (sampled: as of the write's spanprof__sample_sums), as recorded: the
- * per-site totals (spanprof__aggregate_sites) take the span calls' cost out, which needs the
- * calls below N. */
+ * per-site totals (spanprof__aggregate_sites), compensated, are the sums of the compensated self
+ * times below the site's outermost nodes instead. */
 static inline uint64_t spanprof__view_total(const struct spanprof__view *v,
                                             const struct spanprof__node *n)
 {

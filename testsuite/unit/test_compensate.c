@@ -1,11 +1,115 @@
-/* test_compensate.c — compensation (SPANPROF_COMPENSATE): a failed measurement is said in the
- * JSON and on stderr; and the measurement itself. */
+/* test_compensate.c — compensation (SPANPROF_COMPENSATE) on hand-built trees with exact costs:
+ * abandoned activations lose only their enter's cost, a site's total is the sum of the self
+ * times printed below its outermost nodes, a failed measurement is said in the JSON and on
+ * stderr; and the measurement itself. */
 #include <json-c/json.h>
 #include <string.h>
 
 #include "unit.h"
 
 UNIT_SITE(s_req, "request");
+UNIT_SITE(s_parse, "parse");
+UNIT_SITE(s_x, "x");
+
+/* A compensated view of T with 1 ns per tick: a call costs 10 ticks inside its window and 8
+ * outside; of an abandoned one, the enter's part, 2 inside and 1 outside. */
+static struct spanprof__view view_of(struct spanprof__thread **t)
+{
+    struct spanprof__view v = unit_view(t, 1);
+    v.cost_in = 10;
+    v.cost_out = 8;
+    v.enter_in = 2;
+    v.enter_out = 1;
+    return v;
+}
+
+static void abandon(struct spanprof__node *n, int times)
+{
+    for (int i = 0; i < times; i++)
+        spanprof__abandoned_count(n);
+}
+
+static struct spanprof__site_stats *stats_of(struct spanprof__site_stats *st, size_t n,
+                                             const struct spanprof_site *site)
+{
+    for (size_t i = 0; i < n; i++)
+        if (st[i].site == site)
+            return &st[i];
+    ck_abort_msg("no stats for %s", site->name);
+    return NULL;
+}
+
+START_TEST(abandoned_calls_lose_only_their_enter)
+{
+    /* request (10 calls; self 300) -> parse (10, all abandoned; self 550) -> parse (10, all
+     * abandoned; self 50); request -> x (4, one abandoned; self 100). */
+    struct spanprof__thread *t = spanprof__thread_new();
+    struct spanprof__node *r = unit_node(t, &t->root, &s_req, 10, 1000, 700);
+    struct spanprof__node *p1 = unit_node(t, r, &s_parse, 10, 600, 50);
+    struct spanprof__node *p2 = unit_node(t, p1, &s_parse, 10, 50, 0);
+    struct spanprof__node *x = unit_node(t, r, &s_x, 4, 100, 0);
+    abandon(p1, 10);
+    abandon(p2, 10);
+    abandon(x, 1);
+    struct spanprof__view v = view_of(&t);
+    /* request: 300 - 10 x 10 - parse's 10 x 1 - x's 3 x 8 + 1 x 1; parse: 550 - 10 x 2 - the
+     * deeper parse's 10 x 1; the deeper parse: 50 - 10 x 2; x: 100 - 3 x 10 - 1 x 2.  Whole
+     * calls' costs would take 100 out of the deeper parse's 50, and 180 out of parse's 550. */
+    ck_assert_uint_eq(spanprof__view_self(&v, r), 165);
+    ck_assert_uint_eq(spanprof__view_self(&v, p1), 520);
+    ck_assert_uint_eq(spanprof__view_self(&v, p2), 30);
+    ck_assert_uint_eq(spanprof__view_self(&v, x), 68);
+    char *s = unit_folded(&v);
+    ck_assert_str_eq(s, "request 165\nrequest;parse 520\nrequest;parse;parse 30\nrequest;x 68\n");
+    free(s);
+    size_t n;
+    struct spanprof__site_stats *st = spanprof__aggregate_sites(&v, &n);
+    ck_assert_uint_eq(n, 3);
+    /* Totals: the sums of the folded values below each site's outermost nodes. */
+    struct spanprof__site_stats *sp = stats_of(st, n, &s_parse), *sr = stats_of(st, n, &s_req);
+    ck_assert_uint_eq(sp->calls, 20);
+    ck_assert_uint_eq(sp->total, 550);
+    ck_assert_uint_eq(sp->self, 550);
+    ck_assert_uint_eq(sr->total, 783);
+    ck_assert_uint_eq(sr->self, 165);
+    ck_assert_uint_eq(stats_of(st, n, &s_x)->total, 68);
+    free(st);
+}
+END_TEST
+
+START_TEST(total_never_below_what_it_called)
+{
+    /* a's self, 5, cannot hold its call's cost (10 + 8): 0.  Its total is what it called, 85,
+     * not 100 - 10 - 18 = 72. */
+    struct spanprof__thread *t = spanprof__thread_new();
+    struct spanprof__node *a = unit_node(t, &t->root, &s_req, 1, 100, 95);
+    struct spanprof__node *b = unit_node(t, a, &s_x, 1, 95, 0);
+    struct spanprof__view v = view_of(&t);
+    ck_assert_uint_eq(spanprof__view_self(&v, a), 0);
+    ck_assert_uint_eq(spanprof__view_self(&v, b), 85);
+    size_t n;
+    struct spanprof__site_stats *st = spanprof__aggregate_sites(&v, &n);
+    ck_assert_uint_eq(stats_of(st, n, &s_req)->total, 85);
+    ck_assert_uint_eq(stats_of(st, n, &s_req)->self, 0);
+    ck_assert_uint_eq(stats_of(st, n, &s_x)->total, 85);
+    free(st);
+}
+END_TEST
+
+START_TEST(uncompensated_totals_as_recorded)
+{
+    struct spanprof__thread *t = spanprof__thread_new();
+    struct spanprof__node *a = unit_node(t, &t->root, &s_req, 1, 100, 95);
+    unit_node(t, a, &s_x, 1, 95, 0);
+    abandon(a, 1);
+    struct spanprof__view v = unit_view(&t, 1);
+    size_t n;
+    struct spanprof__site_stats *st = spanprof__aggregate_sites(&v, &n);
+    ck_assert_uint_eq(stats_of(st, n, &s_req)->total, 100);
+    ck_assert_uint_eq(stats_of(st, n, &s_req)->self, 5);
+    free(st);
+}
+END_TEST
 
 START_TEST(failed_measurement_is_said)
 {
@@ -53,6 +157,8 @@ START_TEST(measurement_succeeds)
         const struct spanprof__call_cost *c = &first[k];
         ck_assert_msg(!c->failed, "%s", c->failed);
         ck_assert(c->in > 0 && c->out > 0);
+        ck_assert(c->enter_in >= 0 && c->enter_in <= c->in);
+        ck_assert(c->enter_out >= 0 && c->enter_out <= c->out);
     }
     /* Measured again (at exit): the lower stands, only the kind the writers take out. */
     spanprof__g.call_kinds_seen = 2;
@@ -67,6 +173,9 @@ Suite *compensate_suite(void)
 {
     Suite *s = suite_create("compensate");
     TCase *tc = tcase_create("core");
+    tcase_add_test(tc, abandoned_calls_lose_only_their_enter);
+    tcase_add_test(tc, total_never_below_what_it_called);
+    tcase_add_test(tc, uncompensated_totals_as_recorded);
     tcase_add_test(tc, failed_measurement_is_said);
     tcase_add_test(tc, measurement_succeeds);
     suite_add_tcase(s, tc);
