@@ -1,8 +1,9 @@
 /* aggregate.c — turns call trees into the numbers the writers print: per-site totals
  * (recursion counted once), per-thread calls, anomaly counters, tick → ns conversion, and
- * compensation (SPANPROF_COMPENSATE): the span calls' measured cost taken out of each node's self
- * time (of an abandoned call, only its enter's), a site's total then being the sum of those self
- * times below its outermost nodes.
+ * compensation (SPANPROF_COMPENSATE): the span calls' measured cost, lowered where the recorded
+ * times show the program's calls cost less, taken out of each node's self time (of an abandoned
+ * call, only its enter's), a site's total then being the sum of those self times below its
+ * outermost nodes.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -53,6 +54,61 @@ uint64_t spanprof__compensated_self(const struct spanprof__view *v, const struct
         cost += (double)done * v->cost_out + (double)abandoned * v->enter_out;
     }
     return (double)self > cost ? self - (uint64_t)(cost + 0.5) : 0;
+}
+
+/* The costs a view's recorded times allow: no node's self time may hold less than its own calls'
+ * inside parts and its children's calls' outside parts.  A leaf's bounds the inside part; then,
+ * with that, a parent's bounds the outside part.  Noise only adds time, so only calls that cost
+ * less in the program than in the measurement (a machine busier while it measured) lower them. */
+struct fit {
+    const struct spanprof__view *v;
+    double in, out;
+    int outside; /* the second walk: the outside part */
+};
+
+static int fit_node(struct spanprof__node *n, size_t depth, void *ctx)
+{
+    (void)depth;
+    struct fit *f = ctx;
+    uint64_t abandoned, done = completed_calls(n, &abandoned), child_done = 0;
+    double room = (double)spanprof__node_self(n) - (double)abandoned * f->v->enter_in;
+    for (struct spanprof__node *c = __atomic_load_n(&n->first_child, __ATOMIC_ACQUIRE); c;
+         c = c->next_sibling) {
+        uint64_t c_abandoned, c_done = completed_calls(c, &c_abandoned);
+        child_done += c_done;
+        room -= (double)c_abandoned * f->v->enter_out;
+    }
+    if (room < 0)
+        room = 0;
+    if (!f->outside && !__atomic_load_n(&n->first_child, __ATOMIC_ACQUIRE) && done &&
+        room / (double)done < f->in)
+        f->in = room / (double)done;
+    if (f->outside && child_done) {
+        room -= (double)done * f->in;
+        double out = room > 0 ? room / (double)child_done : 0;
+        if (out < f->out)
+            f->out = out;
+    }
+    return 1;
+}
+
+void spanprof__view_fit_costs(struct spanprof__view *v, const struct spanprof__thread *settled)
+{
+    if (!v->compensate)
+        return;
+    struct fit f = {v, v->cost_in, v->cost_out, 0};
+    for (f.outside = 0; f.outside < 2; f.outside++)
+        for (size_t i = 0; i < v->nthreads; i++) {
+            struct spanprof__thread *t = v->threads[i];
+            if (t == settled || __atomic_load_n(&t->exited, __ATOMIC_ACQUIRE))
+                spanprof__tree_walk(&t->root, fit_node, NULL, &f);
+        }
+    v->cost_in = f.in;
+    v->cost_out = f.out;
+    if (v->enter_in > f.in)
+        v->enter_in = f.in;
+    if (v->enter_out > f.out)
+        v->enter_out = f.out;
 }
 
 const char *spanprof__thread_label(const struct spanprof__thread *t, char *buf, size_t size)
@@ -109,7 +165,7 @@ struct agg {
     struct spanprof__site_stats *st;
     size_t n;
     const struct spanprof__view *v;
-    /* Compensation (v->cost_in > 0), per depth of the walk's current path: the compensated self
+    /* Compensation (v->compensate), per depth of the walk's current path: the compensated self
      * times of the node there and of its descendants walked so far, and whether the node is its
      * site's outermost on the path (its subtree is then the site's total there). */
     struct below {
@@ -170,10 +226,10 @@ static int agg_pre(struct spanprof__node *n, size_t depth, void *ctx)
     if (a->v->sample_hz)
         s->cpu_self += __atomic_load_n(&spanprof__sample_of(n)->cpu_ns, __ATOMIC_RELAXED);
     /* Only the outermost activation of a site on a stack adds to its inclusive total. */
-    if (a->v->cost_in > 0 && !below_enter(a, depth, self, s->active == 0))
+    if (a->v->compensate && !below_enter(a, depth, self, s->active == 0))
         return 0;
     if (s->active == 0) {
-        if (a->v->cost_in == 0)
+        if (!a->v->compensate)
             s->total += spanprof__view_total(a->v, n);
         if (a->v->sample_hz) {
             s->cpu_total += spanprof__sample_of(n)->cpu_incl;
@@ -192,7 +248,7 @@ static void agg_post(struct spanprof__node *n, size_t depth, void *ctx)
     if (!s || a->oom) /* out of memory: nothing is kept */
         return;
     s->active--;
-    if (a->v->cost_in > 0)
+    if (a->v->compensate)
         below_leave(a, s, depth);
 }
 

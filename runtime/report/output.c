@@ -84,10 +84,11 @@ struct spanprof__view spanprof__view_of(const struct spanprof__outputs *o)
     struct spanprof__call_cost cost = spanprof__call_cost();
     if (spanprof__flags.counting)
         cost = (struct spanprof__call_cost){0};
+    double in = cost.in, out = cost.out;
     /* Abandoned calls that no node's count holds (out of memory): any call may be one. */
     if (__atomic_load_n(&spanprof__g.abandoned_unplaced, __ATOMIC_RELAXED)) {
-        cost.in = cost.enter_in;
-        cost.out = cost.enter_out;
+        in = cost.enter_in;
+        out = cost.enter_out;
     }
     return (struct spanprof__view){
             .ns_per_tick = spanprof__collect.sample_hz ? 1.0 : spanprof__clock_ns_per_tick(),
@@ -97,8 +98,11 @@ struct spanprof__view spanprof__view_of(const struct spanprof__outputs *o)
             .file_line = o->file_line,
             .idle = o->idle,
             .cpu_values = o->folded_cpu,
-            .cost_in = cost.in,
-            .cost_out = cost.out,
+            .compensate = cost.in > 0,
+            .cost_in = in,
+            .cost_out = out,
+            .measured_in = cost.in,
+            .measured_out = cost.out,
             .enter_in = cost.enter_in,
             .enter_out = cost.enter_out,
             .compensation_failed = cost.failed,
@@ -203,6 +207,7 @@ int spanprof__write_all(const struct spanprof__outputs *o, int final)
                         "not be measured (%s)\n", v.compensation_failed);
     v.threads = ts;
     v.nthreads = n;
+    spanprof__view_fit_costs(&v, self);
     v.folded_limits = &o->folded_limits;
     char program[PATH_MAX], start[64];
     program_path(program, sizeof program);

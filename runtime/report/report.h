@@ -63,11 +63,13 @@ struct spanprof__view {
                          * estimates, in ns (ns_per_tick 1), from spanprof__view_self/_total */
     int idle;         /* SPANPROF_IDLE: time outside spans too */
     int cpu_values;   /* SPANPROF_FOLDED_VALUE=cpu: folded values are self CPU ns */
-    double cost_in, cost_out; /* exact mode: ticks each span call adds inside its own window and
-                               * outside it, taken out of self and total times (calibrate.c;
-                               * SPANPROF_COMPENSATE); 0: times as recorded */
+    int compensate;   /* exact mode, SPANPROF_COMPENSATE and a measured cost: the costs below
+                       * are taken out of self and total times; 0: times as recorded */
+    double cost_in, cost_out; /* ticks each span call adds inside its own window and outside it
+                               * (calibrate.c, lowered by spanprof__view_fit_costs) */
     double enter_in, enter_out; /* the same for a call whose exit never ran (abandoned): what
                                  * its enter added (lower bounds) */
+    double measured_in, measured_out; /* cost_in and cost_out as measured */
     const char *compensation_failed; /* the measurement failed (why): times as recorded */
     uint64_t now;     /* the write's timestamp (ticks) */
     const struct spanprof__folded_limits *folded_limits; /* NULL: the defaults */
@@ -86,7 +88,7 @@ static inline uint64_t spanprof__view_self(const struct spanprof__view *v,
     if (v->sample_hz)
         return __atomic_load_n(&spanprof__sample_of(n)->wall_ns, __ATOMIC_RELAXED);
     uint64_t self = spanprof__node_self(n);
-    return v->cost_in > 0 ? spanprof__compensated_self(v, n, self) : self;
+    return v->compensate ? spanprof__compensated_self(v, n, self) : self;
 }
 /* Node N's own CPU time in ns: SPANPROF=sample's sampled figure, else SPANPROF_CPU=1's (its
  * inclusive counter less its children's); 0 without either (aggregate.c). */
@@ -104,6 +106,11 @@ static inline uint64_t spanprof__view_total(const struct spanprof__view *v,
 /* A view's settings from O and the recording mode, its threads left empty (output.c).
  * Async-signal-safe. */
 struct spanprof__view spanprof__view_of(const struct spanprof__outputs *o);
+/* Once V's threads are set: lowers V's costs to what their recorded times allow, so that no
+ * span's self time goes below zero (aggregate.c).  SETTLED: the writing thread, whose open
+ * frames are charged up to now; of the other threads only those that ended are read (a running
+ * thread's open activations are missing from their nodes' totals).  Async-signal-safe. */
+void spanprof__view_fit_costs(struct spanprof__view *v, const struct spanprof__thread *settled);
 struct spanprof__site_stats {
     const struct spanprof_site *site;
     uint64_t calls;

@@ -1,7 +1,7 @@
 /* test_compensate.c — compensation (SPANPROF_COMPENSATE) on hand-built trees with exact costs:
  * abandoned activations lose only their enter's cost, a site's total is the sum of the self
- * times printed below its outermost nodes, a failed measurement is said in the JSON and on
- * stderr; and the measurement itself. */
+ * times printed below its outermost nodes, the costs are lowered to what the recorded times
+ * allow, a failed measurement is said in the JSON and on stderr; and the measurement itself. */
 #include <json-c/json.h>
 #include <string.h>
 
@@ -16,8 +16,9 @@ UNIT_SITE(s_x, "x");
 static struct spanprof__view view_of(struct spanprof__thread **t)
 {
     struct spanprof__view v = unit_view(t, 1);
-    v.cost_in = 10;
-    v.cost_out = 8;
+    v.compensate = 1;
+    v.cost_in = v.measured_in = 10;
+    v.cost_out = v.measured_out = 8;
     v.enter_in = 2;
     v.enter_out = 1;
     return v;
@@ -111,6 +112,40 @@ START_TEST(uncompensated_totals_as_recorded)
 }
 END_TEST
 
+START_TEST(costs_fit_the_recorded_times)
+{
+    /* A leaf whose calls took 5 ticks each, less than the 10 measured inside a call: this run's
+     * calls cost less than the measurement's, and no span goes below zero. */
+    struct spanprof__thread *t = spanprof__thread_new();
+    struct spanprof__node *p = unit_node(t, &t->root, &s_req, 10, 5000, 500);
+    struct spanprof__node *l = unit_node(t, p, &s_x, 100, 500, 0);
+    struct spanprof__view v = view_of(&t);
+    spanprof__view_fit_costs(&v, NULL); /* a running thread's times: not read */
+    ck_assert(v.cost_in == 10 && v.cost_out == 8);
+    spanprof__view_fit_costs(&v, t);
+    ck_assert(v.cost_in == 5 && v.cost_out == 8); /* p's self allows (4500 - 50) / 100 */
+    ck_assert(v.enter_in == 2 && v.enter_out == 1);
+    ck_assert_uint_eq(spanprof__view_self(&v, l), 0);
+    ck_assert_uint_eq(spanprof__view_self(&v, p), 4500 - 50 - 800);
+    /* A parent whose self time (700) cannot hold its children's outside parts at 8 either. */
+    p->total = 1200;
+    v = view_of(&t);
+    __atomic_store_n(&t->exited, 1, __ATOMIC_RELEASE); /* an ended thread's times are final */
+    spanprof__view_fit_costs(&v, NULL);
+    ck_assert(v.cost_in == 5 && v.cost_out == 6.5 && v.enter_in == 2 && v.enter_out == 1);
+    ck_assert_uint_eq(spanprof__view_self(&v, p), 0);
+    /* The JSON says what was taken out, and what was measured. */
+    struct spanprof__json_meta m = {.program = "p", .start_time = "", .clock = "tsc"};
+    json_object *o = spanprof__json_build(&v, &m), *c, *f;
+    ck_assert(json_object_object_get_ex(o, "compensation", &c));
+    ck_assert(json_object_object_get_ex(c, "call_ns", &f) && json_object_get_double(f) == 11.5);
+    ck_assert(json_object_object_get_ex(c, "inside_ns", &f) && json_object_get_double(f) == 5);
+    ck_assert(json_object_object_get_ex(c, "measured_call_ns", &f) &&
+              json_object_get_double(f) == 18);
+    json_object_put(o);
+}
+END_TEST
+
 START_TEST(failed_measurement_is_said)
 {
     struct spanprof__thread *t = spanprof__thread_new();
@@ -176,6 +211,7 @@ Suite *compensate_suite(void)
     tcase_add_test(tc, abandoned_calls_lose_only_their_enter);
     tcase_add_test(tc, total_never_below_what_it_called);
     tcase_add_test(tc, uncompensated_totals_as_recorded);
+    tcase_add_test(tc, costs_fit_the_recorded_times);
     tcase_add_test(tc, failed_measurement_is_said);
     tcase_add_test(tc, measurement_succeeds);
     suite_add_tcase(s, tc);
