@@ -16,7 +16,7 @@
  * short loop without calls pass for a cheap call, or make the whole measurement look impossible
  * and be dropped.  Rounds go on until three have come within 1/128 of the lowest loop time with
  * calls (a lowest value the rounds keep coming back to is the undisturbed one; on a quiet machine
- * four rounds, about 60 µs a kind), for at most 16 rounds or 250 µs a kind (on a busy one the
+ * four rounds, about 60 µs a kind), for at most 10 rounds or 250 µs a kind (on a busy one the
  * lowest value moves little after that).  Start-up measures, and the exit write measures again
  * (only the kind the writers take out), keeping the lower: a start on a slow moment would
  * otherwise take too much out of every span.  A measurement that is still impossible (a call no
@@ -51,7 +51,7 @@
 #define PAIRS 256          /* pairs per loop: about 6 µs with calls */
 #define MIN_ROUNDS 4
 #define SETTLED_HITS 3     /* rounds within 1/128 of the lowest: that is the undisturbed value */
-#define MAX_ROUNDS 16
+#define MAX_ROUNDS 10
 #define SPLIT_ROUNDS 4     /* rounds that also measure the exit's share */
 #define BUDGET_NS 250000   /* per kind: a busy machine stops here, with the minima it has */
 /* Plausible limits of one call's cost: two clock reads and a few stores take more than the
