@@ -16,7 +16,7 @@
  * short loop without calls pass for a cheap call, or make the whole measurement look impossible
  * and be dropped.  Rounds go on until three have come within 1/128 of the lowest loop time with
  * calls (a lowest value the rounds keep coming back to is the undisturbed one; on a quiet machine
- * four rounds, about 60 µs a kind), for at most 10 rounds or 250 µs a kind (on a busy one the
+ * four rounds, about 70 µs a kind), for at most 10 rounds or 250 µs a kind (on a busy one the
  * lowest value moves little after that).  Start-up measures, and the exit write measures again
  * (only the kind the writers take out), keeping the lower: a start on a slow moment would
  * otherwise take too much out of every span.  A measurement that is still impossible (a call no
