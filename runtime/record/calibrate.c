@@ -16,12 +16,12 @@
  * short loop without calls pass for a cheap call, or make the whole measurement look impossible
  * and be dropped.  Rounds go on until three have come within 1/128 of the lowest loop time with
  * calls (a lowest value the rounds keep coming back to is the undisturbed one; on a quiet machine
- * four rounds, about 70 µs a kind), for at most 10 rounds or 250 µs a kind (on a busy one the
- * lowest value moves little after that).  Start-up measures, and the exit write measures again
- * (only the kind the writers take out), keeping the lower: a start on a slow moment would
- * otherwise take too much out of every span.  A measurement that is still impossible (a call no
- * slower than the loop without it, an inside part above the whole, below 1 ns or above 10 µs) is
- * not used: its reason is kept, and the writers say that the times are as recorded.
+ * the first four rounds, about 70 µs a kind), for at most 10 rounds or, after those four, 250 µs a
+ * kind (on a busy one the lowest value moves little after that).  Start-up measures, and the exit
+ * write measures again (only the kind the writers take out), keeping the lower: a start on a slow
+ * moment would otherwise take too much out of every span.  A measurement that is still impossible
+ * (a call no slower than the loop without it, an inside part above the whole, below 1 ns or above
+ * 10 µs) is not used: its reason is kept, and the writers say that the times are as recorded.
  *
  * The first rounds also read the clock right before and right after each exit: from those reads
  * to the exit's own timestamp is at most the exit's share of each part, so what is left of a part
