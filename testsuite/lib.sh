@@ -14,6 +14,7 @@
 #               the other variants are then compared with the new file
 # Every mismatch ends with the command that regenerates that test's expected file:
 #   make check-SUITE REGEN=1 ONLY=TEST
+# (a runner that make runs under another target's name sets check_target, e.g. check-e2e).
 # shellcheck shell=sh disable=SC2034 # the variables set here are read by the runners
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
@@ -159,7 +160,7 @@ compare_files() {
 # (see compare_files).  With REGEN=1 the first variant of NAME rewrites the expected file instead.
 compare_expected() {
     lib_expected="$here/$1.expected"
-    lib_hint="if the new output is right: make check-$suite REGEN=1 ONLY=$1"
+    lib_hint="if the new output is right: make ${check_target:-check-$suite} REGEN=1 ONLY=$1"
     if [ "${REGEN:-0}" = 1 ]; then
         case $lib_regenerated in
         *" $1 "*)

@@ -144,6 +144,8 @@ static int read_member(struct sp_profile *p, const char *key, json_object *v)
         if (json_object_object_get_ex(v, "call_ns", &c) &&
             (json_object_is_type(c, json_type_double) || json_object_is_type(c, json_type_int)))
             p->call_ns = json_object_get_double(c);
+        free(p->compensation_failed);
+        p->compensation_failed = dup_string(v, "failed");
     } else if (!strcmp(key, "anomalies") && json_object_is_type(v, json_type_object)) {
         get_uint(v, "abandoned_frames", &p->abandoned_frames);
         get_uint(v, "unmatched_exits", &p->unmatched_exits);
@@ -300,6 +302,7 @@ void sp_profile_free(struct sp_profile *p)
     free(p->program);
     free(p->start_time);
     free(p->clock);
+    free(p->compensation_failed);
     const char *path = p->path;
     memset(p, 0, sizeof *p);
     p->path = path;

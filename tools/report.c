@@ -69,6 +69,8 @@ static void print_header(const struct sp_profile *p)
         printf(", clock: %s", p->clock);
     if (p->call_ns > 0)
         printf(", times less %.1f ns per span call", p->call_ns);
+    else if (p->compensation_failed)
+        printf(", times not compensated (%s)", p->compensation_failed);
     if (p->start_time)
         printf(", started: %s", p->start_time);
     putchar('\n');

@@ -102,6 +102,8 @@ struct sp_profile {
     int sampled;                          /* "mode": "sample": times are sampled estimates */
     double call_ns;                       /* "compensation"'s call_ns: the cost per span call
                                            * taken out of the times, 0 when absent */
+    char *compensation_failed;            /* "compensation"'s "failed": why that cost could not
+                                           * be measured (times as recorded), NULL when absent */
     struct sp_span *spans;
     size_t nspans;
     struct sp_progress *progress;         /* the optional top-level "progress" array */

@@ -9,8 +9,9 @@
  * environment, SPANPROF_HANDOVER=PID:ID:ADDRESS: the process, the image (the kernel's random
  * bytes for this exec, as in SPANPROF_ANCESTOR) and the address of a block holding the rest.  A
  * copy that starts later in the same image finds it, checks the block's stamp and layout, and
- * adopts the registry as a whole, the start time, the site ids, the sites' copies and the file
- * naming: its writes are then cumulative, and the library's spans go on in the same nodes.
+ * adopts the registry as a whole, the start time, the site ids, the sites' copies, the nodes'
+ * abandoned activations and the file naming: its writes are then cumulative, and the library's
+ * spans go on in the same nodes.
  * The environment is the one place two copies of the runtime, which share no symbol, both see;
  * the pid and image in the entry keep a program started by exec (which inherits it) from ever
  * reading the address.
@@ -24,7 +25,7 @@
 #include "config/config.h"
 #include "record/siteretire.h"
 
-#define STAMP "spanprof handover 1"
+#define STAMP "spanprof handover 2"
 
 struct handover {
     char stamp[24];
@@ -43,6 +44,8 @@ struct handover {
     unsigned image;
     int image_wrote;
     void *copies; /* the sites' copies, by name (record/siteretire.c), for the library loaded again */
+    struct spanprof__abandoned *abandoned; /* abandoned activations per node (record/abandoned.c) */
+    uint64_t abandoned_unplaced;
     size_t copies_cap, copies_n;
 };
 
@@ -86,6 +89,8 @@ void spanprof__handover_leave(const struct spanprof__outputs *out)
     h->descendant = out->descendant;
     h->image = out->image;
     h->image_wrote = spanprof__image_wrote;
+    h->abandoned = spanprof__g.abandoned;
+    h->abandoned_unplaced = spanprof__g.abandoned_unplaced;
     void **table;
     size_t *cap, *n;
     spanprof__retire_copies(&table, &cap, &n);
@@ -133,6 +138,8 @@ void spanprof__handover_adopt(const char *value, struct spanprof__outputs *out)
     spanprof__g.start_tick = h->start_tick;
     spanprof__g.start_real_sec = h->start_real_sec;
     spanprof__g.start_real_nsec = h->start_real_nsec;
+    spanprof__g.abandoned = h->abandoned;
+    spanprof__g.abandoned_unplaced = h->abandoned_unplaced;
     void **table;
     size_t *cap, *n;
     spanprof__retire_copies(&table, &cap, &n);

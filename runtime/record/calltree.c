@@ -108,8 +108,10 @@ static int merge_pre(struct spanprof__node *n, size_t depth, void *ctx)
     n->hint = d;
     if (!d) {
         m->lost += n->calls;
+        spanprof__abandoned_forget_tree(n); /* its memory is reused all the same */
         return 0;
     }
+    spanprof__abandoned_move(d, n);
     /* Relaxed atomic adds: a group is only written under the process lock, but the crash writer
      * reads it without. */
     __atomic_add_fetch(&d->calls, n->calls, __ATOMIC_RELAXED);

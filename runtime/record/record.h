@@ -132,6 +132,7 @@ struct spanprof__arena {
 };
 
 struct spanprof__hist_table;
+struct spanprof__abandoned;
 struct spanprof__res_thread;
 struct spanprof__sample_thread;
 /* Slots of each thread's child-lookup cache (record/childcache.h). */
@@ -257,10 +258,15 @@ struct spanprof__process {
     struct spanprof__call_cost {
         double in, out;                /* ticks one span call adds inside its own timed window
                                         * and outside it; 0: not measured */
+        double enter_in, enter_out;    /* the enter's share of each (lower bounds): what a call
+                                        * whose exit never ran added */
+        const char *failed;            /* why the measurement failed, or NULL (in is then 0) */
     } call_cost[2];                    /* through the entry points; on the plugin's inline path
                                         * (calibrate.c) */
     int call_kinds_seen;               /* bits: 1 sites recorded through the entry points, 2
                                         * sites recorded by the inline path (atomic) */
+    struct spanprof__abandoned *abandoned; /* abandoned activations per node (abandoned.c) */
+    uint64_t abandoned_unplaced;       /* ... that no table had room for (atomic) */
 };
 extern struct spanprof__process spanprof__g;
 
@@ -460,6 +466,19 @@ void spanprof__abandon_top(struct spanprof__thread *t, uint64_t now);
 /* Ends T's parking: top back at the last recorded frame (the parked entries are the caller's to
  * count). */
 void spanprof__unpark(struct spanprof__thread *t);
+
+/* ---- abandoned.c: activations popped by repair, per node ---- */
+/* One more activation of N (a node of this thread's tree) was abandoned.  Signal-safe. */
+void spanprof__abandoned_count(struct spanprof__node *n);
+/* N's abandoned activations so far (0 when none; any thread, no lock). */
+uint64_t spanprof__abandoned_of(const struct spanprof__node *n);
+/* SRC's count goes to DST (NULL: nowhere) and SRC's becomes 0: SRC's memory is about to be
+ * reused.  Under the process lock. */
+void spanprof__abandoned_move(struct spanprof__node *dst, struct spanprof__node *src);
+/* The same for N and every node below it, counts dropped. */
+void spanprof__abandoned_forget_tree(struct spanprof__node *n);
+/* In a fork child: the parent's counts are not the child's. */
+void spanprof__abandoned_fork_child(void);
 
 /* ---- arena.c: memory that never goes through malloc ---- */
 void *spanprof__map(size_t size);

@@ -121,10 +121,13 @@ static void push(struct spanprof__thread *t, struct spanprof__node *n, uintptr_t
     spanprof__push_frame(t, t->top, n, cfa, ra, fra)->start = spanprof__clock_now();
 }
 
+/* The node's count first: a writer that sees the frame's time charged also sees that its exit
+ * did not run (compensation then takes out only the enter's cost). */
 void spanprof__abandon_top(struct spanprof__thread *t, uint64_t now)
 {
     if (spanprof__hooks.frame_abandoned)
         spanprof__hooks.frame_abandoned(t->top->node->site);
+    spanprof__abandoned_count(t->top->node);
     spanprof__close_top(t, now);
     spanprof__count_add(&t->abandoned, 1);
 }

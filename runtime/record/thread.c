@@ -179,6 +179,7 @@ void spanprof__fork_child(void)
     pthread_mutex_init(&spanprof__g.lock, NULL);
     struct spanprof__thread *t = spanprof__tls;
     /* The other threads and the retired groups are the parent's: their memory is reused. */
+    spanprof__abandoned_fork_child();
     spanprof__retire_fork_child(spanprof__g.threads, t);
     spanprof__g.threads = NULL;
     spanprof__g.fork_child = 1;

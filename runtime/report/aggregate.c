@@ -1,5 +1,9 @@
 /* aggregate.c — turns call trees into the numbers the writers print: per-site totals
- * (recursion counted once), per-thread calls, anomaly counters, tick → ns conversion.
+ * (recursion counted once), per-thread calls, anomaly counters, tick → ns conversion, and
+ * compensation (SPANPROF_COMPENSATE): the span calls' measured cost, lowered where the recorded
+ * times show the program's calls cost less, taken out of each node's self time (of an abandoned
+ * call, only its enter's), a site's total then being the sum of those self times below its
+ * outermost nodes.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -28,16 +32,83 @@ uint64_t spanprof__view_cpu_self(struct spanprof__node *n)
     return own > children ? own - children : 0;
 }
 
+/* N's calls, split into those whose exit ran and those abandoned (*ABANDONED). */
+static uint64_t completed_calls(const struct spanprof__node *n, uint64_t *abandoned)
+{
+    uint64_t calls = __atomic_load_n(&n->calls, __ATOMIC_RELAXED);
+    uint64_t lost = spanprof__abandoned_of(n);
+    *abandoned = lost < calls ? lost : calls; /* read while the thread runs: never more */
+    return calls - *abandoned;
+}
+
 uint64_t spanprof__compensated_self(const struct spanprof__view *v, const struct spanprof__node *n,
                                     uint64_t self)
 {
-    uint64_t child_calls = 0;
+    /* An abandoned call's exit never ran: its own window holds only the rest of its enter (and
+     * the repair's clock read, not taken out), its parent's window only the enter's start. */
+    uint64_t abandoned, done = completed_calls(n, &abandoned);
+    double cost = (double)done * v->cost_in + (double)abandoned * v->enter_in;
     for (struct spanprof__node *c = __atomic_load_n(&n->first_child, __ATOMIC_ACQUIRE); c;
-         c = c->next_sibling)
-        child_calls += __atomic_load_n(&c->calls, __ATOMIC_RELAXED);
-    double cost = (double)__atomic_load_n(&n->calls, __ATOMIC_RELAXED) * v->cost_in +
-                  (double)child_calls * v->cost_out;
+         c = c->next_sibling) {
+        done = completed_calls(c, &abandoned);
+        cost += (double)done * v->cost_out + (double)abandoned * v->enter_out;
+    }
     return (double)self > cost ? self - (uint64_t)(cost + 0.5) : 0;
+}
+
+/* The costs a view's recorded times allow: no node's self time may hold less than its own calls'
+ * inside parts and its children's calls' outside parts.  A leaf's bounds the inside part; then,
+ * with that, a parent's bounds the outside part.  Noise only adds time, so only calls that cost
+ * less in the program than in the measurement (a machine busier while it measured) lower them. */
+struct fit {
+    const struct spanprof__view *v;
+    double in, out;
+    int outside; /* the second walk: the outside part */
+};
+
+static int fit_node(struct spanprof__node *n, size_t depth, void *ctx)
+{
+    (void)depth;
+    struct fit *f = ctx;
+    uint64_t abandoned, done = completed_calls(n, &abandoned), child_done = 0;
+    double room = (double)spanprof__node_self(n) - (double)abandoned * f->v->enter_in;
+    for (struct spanprof__node *c = __atomic_load_n(&n->first_child, __ATOMIC_ACQUIRE); c;
+         c = c->next_sibling) {
+        uint64_t c_abandoned, c_done = completed_calls(c, &c_abandoned);
+        child_done += c_done;
+        room -= (double)c_abandoned * f->v->enter_out;
+    }
+    if (room < 0)
+        room = 0;
+    if (!f->outside && !__atomic_load_n(&n->first_child, __ATOMIC_ACQUIRE) && done &&
+        room / (double)done < f->in)
+        f->in = room / (double)done;
+    if (f->outside && child_done) {
+        room -= (double)done * f->in;
+        double out = room > 0 ? room / (double)child_done : 0;
+        if (out < f->out)
+            f->out = out;
+    }
+    return 1;
+}
+
+void spanprof__view_fit_costs(struct spanprof__view *v, const struct spanprof__thread *settled)
+{
+    if (!v->compensate)
+        return;
+    struct fit f = {v, v->cost_in, v->cost_out, 0};
+    for (f.outside = 0; f.outside < 2; f.outside++)
+        for (size_t i = 0; i < v->nthreads; i++) {
+            struct spanprof__thread *t = v->threads[i];
+            if (t == settled || __atomic_load_n(&t->exited, __ATOMIC_ACQUIRE))
+                spanprof__tree_walk(&t->root, fit_node, NULL, &f);
+        }
+    v->cost_in = f.in;
+    v->cost_out = f.out;
+    if (v->enter_in > f.in)
+        v->enter_in = f.in;
+    if (v->enter_out > f.out)
+        v->enter_out = f.out;
 }
 
 const char *spanprof__thread_label(const struct spanprof__thread *t, char *buf, size_t size)
@@ -94,10 +165,12 @@ struct agg {
     struct spanprof__site_stats *st;
     size_t n;
     const struct spanprof__view *v;
-    /* Compensation (v->cost_in > 0), per depth of the walk's current path: the calls below the
-     * node there so far, and what the node added to its site's total (0: not the outermost). */
+    /* Compensation (v->compensate), per depth of the walk's current path: the compensated self
+     * times of the node there and of its descendants walked so far, and whether the node is its
+     * site's outermost on the path (its subtree is then the site's total there). */
     struct below {
-        uint64_t calls, total;
+        uint64_t self;
+        int outermost;
     } *below;
     size_t cap;
     int oom;
@@ -108,8 +181,8 @@ static struct spanprof__site_stats *find(struct agg *a, const struct spanprof_si
     return bsearch(site, a->st, a->n, sizeof *a->st, cmp_stats_ptr);
 }
 
-/* The walk reaches node at DEPTH, which added TOTAL to its site's total. */
-static int below_enter(struct agg *a, size_t depth, uint64_t total)
+/* The walk reaches a node at DEPTH with compensated self time SELF. */
+static int below_enter(struct agg *a, size_t depth, uint64_t self, int outermost)
 {
     if (depth >= a->cap) {
         size_t cap = a->cap ? 2 * a->cap : 64;
@@ -125,24 +198,19 @@ static int below_enter(struct agg *a, size_t depth, uint64_t total)
         a->below = b;
         a->cap = cap;
     }
-    a->below[depth] = (struct below){0, total};
+    a->below[depth] = (struct below){self, outermost};
     return 1;
 }
 
-/* The walk leaves N (at DEPTH, of site S): an outermost activation's total loses what its own
- * calls added inside their windows and what every call below it added in all. */
-static void below_leave(struct agg *a, const struct spanprof__node *n,
-                        struct spanprof__site_stats *s, size_t depth)
+/* The walk leaves the node at DEPTH (of site S).  Compensated, a site's total is the sum of the
+ * self times below its outermost nodes as the other outputs print them: the folded stacks under
+ * it add up to it, and no span is left with less than the spans it called. */
+static void below_leave(struct agg *a, struct spanprof__site_stats *s, size_t depth)
 {
     const struct below *b = &a->below[depth];
-    uint64_t calls = __atomic_load_n(&n->calls, __ATOMIC_RELAXED);
-    if (b->total) {
-        double cost = (double)calls * a->v->cost_in +
-                      (double)b->calls * (a->v->cost_in + a->v->cost_out);
-        uint64_t c = (double)b->total > cost ? (uint64_t)(cost + 0.5) : b->total;
-        s->total -= c;
-    }
-    a->below[depth - 1].calls += b->calls + calls;
+    if (b->outermost)
+        s->total += b->self;
+    a->below[depth - 1].self += b->self;
 }
 
 static int agg_pre(struct spanprof__node *n, size_t depth, void *ctx)
@@ -153,15 +221,16 @@ static int agg_pre(struct spanprof__node *n, size_t depth, void *ctx)
     if (!s)
         return 0; /* node created after the collection pass */
     s->calls += __atomic_load_n(&n->calls, __ATOMIC_RELAXED);
-    s->self += spanprof__view_self(a->v, n);
+    uint64_t self = spanprof__view_self(a->v, n);
+    s->self += self;
     if (a->v->sample_hz)
         s->cpu_self += __atomic_load_n(&spanprof__sample_of(n)->cpu_ns, __ATOMIC_RELAXED);
     /* Only the outermost activation of a site on a stack adds to its inclusive total. */
-    uint64_t total = s->active == 0 ? spanprof__view_total(a->v, n) : 0;
-    if (a->v->cost_in > 0 && !below_enter(a, depth, total))
+    if (a->v->compensate && !below_enter(a, depth, self, s->active == 0))
         return 0;
     if (s->active == 0) {
-        s->total += total;
+        if (!a->v->compensate)
+            s->total += spanprof__view_total(a->v, n);
         if (a->v->sample_hz) {
             s->cpu_total += spanprof__sample_of(n)->cpu_incl;
             s->samples += spanprof__sample_of(n)->samples_incl;
@@ -176,11 +245,11 @@ static void agg_post(struct spanprof__node *n, size_t depth, void *ctx)
 {
     struct agg *a = ctx;
     struct spanprof__site_stats *s = find(a, n->site);
-    if (!s)
+    if (!s || a->oom) /* out of memory: nothing is kept */
         return;
     s->active--;
-    if (a->v->cost_in > 0)
-        below_leave(a, n, s, depth);
+    if (a->v->compensate)
+        below_leave(a, s, depth);
 }
 
 /* A site of a library that was unloaded (its runtime-owned copy, record/siteretire.c) and the same
@@ -237,10 +306,6 @@ struct spanprof__site_stats *spanprof__aggregate_sites(const struct spanprof__vi
     /* Keep sites that ran in this process (after fork, inherited nodes may be all zero). */
     size_t k = 0;
     for (size_t i = 0; i < u; i++) {
-        /* The cost model takes the two apart differently where frames were abandoned or their
-         * children's windows were shorter than the calls' cost: self stays within total. */
-        if (v->cost_in > 0 && a.st[i].self > a.st[i].total)
-            a.st[i].self = a.st[i].total;
         if (a.st[i].calls || a.st[i].total)
             a.st[k++] = a.st[i];
     }

@@ -6,7 +6,12 @@
  *   "mode": "sample", "sample_hz": N,      only with SPANPROF=sample
  *   "compensation": { "call_ns": X, "inside_ns": Y },   exact times with SPANPROF_COMPENSATE on:
  *              what one span call costs (calibrate.c) and the part of it inside the call's own
- *              window; total_ns and self_ns have it taken out
+ *              window; total_ns and self_ns have it taken out (of an abandoned call, only what
+ *              its enter cost)
+ *                "measured_call_ns": Z   also, when the recorded times showed that the program's
+ *              calls cost less than measured: X and Y were lowered to what they allow (aggregate.c)
+ *   "compensation": { "failed": "REASON" },   instead, when that cost could not be measured:
+ *              total_ns and self_ns are as recorded
  *   "threads": [ { "tid": N, "name": "...", "calls": N } ],   running threads, and for threads
  *              that ended, one entry per name: { "name", "threads": N, "calls" } (no tid)
  *   "spans": [ { "name", "file", "line", "last_line", "calls", "total_ns", "self_ns",
@@ -80,11 +85,19 @@ json_object *spanprof__json_build(const struct spanprof__view *v, const struct s
         json_object_object_add(o, "mode", json_object_new_string("sample"));
         json_object_object_add(o, "sample_hz", spanprof__json_u64(v->sample_hz));
     }
-    if (v->cost_in > 0) {
+    if (v->compensate) {
         json_object *c = json_object_new_object();
         json_object_object_add(c, "call_ns", json_object_new_double(
                                                  (v->cost_in + v->cost_out) * v->ns_per_tick));
         json_object_object_add(c, "inside_ns", json_object_new_double(v->cost_in * v->ns_per_tick));
+        if (v->cost_in < v->measured_in || v->cost_out < v->measured_out)
+            json_object_object_add(c, "measured_call_ns",
+                                   json_object_new_double((v->measured_in + v->measured_out) *
+                                                          v->ns_per_tick));
+        json_object_object_add(o, "compensation", c);
+    } else if (v->compensation_failed) {
+        json_object *c = json_object_new_object();
+        json_object_object_add(c, "failed", json_object_new_string(v->compensation_failed));
         json_object_object_add(o, "compensation", c);
     }
 

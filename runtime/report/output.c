@@ -82,6 +82,14 @@ int spanprof__output_path(const struct spanprof__outputs *o, const char *pattern
 struct spanprof__view spanprof__view_of(const struct spanprof__outputs *o)
 {
     struct spanprof__call_cost cost = spanprof__call_cost();
+    if (spanprof__flags.counting)
+        cost = (struct spanprof__call_cost){0};
+    double in = cost.in, out = cost.out;
+    /* Abandoned calls that no node's count holds (out of memory): any call may be one. */
+    if (__atomic_load_n(&spanprof__g.abandoned_unplaced, __ATOMIC_RELAXED)) {
+        in = cost.enter_in;
+        out = cost.enter_out;
+    }
     return (struct spanprof__view){
             .ns_per_tick = spanprof__collect.sample_hz ? 1.0 : spanprof__clock_ns_per_tick(),
             .counting = spanprof__flags.counting && !spanprof__collect.sample_hz,
@@ -90,8 +98,14 @@ struct spanprof__view spanprof__view_of(const struct spanprof__outputs *o)
             .file_line = o->file_line,
             .idle = o->idle,
             .cpu_values = o->folded_cpu,
-            .cost_in = spanprof__flags.counting ? 0 : cost.in,
-            .cost_out = spanprof__flags.counting ? 0 : cost.out,
+            .compensate = cost.in > 0,
+            .cost_in = in,
+            .cost_out = out,
+            .measured_in = cost.in,
+            .measured_out = cost.out,
+            .enter_in = cost.enter_in,
+            .enter_out = cost.enter_out,
+            .compensation_failed = cost.failed,
     };
 }
 
@@ -187,8 +201,13 @@ int spanprof__write_all(const struct spanprof__outputs *o, int final)
         ts[--i] = t;
     }
     struct spanprof__view v = spanprof__view_of(o);
+    static int warned;
+    if (v.compensation_failed && !__atomic_exchange_n(&warned, 1, __ATOMIC_RELAXED))
+        fprintf(stderr, "spanprof: warning: exact times keep the profiler's own cost: it could "
+                        "not be measured (%s)\n", v.compensation_failed);
     v.threads = ts;
     v.nthreads = n;
+    spanprof__view_fit_costs(&v, self);
     v.folded_limits = &o->folded_limits;
     char program[PATH_MAX], start[64];
     program_path(program, sizeof program);

@@ -63,14 +63,20 @@ struct spanprof__view {
                          * estimates, in ns (ns_per_tick 1), from spanprof__view_self/_total */
     int idle;         /* SPANPROF_IDLE: time outside spans too */
     int cpu_values;   /* SPANPROF_FOLDED_VALUE=cpu: folded values are self CPU ns */
-    double cost_in, cost_out; /* exact mode: ticks each span call adds inside its own window and
-                               * outside it, taken out of self and total times (calibrate.c;
-                               * SPANPROF_COMPENSATE); 0: times as recorded */
+    int compensate;   /* exact mode, SPANPROF_COMPENSATE and a measured cost: the costs below
+                       * are taken out of self and total times; 0: times as recorded */
+    double cost_in, cost_out; /* ticks each span call adds inside its own window and outside it
+                               * (calibrate.c, lowered by spanprof__view_fit_costs) */
+    double enter_in, enter_out; /* the same for a call whose exit never ran (abandoned): what
+                                 * its enter added (lower bounds) */
+    double measured_in, measured_out; /* cost_in and cost_out as measured */
+    const char *compensation_failed; /* the measurement failed (why): times as recorded */
     uint64_t now;     /* the write's timestamp (ticks) */
     const struct spanprof__folded_limits *folded_limits; /* NULL: the defaults */
 };
 /* SELF, node N's recorded self time, less what the span calls cost that V's cost_in/_out stand
- * for: N's own calls' inside part and its children's calls' outside part (never below 0). */
+ * for: N's own calls' inside part and its children's calls' outside part, or for calls that
+ * were abandoned (record/abandoned.c) only their enter's part (never below 0). */
 uint64_t spanprof__compensated_self(const struct spanprof__view *v, const struct spanprof__node *n,
                                     uint64_t self);
 /* Node N's self time as V prints it, in V's ticks: the recorded time (compensated), or the
@@ -82,14 +88,14 @@ static inline uint64_t spanprof__view_self(const struct spanprof__view *v,
     if (v->sample_hz)
         return __atomic_load_n(&spanprof__sample_of(n)->wall_ns, __ATOMIC_RELAXED);
     uint64_t self = spanprof__node_self(n);
-    return v->cost_in > 0 ? spanprof__compensated_self(v, n, self) : self;
+    return v->compensate ? spanprof__compensated_self(v, n, self) : self;
 }
 /* Node N's own CPU time in ns: SPANPROF=sample's sampled figure, else SPANPROF_CPU=1's (its
  * inclusive counter less its children's); 0 without either (aggregate.c). */
 uint64_t spanprof__view_cpu_self(struct spanprof__node *n);
 /* Its inclusive time (sampled: as of the write's spanprof__sample_sums), as recorded: the
- * per-site totals (spanprof__aggregate_sites) take the span calls' cost out, which needs the
- * calls below N. */
+ * per-site totals (spanprof__aggregate_sites), compensated, are the sums of the compensated self
+ * times below the site's outermost nodes instead. */
 static inline uint64_t spanprof__view_total(const struct spanprof__view *v,
                                             const struct spanprof__node *n)
 {
@@ -100,6 +106,11 @@ static inline uint64_t spanprof__view_total(const struct spanprof__view *v,
 /* A view's settings from O and the recording mode, its threads left empty (output.c).
  * Async-signal-safe. */
 struct spanprof__view spanprof__view_of(const struct spanprof__outputs *o);
+/* Once V's threads are set: lowers V's costs to what their recorded times allow, so that no
+ * span's self time goes below zero (aggregate.c).  SETTLED: the writing thread, whose open
+ * frames are charged up to now; of the other threads only those that ended are read (a running
+ * thread's open activations are missing from their nodes' totals).  Async-signal-safe. */
+void spanprof__view_fit_costs(struct spanprof__view *v, const struct spanprof__thread *settled);
 struct spanprof__site_stats {
     const struct spanprof_site *site;
     uint64_t calls;

@@ -337,6 +337,7 @@ static int write_safe(const struct spanprof__outputs *o)
     struct spanprof__view v = spanprof__view_of(o);
     v.threads = ts + i;
     v.nthreads = n - i;
+    spanprof__view_fit_costs(&v, NULL); /* nothing is settled: ended threads only */
     v.now = spanprof__clock_now();
     char path[PATH_MAX];
     if (spanprof__output_path(o, o->folded, path, sizeof path)) {

@@ -3,6 +3,7 @@
  *
  *   profdump [--resources] PROFILE.json [PROFILE.folded]
  *   profdump --times PROFILE.json
+ *   profdump --compensation PROFILE.json
  *
  * Output, each section sorted:
  *   span NAME calls=N            one per span site in the JSON (sites with equal names summed)
@@ -17,6 +18,8 @@
  * With --times, only the times, for a test that computes with them (shares of a run):
  *   NAME total_ns=N self_ns=N [cpu_total_ns=N cpu_self_ns=N samples=N] [cpu_ns=N]   in the
  *   JSON's order
+ * With --compensation, only the JSON's "compensation": "call_ns=X inside_ns=Y" (and
+ *   " measured_call_ns=Z" when the run's times lowered it), "failed=REASON", or "none".
  * It also checks what is time-dependent but still has rules (self <= total, values are
  * non-negative integers, one line per stack) and exits 1 with a message when one is broken.
  * JSON is read with json-c, never grepped. */
@@ -289,10 +292,37 @@ static void dump_times(const char *path)
     json_object_put(root);
 }
 
+static void dump_compensation(const char *path)
+{
+    json_object *root = json_object_from_file(path), *c, *v;
+    if (!root) {
+        fprintf(stderr, "profdump: %s: not a JSON profile\n", path);
+        exit(1);
+    }
+    if (!json_object_object_get_ex(root, "compensation", &c)) {
+        puts("none");
+    } else if (json_object_object_get_ex(c, "failed", &v)) {
+        printf("failed=%s\n", json_object_get_string(v));
+    } else {
+        static const char *const keys[] = {"call_ns", "inside_ns", "measured_call_ns"};
+        for (size_t k = 0; k < sizeof keys / sizeof *keys; k++)
+            if (json_object_object_get_ex(c, keys[k], &v))
+                printf("%s%s=%.6f", k ? " " : "", keys[k], json_object_get_double(v));
+            else if (k < 2)
+                fail("compensation without", keys[k]);
+        putchar('\n');
+    }
+    json_object_put(root);
+}
+
 int main(int argc, char **argv)
 {
     if (argc == 3 && strcmp(argv[1], "--times") == 0) {
         dump_times(argv[2]);
+        return failed;
+    }
+    if (argc == 3 && strcmp(argv[1], "--compensation") == 0) {
+        dump_compensation(argv[2]);
         return failed;
     }
     if (argc > 1 && strcmp(argv[1], "--resources") == 0) {
@@ -302,7 +332,8 @@ int main(int argc, char **argv)
     }
     if (argc < 2 || argc > 3) {
         fprintf(stderr, "usage: profdump [--resources] PROFILE.json [PROFILE.folded]\n"
-                        "       profdump --times PROFILE.json\n");
+                        "       profdump --times PROFILE.json\n"
+                        "       profdump --compensation PROFILE.json\n");
         return 2;
     }
     dump_json(argv[1]);

@@ -42,6 +42,11 @@ START_TEST(longjmp_out_of_nested_then_more_spans)
     ck_assert_uint_eq(a->calls, 1);
     ck_assert_uint_eq(unit_child(unit_child(a, &sb), &sc)->calls, 1);
     ck_assert_ptr_null(unit_child(unit_child(unit_child(a, &sb), &sc), &sd));
+    /* each node counts its abandoned activations, for compensation */
+    ck_assert_uint_eq(spanprof__abandoned_of(a), 1);
+    ck_assert_uint_eq(spanprof__abandoned_of(unit_child(a, &sb)), 1);
+    ck_assert_uint_eq(spanprof__abandoned_of(unit_child(unit_child(a, &sb), &sc)), 1);
+    ck_assert_uint_eq(spanprof__abandoned_of(d), 0);
     /* abandoned frames' time is charged up to the repair */
     ck_assert_uint_ge(a->total, a->child);
     ck_assert_uint_gt(a->total, 0);
@@ -71,6 +76,8 @@ START_TEST(longjmp_loop_does_not_grow)
     ck_assert_uint_eq(l1->calls, 1000);
     ck_assert_ptr_null(l1->first_child->next_sibling);
     ck_assert_uint_eq(unit_child(l1, &sl2)->calls, 1000);
+    ck_assert_uint_eq(spanprof__abandoned_of(l1), 999);
+    ck_assert_uint_eq(spanprof__abandoned_of(unit_child(l1, &sl2)), 999);
     ck_assert_ptr_null(unit_child(l1, &sl1));
     ck_assert_uint_eq(t->capacity, 1024); /* never grew */
 }
@@ -101,6 +108,8 @@ START_TEST(exit_repairs_skipped_frames)
     struct spanprof__node *x = unit_child(&t->root, &sx);
     ck_assert_uint_eq(x->calls, 3);
     ck_assert_uint_eq(unit_child(x, &sy)->calls, 3);
+    ck_assert_uint_eq(spanprof__abandoned_of(x), 0); /* its exit ran */
+    ck_assert_uint_eq(spanprof__abandoned_of(unit_child(x, &sy)), 3);
     ck_assert_uint_ge(x->total, unit_child(x, &sy)->total);
 }
 END_TEST

@@ -1,6 +1,7 @@
 /* test_retire.c — thread churn: an ended thread's tree merged path by path into its name's
  * group, its memory reused by the next thread, the cap on groups, and a fork child. */
 #define _GNU_SOURCE
+#include <setjmp.h>
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -96,6 +97,52 @@ START_TEST(memory_is_reused)
 }
 END_TEST
 
+/* A thread that longjmps out of two spans N times (the loop's next enter repairs the last
+ * iteration's frames: N - 1 abandoned activations each), then calls outer;work once. */
+static __thread jmp_buf rjb;
+UNIT_SITE(rl, "leaf");
+UNIT_SITE(rj, "jumper");
+UNIT_SPAN_FN(rfl, rl, longjmp(rjb, 1))
+UNIT_SPAN_FN(rfj, rj, rfl())
+
+static struct spanprof__node *jumper_node; /* run_jumps' node of rfj */
+
+static void *run_jumps(void *arg)
+{
+    struct job *j = arg;
+    pthread_setname_np(pthread_self(), j->name);
+    for (volatile int i = 0; i < j->work; i++)
+        if (setjmp(rjb) == 0)
+            rfj();
+    j->data = spanprof__tls;
+    jumper_node = unit_child(&j->data->root, &rj);
+    return NULL;
+}
+
+START_TEST(abandoned_counts_move_to_the_group)
+{
+    struct job a = {"jumps", 0, 5, NULL, 0}, b = {"calls", 1, 0, NULL, 0};
+    pthread_t th;
+    ck_assert_int_eq(pthread_create(&th, NULL, run_jumps, &a), 0);
+    ck_assert_int_eq(pthread_join(th, NULL), 0);
+    ck_assert_ptr_null(unit_child(&a.data->root, &rj)); /* a's tree was emptied once merged */
+    /* Its nodes' memory is for the next thread's nodes: their counts went with them. */
+    ck_assert_uint_eq(spanprof__abandoned_of(jumper_node), 0);
+    struct spanprof__thread *g = registry_find("jumps");
+    struct spanprof__node *j = unit_child(&g->root, &rj);
+    ck_assert_uint_eq(j->calls, 5);
+    ck_assert_uint_eq(spanprof__abandoned_of(j), 4);
+    ck_assert_uint_eq(spanprof__abandoned_of(unit_child(j, &rl)), 4);
+    /* The next thread's nodes, in the same memory, start with no abandoned activations. */
+    run_thread(&b);
+    ck_assert_ptr_eq(b.data, a.data);
+    struct spanprof__node *o = unit_child(&registry_find("calls")->root, &ro);
+    ck_assert_uint_eq(o->calls, 1);
+    ck_assert_uint_eq(spanprof__abandoned_of(o), 0);
+    ck_assert_uint_eq(spanprof__abandoned_of(unit_child(o, &rw)), 0);
+}
+END_TEST
+
 START_TEST(group_idle_time_is_its_threads_lifetimes)
 {
     struct job a = {"idle", 0, 3, NULL, 0}, b = {"idle", 0, 4, NULL, 0};
@@ -137,10 +184,16 @@ START_TEST(fork_child_drops_groups)
     struct job a = {"gone", 0, 3, NULL, 0};
     run_thread(&a);
     rfw(); /* the forking thread has data */
+    for (volatile int i = 0; i < 3; i++)
+        if (setjmp(rjb) == 0)
+            rfj(); /* and abandoned activations */
+    struct spanprof__node *jumper = unit_child(&spanprof__tls->root, &rj);
+    ck_assert_uint_eq(spanprof__abandoned_of(jumper), 2);
     pid_t pid = fork();
     if (pid == 0) {
         struct spanprof__thread *self = spanprof__tls;
         int ok = spanprof__g.threads == self && self->next == NULL;
+        ok = ok && jumper->calls == 0 && spanprof__abandoned_of(jumper) == 0; /* the parent's */
         struct job b = {"child", 0, 2, NULL, 0};
         run_thread(&b);
         /* the parent's group went to the free list, and a child thread reuses memory */
@@ -161,6 +214,7 @@ Suite *retire_suite(void)
     TCase *tc = tcase_create("core");
     tcase_add_test(tc, paths_merge_by_name);
     tcase_add_test(tc, memory_is_reused);
+    tcase_add_test(tc, abandoned_counts_move_to_the_group);
     tcase_add_test(tc, group_idle_time_is_its_threads_lifetimes);
     tcase_add_test(tc, groups_are_capped);
     tcase_add_test(tc, fork_child_drops_groups);

@@ -63,6 +63,16 @@ static void *no_data_yet(void *arg)
     return NULL;
 }
 
+/* The node of r's activation at LEVEL (1: the outermost) in T's tree. */
+static struct spanprof__node *r_at(struct spanprof__thread *t, int level)
+{
+    struct spanprof__node *n = &t->root;
+    for (int i = 0; i < level && n; i++)
+        n = unit_child(n, &sr);
+    ck_assert_ptr_nonnull(n);
+    return n;
+}
+
 START_TEST(thread_gets_data_between_the_calls)
 {
     pthread_t th;
@@ -86,6 +96,10 @@ START_TEST(array_grows_between_the_calls)
     ck_assert_uint_eq(t->abandoned, 4998);
     ck_assert_uint_eq(t->unmatched, 0);
     ck_assert_uint_eq(unit_depth(), 0);
+    /* the levels above the setjmp lost their one activation each, the others none */
+    ck_assert_uint_eq(spanprof__abandoned_of(r_at(t, 2)), 0);
+    ck_assert_uint_eq(spanprof__abandoned_of(r_at(t, 3)), 1);
+    ck_assert_uint_eq(spanprof__abandoned_of(r_at(t, 5000)), 1);
     fq(); /* the next span is at the root */
     ck_assert_uint_eq(unit_child(&t->root, &sq)->calls, 1);
 }
@@ -118,6 +132,11 @@ START_TEST(setjmp_below_the_parked_entries)
     ck_assert_uint_eq(seen_top, 50);
     ck_assert_uint_eq(seen_park, 0);
     ck_assert_uint_eq(t->abandoned, 100); /* 50 recorded, 50 parked */
+    /* the thread's group has its nodes' counts: only the recorded ones have a node */
+    ck_assert_uint_eq(spanprof__abandoned_of(r_at(t, 50)), 0);
+    ck_assert_uint_eq(spanprof__abandoned_of(r_at(t, 51)), 1);
+    ck_assert_uint_eq(spanprof__abandoned_of(r_at(t, 100)), 1);
+    ck_assert_ptr_null(unit_child(r_at(t, 100), &sr));
 }
 END_TEST
 

@@ -65,6 +65,7 @@ Suite *setjmp_suite(void);
 Suite *idle_suite(void);
 Suite *sample_suite(void);
 Suite *retire_suite(void);
+Suite *compensate_suite(void);
 
 /* Tracing on with rings of BYTES per thread for threads that get their data from now on (0: off),
  * as start-up sets it up for SPANPROF_TRACE; no trace file is written. */
