@@ -1,12 +1,16 @@
 #!/bin/sh
 # compensate.sh — exact times without the profiler's own cost (SPANPROF_COMPENSATE, on by
-# default): compensate.c built with every function a span (the leaf's calls outnumber chatty's
-# 400 to 1) must show chatty's and quiet's time per call within 0.5-2x of the build where only
-# they are spans, and main's total within 0.5-2x of the plain build's loop; with
-# SPANPROF_COMPENSATE=0 chatty must show at least 4x (the cost the correction takes out, so the
-# test can fail).  The JSON profile records the correction ("compensation", call_ns between 1
-# and 1000) only when it is applied: not with SPANPROF_COMPENSATE=0, not in count mode.
-# Times from separate runs on a shared machine: a miss is retried twice.
+# default): compensate.c built with every function a span (400 leaf calls per call of chatty)
+# must show chatty's and quiet's time per call within 0.5-2x of the build where only they are
+# spans, and main's total within 0.5-2x of the plain build's loop; with SPANPROF_COMPENSATE=0
+# chatty must show at least 1.5x, and the compensated chatty at most 0.75 of that (the cost the
+# correction takes out, so the test can fail).  The JSON profile records the correction
+# ("compensation", call_ns between 1 and 1000) only when it is applied: not with
+# SPANPROF_COMPENSATE=0, not in count mode.
+# Times from separate runs on a shared machine: a miss is retried twice, and each run has the
+# lowest real-time priority where the test may give it (root): with other work on every core an
+# ordinary process waits for a CPU inside its spans, which stretches the calls' cost in wall time
+# past what the calibration measured (chatty at 14x the marked build beside two busy loops).
 # Environment: CC, PLUGIN, INCLUDE_DIR, LIBDIR, PROFDUMP.
 # shellcheck source=testsuite/lib.sh
 . "$(dirname "$0")/../lib.sh"
@@ -24,10 +28,13 @@ build "compensate.c plain" "$work/build.log" ${CC:-gcc} -O2 "$src" -o "$work/pla
         -o "$work/every" $link || finish
 
 # run BUILD NAME [VAR=VALUE...]: runs $work/BUILD with a JSON profile $work/NAME.json.
+at_once=""
+chrt -f 1 true 2>/dev/null && at_once="chrt -f 1"
 run() {
     bin=$1 name=$2
     shift 2
-    (cd "$work" && env SPANPROF_FOLDED= SPANPROF_JSON="$name.json" "$@" "./$bin" >"$name.out")
+    # shellcheck disable=SC2086 # at_once is a command prefix or nothing
+    (cd "$work" && $at_once env SPANPROF_FOLDED= SPANPROF_JSON="$name.json" "$@" "./$bin" >"$name.out")
 }
 # per_call NAME SPAN: SPAN's total_ns per call in $work/NAME.json.
 per_call() {
@@ -50,7 +57,8 @@ for attempt in 1 2 3; do
     within "$(per_call every chatty)" "$(per_call marked chatty)" 0.5 2 &&
         within "$(per_call every quiet)" "$(per_call marked quiet)" 0.5 2 &&
         within "$main" "$loop" 0.5 2 &&
-        within "$(per_call raw chatty)" "$(per_call marked chatty)" 4 1000 && break
+        within "$(per_call raw chatty)" "$(per_call marked chatty)" 1.5 1000 &&
+        within "$(per_call every chatty)" "$(per_call raw chatty)" 0 0.75 && break
     echo "  compensate: attempt $attempt missed: $report"
 done
 if within "$(per_call every chatty)" "$(per_call marked chatty)" 0.5 2 &&
@@ -59,8 +67,9 @@ if within "$(per_call every chatty)" "$(per_call marked chatty)" 0.5 2 &&
 else
     fail "compensate: $report"
 fi
-within "$(per_call raw chatty)" "$(per_call marked chatty)" 4 1000
-result $? "compensate: SPANPROF_COMPENSATE=0 keeps the leaf calls' cost in chatty (4x or more)"
+within "$(per_call raw chatty)" "$(per_call marked chatty)" 1.5 1000 &&
+    within "$(per_call every chatty)" "$(per_call raw chatty)" 0 0.75
+result $? "compensate: SPANPROF_COMPENSATE=0 keeps the leaf calls' cost in chatty (1.5x or more, compensated 0.75 of it at most)"
 
 # The record of the correction: present with it, absent without it and in count mode.
 run every count SPANPROF=count || fail "compensate: the count run failed"
