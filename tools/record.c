@@ -18,7 +18,9 @@
  * SIGQUIT (the terminal sends them to the command too, as a shell's system() does) and passes
  * SIGTERM and SIGHUP on to it.  What record prints goes to stderr: the command's stdout stays
  * exactly the command's.  Record's own failures before the command runs exit with 125, a
- * command that cannot be run with 126 (found, not runnable) or 127 (not found), as env(1) does.
+ * command that cannot be run with 126 (found, not runnable) or 127 (not found), as env(1) does;
+ * a command that exits 0 without any process writing a profile makes record exit 125 too.  DIR
+ * may hold any character: the runtime's paths get its % doubled.
  */
 #define _GNU_SOURCE
 #include <dirent.h>
@@ -71,8 +73,9 @@ const char record_help[] =
     "  --limit N          spans shown in the report (default: 10; 0: all)\n"
     "  -h, --help         show this text\n"
     "\n"
-    "Exit status: CMD's; 125 when record fails before CMD runs, 126 when CMD cannot be\n"
-    "run, 127 when it is not found.\n";
+    "Exit status: CMD's; 125 when record fails before CMD runs, or when CMD exits 0\n"
+    "but no process wrote a profile, 126 when CMD cannot be run, 127 when it is not\n"
+    "found.\n";
 
 #define DEFAULT_DIR "spanprof.out"
 #define PROCESSES "processes"
@@ -222,11 +225,24 @@ static void set(const char *name, const char *value)
     }
 }
 
+/* NAME=ABS/processes/FILE for the runtime, which expands %p and %% in it: every % of ABS (a
+ * directory named "pct%p") doubled, so the directory is the one the user named. */
 static void set_path(const char *name, const char *abs, const char *file)
 {
-    char *value = xasprintf("%s/" PROCESSES "/%s", abs, file);
+    size_t percents = 0;
+    for (const char *c = abs; *c; c++)
+        percents += *c == '%';
+    char *escaped = xmalloc(strlen(abs) + percents + 1), *e = escaped;
+    for (const char *c = abs; *c; c++) {
+        *e++ = *c;
+        if (*c == '%')
+            *e++ = '%';
+    }
+    *e = '\0';
+    char *value = xasprintf("%s/" PROCESSES "/%s", escaped, file);
     set(name, value);
     free(value);
+    free(escaped);
 }
 
 static int set_environment(const struct record_opts *o, const char *abs)
@@ -538,7 +554,9 @@ static void closing_line(const struct record_opts *o, size_t nprocs, int have_js
         printf("next: spanprof report %s | spanprof diff %s OTHER-RUN\n", o->dir, o->dir);
 }
 
-static void assemble(const struct record_opts *o, const char *abs, long pid)
+/* Assembles the run in ABS; -1 when no process wrote a profile (said on stderr: why, as far as
+ * STATUS, how the command ended, tells). */
+static int assemble(const struct record_opts *o, const char *abs, long pid, int status)
 {
     /* A process that crashed wrote its folded stacks only (the crash writer's one file). */
     size_t nprocs, nfolded;
@@ -547,16 +565,21 @@ static void assemble(const struct record_opts *o, const char *abs, long pid)
     free_list(json, nprocs);
     free_list(folded, nfolded);
     if (!nprocs && !nfolded) {
-        fprintf(stderr, "spanprof: no process wrote a profile into %s/" PROCESSES ": is the "
-                        "program built and linked with spanprof (`pkg-config --cflags --libs "
-                        "spanprof`)?\n", o->dir);
+        if (WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL)
+            fprintf(stderr, "spanprof: no process wrote a profile into %s/" PROCESSES ": the "
+                            "command was killed by SIGKILL, which no process can write after\n",
+                    o->dir);
+        else
+            fprintf(stderr, "spanprof: no process wrote a profile into %s/" PROCESSES ": is the "
+                            "program built and linked with spanprof (`pkg-config --cflags --libs "
+                            "spanprof`)?\n", o->dir);
         if (o->coz)
             causal_table(abs, &(struct sp_profile){0}, o->progress);
-        return;
+        return -1;
     }
     if (merge_kind(abs, ".json", ".trace.json", "profile.json") < 0 ||
         merge_kind(abs, ".folded", ".alloc.folded", "profile.folded") < 0)
-        return;
+        return 0;
     int have_page = page(abs, "profile.folded", "flamegraph.html", "nanoseconds") == 0;
     int have_timeline = o->trace && timeline(abs, pid) > 0;
     int have_alloc = o->alloc && merge_kind(abs, ".alloc.folded", NULL, "alloc.folded") > 0 &&
@@ -573,6 +596,7 @@ static void assemble(const struct record_opts *o, const char *abs, long pid)
     }
     free(path);
     closing_line(o, nprocs > nfolded ? nprocs : nfolded, nprocs > 0, have_page, have_timeline, have_alloc);
+    return 0;
 }
 
 /* Ends record the way the command ended. */
@@ -664,7 +688,10 @@ int run_record(int argc, char **argv)
     fflush(stdout);
     if (dup2(STDERR_FILENO, STDOUT_FILENO) < 0)
         return pass_status(status);
-    assemble(&o, abs, (long)pid);
+    int assembled = assemble(&o, abs, (long)pid, status);
     fflush(stdout);
+    /* A command that succeeded but left no profile is record's failure, not a success. */
+    if (assembled < 0 && WIFEXITED(status) && WEXITSTATUS(status) == 0)
+        return EXIT_RECORD_FAILED;
     return pass_status(status);
 }

@@ -4,7 +4,8 @@
 # directory; a directory that is not a run's, and one whose processes/ is a link; Ctrl-C
 # (SIGINT to the process group), SIGTERM to record alone and a crash, each passed on as the
 # same signal after the profile is assembled;
-# a command that does not exist; --trace; diff of two runs (with --folded); and the runtime's
+# a command that does not exist; a directory named with a %; a command that leaves no profile
+# (exit 0, and killed by SIGKILL); --trace; diff of two runs (with --folded); and the runtime's
 # line naming its files when stderr is a terminal.  One transcript, record.expected, with the
 # scratch folder's path and pids replaced; the pages' presence is checked when speedscope is
 # built (its absence only drops them from the transcript).
@@ -80,6 +81,18 @@ result $? "record: the file a processes link points to left alone"
 
 record -o missing -- ./no-such-program
 show "a command that does not exist" missing $?
+
+# A directory with % in its name: the runtime expands %p and %% in its paths, so record doubles
+# every % (the profiles went to a directory named after the pid, and were lost).
+record -o 'pct%p' -- "$prog" 0
+show "a directory named pct%p" 'pct%p' $?
+
+# A command that ran but left no profile: said, and record fails (125) where CMD exited 0; a
+# command killed by SIGKILL is named so.
+record -o plain -- sh -c 'exit 0'
+show "a command without spanprof, exit 0" plain $?
+record -o killed -- sh -c 'kill -9 $$'
+show "a command killed by SIGKILL" killed $?
 
 # Ctrl-C: SIGINT to the whole process group, as a terminal sends it (perl puts record in a
 # process group of its own with SIGINT at its default, which a background shell job lacks).
