@@ -8,6 +8,7 @@
  * kept, not to the text, and a syntax error stops the read where it is. */
 #include "tool.h"
 
+#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -86,6 +87,13 @@ static int read_span(const char *path, json_object *e, size_t i, struct sp_span 
                         : get_uint(e, "self_ns", &sp->self_ns) ? "self_ns" : NULL;
     if (missing)
         return bad(path, "span", i, missing);
+    /* Self time is a part of the total (recursion counts the total once, self every time, and
+     * still self <= total): a profile that says otherwise was not written by spanprof. */
+    if (sp->self_ns > sp->total_ns) {
+        fprintf(stderr, "spanprof: %s: span %zu ('%s'): self_ns %llu is more than total_ns %llu\n",
+                path, i, name, (unsigned long long)sp->self_ns, (unsigned long long)sp->total_ns);
+        return -1;
+    }
     sp->name = xstrdup(name);
     sp->file = xstrdup(file);
     sp->line = (long)line;
@@ -97,11 +105,38 @@ static int read_span(const char *path, json_object *e, size_t i, struct sp_span 
     return 0;
 }
 
-static void read_process(json_object *o, struct sp_process *r)
+/* Whether T is a start time as the runtime writes it: YYYY-MM-DDTHH:MM:SS, then .digits and a
+ * Z, each optional (older profiles). */
+static int is_start_time(const char *t)
+{
+    static const char shape[] = "dddd-dd-ddTdd:dd:dd";
+    for (size_t i = 0; shape[i]; i++)
+        if (shape[i] == 'd' ? !isdigit((unsigned char)t[i]) : t[i] != shape[i])
+            return 0;
+    t += sizeof shape - 1;
+    if (*t == '.' && isdigit((unsigned char)t[1]))
+        for (t++; isdigit((unsigned char)*t); t++)
+            ;
+    return !strcmp(t, "Z") || !*t;
+}
+
+/* START, a profile's or a process's start time (NULL: none): -1, said, when it is no time. */
+static int check_start_time(const char *path, const char *start)
+{
+    if (!start || is_start_time(start))
+        return 0;
+    fprintf(stderr, "spanprof: %s: start_time '%s' is not a time (YYYY-MM-DDTHH:MM:SS.mmmZ)\n",
+            path, start);
+    return -1;
+}
+
+static int read_process(const char *path, json_object *o, struct sp_process *r)
 {
     uint64_t u;
     r->program = dup_string(o, "program");
     r->start_time = dup_string(o, "start_time");
+    if (check_start_time(path, r->start_time))
+        return -1;
     r->clock = dup_string(o, "clock");
     r->pid = get_uint(o, "pid", &u) == 0 ? (long long)u : -1;
     r->thread_count = get_uint(o, "thread_count", &u) == 0 ? (long long)u : -1;
@@ -110,6 +145,7 @@ static void read_process(json_object *o, struct sp_process *r)
         r->sample_hz = 0;
     const char *mode = opt_string(o, "mode");
     r->sampled = mode && !strcmp(mode, "sample");
+    return 0;
 }
 
 /* A top-level member other than "spans". */
@@ -120,6 +156,8 @@ static int read_member(struct sp_profile *p, const char *key, json_object *v)
         if (json_object_is_type(v, json_type_string)) {
             free(*slot);
             *slot = xstrdup(json_object_get_string(v));
+            if (slot == &p->start_time && check_start_time(p->path, *slot))
+                return -1;
         }
     } else if (!strcmp(key, "pid") || !strcmp(key, "thread_count") || !strcmp(key, "wall_ns")) {
         if (json_object_is_type(v, json_type_int) && json_object_get_int64(v) >= 0) {
@@ -181,8 +219,10 @@ static int read_member(struct sp_profile *p, const char *key, json_object *v)
                 fprintf(stderr, "spanprof: %s: process %zu is not an object\n", p->path, i);
                 return -1;
             }
-            read_process(e, &p->procs[i]);
-            p->nprocs = i + 1;
+            int rc = read_process(p->path, e, &p->procs[i]);
+            p->nprocs = i + 1; /* freed with the profile, good or not */
+            if (rc)
+                return -1;
         }
     }
     return 0;
