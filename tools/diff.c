@@ -47,6 +47,24 @@ struct pair {
     double change; /* what ranks it */
 };
 
+/* The calls of a pair's span before and after (0 on a side without it). */
+static uint64_t calls_before(const struct pair *p)
+{
+    return p->before ? p->before->calls : 0;
+}
+
+static uint64_t calls_after(const struct pair *p)
+{
+    return p->after ? p->after->calls : 0;
+}
+
+/* |A - B| of two counts, exact over the whole unsigned range (a signed difference overflows
+ * for counts past 2^63). */
+static uint64_t distance(uint64_t a, uint64_t b)
+{
+    return a > b ? a - b : b - a;
+}
+
 static int cmp_pair(const void *pa, const void *pb)
 {
     const struct pair *a = pa, *b = pb;
@@ -54,8 +72,8 @@ static int cmp_pair(const void *pa, const void *pb)
     if (ca != cb)
         return ca > cb ? -1 : 1;
     /* Equal changes: the larger change of calls first (exact, where times are not). */
-    long long da = llabs((long long)(a->after ? a->after->calls : 0) - (long long)(a->before ? a->before->calls : 0));
-    long long db = llabs((long long)(b->after ? b->after->calls : 0) - (long long)(b->before ? b->before->calls : 0));
+    uint64_t da = distance(calls_after(a), calls_before(a));
+    uint64_t db = distance(calls_after(b), calls_before(b));
     if (da != db)
         return da > db ? -1 : 1;
     const struct sp_span *sa = a->after ? a->after : a->before, *sb = b->after ? b->after : b->before;
@@ -165,10 +183,11 @@ static int compare(const struct sp_profile *b, const struct sp_profile *a, const
     for (size_t i = 0; i < shown; i++) {
         const struct sp_span *s0 = pairs[i].before, *s1 = pairs[i].after, *s = s1 ? s1 : s0;
         double self0 = s0 ? (double)s0->self_ns : 0, self1 = s1 ? (double)s1->self_ns : 0;
+        uint64_t c0 = calls_before(&pairs[i]), c1 = calls_after(&pairs[i]);
         char *calls_change = by_name && (b->no_calls || a->no_calls)
                                  ? xstrdup("?")
-                                 : xasprintf("%+lld", (long long)(s1 ? s1->calls : 0) -
-                                                          (long long)(s0 ? s0->calls : 0));
+                                 : xasprintf("%c%llu", c1 < c0 ? '-' : '+',
+                                             (unsigned long long)distance(c1, c0));
         table_row(&t, xstrdup(s->name), *s->file ? xasprintf("%s:%ld", s->file, s->line) : xstrdup("-"),
                   calls_cell(b, s0), calls_cell(a, s1), calls_change,
                   time_cell(s0, s0 ? s0->self_ns : 0), time_cell(s1, s1 ? s1->self_ns : 0),
