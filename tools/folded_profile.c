@@ -6,10 +6,12 @@
 #include "tool.h"
 
 #include <errno.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 struct folded_table {
+    const char *path;
     struct strmap names;
     struct sp_span *spans;
     size_t cap;
@@ -32,6 +34,20 @@ static struct sp_span *span_of(struct folded_table *t, const char *name, size_t 
     return &t->spans[i];
 }
 
+/* *SUM += VALUE; -1, said (the file, line and span named), when that passes 2^64-1, as merge
+ * refuses such a file. */
+static int add_value(const struct folded_table *t, uint64_t *sum, unsigned long long value,
+                     size_t lineno, const struct sp_span *s)
+{
+    if (value > UINT64_MAX - *sum) {
+        fprintf(stderr, "spanprof: %s:%zu: the time of '%s' would exceed 2^64-1\n", t->path,
+                lineno, s->name);
+        return -1;
+    }
+    *sum += value;
+    return 0;
+}
+
 /* One "a;b;c VALUE" line: each frame's total once, the last frame's self. */
 static int add_line(void *ctx, char *stack, size_t len, unsigned long long value, size_t lineno)
 {
@@ -43,19 +59,19 @@ static int add_line(void *ctx, char *stack, size_t len, unsigned long long value
         size_t i = (size_t)(last - t->spans);
         if (t->seen_on[i] != lineno) {
             t->seen_on[i] = lineno;
-            last->total_ns += value;
+            if (add_value(t, &last->total_ns, value, lineno, last))
+                return -1;
         }
         if (frame + n >= end)
             break;
         frame += n + 1;
     }
-    last->self_ns += value;
-    return 0;
+    return add_value(t, &last->self_ns, value, lineno, last);
 }
 
 int sp_profile_load_folded(const char *path, struct sp_profile *out)
 {
-    struct folded_table t = {.spans = NULL};
+    struct folded_table t = {.path = path};
     strmap_init(&t.names);
     int rc = folded_read(path, add_line, &t);
     free(t.seen_on);
