@@ -231,8 +231,11 @@ static void summarise(struct sp_profile *o)
 void json_merge_finish(struct json_merge *m, struct sp_profile *out)
 {
     struct sp_profile *o = &m->out;
-    qsort(o->spans, o->nspans, sizeof *o->spans, cmp_span);
-    qsort(o->progress, o->nprogress, sizeof *o->progress, cmp_progress);
+    /* qsort's array may not be NULL, even empty (none without progress points). */
+    if (o->nspans)
+        qsort(o->spans, o->nspans, sizeof *o->spans, cmp_span);
+    if (o->nprogress)
+        qsort(o->progress, o->nprogress, sizeof *o->progress, cmp_progress);
     summarise(o);
     *out = *o;
     strmap_free(&m->spans);
