@@ -163,9 +163,18 @@ static const char dump_help[] =
     "  --timeout SECONDS  how long to wait for the files (default: 10)\n"
     "  -h, --help         show this text\n";
 
+static const char help_usage[] = "usage: spanprof help [COMMAND]\n";
+
+static const char help_help[] =
+    "\n"
+    "Shows the list of commands, or COMMAND's usage, what it does, its options and its\n"
+    "exit status (the same text as `spanprof COMMAND --help`).\n"
+    "\n"
+    "Exit status: 0; 2 for a command that does not exist.\n";
+
 struct command {
     const char *name, *usage, *help;
-    int (*run)(int argc, char **argv);
+    int (*run)(int argc, char **argv); /* NULL for help, which main answers */
 };
 
 static const struct command *current;
@@ -417,6 +426,7 @@ static const struct command commands[] = {
     { "view", view_usage, view_help, run_view },
     { "convert", convert_usage, convert_help, run_convert },
     { "dump", dump_usage, dump_help, run_dump },
+    { "help", help_usage, help_help, NULL },
 };
 
 static const struct command *find_command(const char *name)
