@@ -7,6 +7,10 @@
  * delivered to it, and it runs no spans.  Ticks are on an absolute CLOCK_MONOTONIC schedule; a
  * pass that ends after the next tick (the process lock held by a long write) skips the ticks it
  * missed rather than running them back to back: each sample charges the time actually elapsed.
+ * The ticks are SPANPROF_SAMPLE_HZ a second on average, each a random 0.5 to 1.5 periods after
+ * the one before (next_interval): at a fixed period, a program that repeats itself at a divisor
+ * of it (a 200 µs loop under a 1 ms period, or 997 Hz's 1.003 ms) is seen at the same point of
+ * its loop sample after sample, for as long as it is not interrupted.
  *
  * Lifetime: started at start-up when the mode is on (never in other modes), restarted in a fork
  * child (which has no copy of it; a fork child that execs at once pays one thread creation),
@@ -67,6 +71,19 @@ static void run_at_once(void)
     pthread_setschedparam(pthread_self(), SCHED_FIFO, &at); /* refused: as an ordinary thread */
 }
 
+/* The next tick's distance: PERIOD × a uniform 0.5 to 1.5, from a xorshift64 generator (the
+ * sampler's own state, seeded from the clock: nothing needs these to be unpredictable, only out
+ * of step with the program). */
+static uint64_t next_interval(uint64_t period, uint64_t *state)
+{
+    uint64_t x = *state;
+    x ^= x << 13;
+    x ^= x >> 7;
+    x ^= x << 17;
+    *state = x;
+    return period / 2 + x % (period | 1);
+}
+
 static void *sampler_main(void *arg)
 {
     (void)arg;
@@ -76,12 +93,14 @@ static void *sampler_main(void *arg)
     prctl(PR_SET_TIMERSLACK, 1UL, 0UL, 0UL, 0UL);
     uint64_t period = 1000000000u / spanprof__collect.sample_hz;
     uint64_t next = spanprof__mono_ns();
+    uint64_t random_state = next | 1; /* xorshift's state must not be 0 */
     pthread_mutex_lock(&S.mu);
     while (!S.stop) {
-        next += period;
+        uint64_t interval = next_interval(period, &random_state);
+        next += interval;
         uint64_t now = spanprof__mono_ns();
         if (next <= now)
-            next = now + period; /* late: skip the missed ticks */
+            next = now + interval; /* late: skip the missed ticks */
         struct timespec at = {(time_t)(next / 1000000000u), (long)(next % 1000000000u)};
         while (!S.stop && pthread_cond_timedwait(&S.cv, &S.mu, &at) != ETIMEDOUT)
             ;
