@@ -112,21 +112,24 @@ int spanprof__res_thread_merge(struct spanprof__thread *group, struct spanprof__
 /* ---- sample_data.c: SPANPROF=sample's figures per node and per thread ---- */
 /* Behind each node (after struct spanprof__res_node when that is there too). */
 struct spanprof__sample_node {
-    uint64_t wall_ns, cpu_on_ns, samples;       /* self: written by the sampler only (relaxed
-                                                 * atomic adds), read by the writers; cpu_on_ns
-                                                 * the stretches that found the thread on a CPU */
-    uint64_t cpu_ns;                            /* self CPU time: cpu_on_ns scaled to the
-                                                 * thread's CPU clock by a write, under the
-                                                 * process lock (spanprof__sample_sums) */
-    uint64_t wall_incl, cpu_incl, samples_incl; /* the node's subtree: computed by a write,
-                                                 * under the process lock (spanprof__sample_sums) */
+    /* Self, written by the sampler only (relaxed atomic adds), read by the writers.  A sample is
+     * timely when the sampler ran within an eighth of a period of its tick, late otherwise
+     * (sample_data.c says why the two are kept apart); *_late_ns count only where a thread has
+     * no timely sample at all. */
+    uint64_t wall_timely_ns, wall_late_ns; /* the stretches charged here */
+    uint64_t cpu_timely_ns, cpu_late_ns;   /* those that found the thread on a CPU */
+    uint64_t samples;
+    /* Computed by a write, under the process lock (spanprof__sample_sums): */
+    uint64_t wall_ns, cpu_ns;                   /* self wall and CPU time */
+    uint64_t wall_incl, cpu_incl, samples_incl; /* the node's subtree */
 };
 /* The sampler's state for one thread (reached through spanprof__thread.sample; sampler only). */
 struct spanprof__sample_thread {
     uint64_t last_wall_ns, last_cpu_ns; /* at its previous sample */
     uint64_t cpu_used_ns;                /* CPU time it used since sampling began */
-    uint64_t cpu_on_ns;                  /* the stretches charged as on a CPU meanwhile */
-    uint64_t cpu_before_ns;              /* the main thread: CPU time before its first span */
+    uint64_t wall_timely_ns, wall_late_ns; /* the sums of its nodes' (and root's) stretches */
+    uint64_t cpu_timely_ns, cpu_late_ns;
+    uint64_t wall_before_ns, cpu_before_ns; /* the main thread: before its first span */
     int cpu_clock;                       /* the thread's CPU-time clock (a clockid_t) */
     struct spanprof__sample_node root;   /* samples outside every span */
 };
@@ -151,8 +154,9 @@ void spanprof__sample_node_merge(void *dst_ext, const void *src_ext);
 /* Adds SRC's samples outside every span into DST's (threads merged into one; nothing when
  * either has no sampler state). */
 void spanprof__sample_thread_merge(struct spanprof__thread *dst, const struct spanprof__thread *src);
-/* One sample of every live registered thread (takes the process lock). */
-void spanprof__sample_pass(void);
+/* One sample of every live registered thread (takes the process lock); TIMELY: the sampler runs
+ * within an eighth of a period of the tick it was due at. */
+void spanprof__sample_pass(int timely);
 
 /* ---- sampler.c: the sampler thread ---- */
 /* Starts it, and restarts it in every fork child; 0 when it could not be created (after a

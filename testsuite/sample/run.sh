@@ -11,7 +11,7 @@
 # mode's; each span's share of wall time within 5 points of what the program measured itself in
 # the same run, in exact and in sample mode (each run against its own truth: two runs under load
 # do not split their time alike);
-# and, sampled and with SPANPROF_CPU=1, the spans' CPU time 0.85 to 1.1 of the process's, the
+# and, sampled and with SPANPROF_CPU=1, the spans' CPU time 0.85 to 1.1 of the thread's, the
 # sleeping span charged at most 5 % of its wall time, and each span's share of the spans' CPU
 # time within 5 points of its share by the program's own CPU clock.
 # Shares are compared (never absolute times), the program's work is measured in wall time (a
@@ -104,15 +104,15 @@ accuracy_attempt() {
                     printf "%s: %.1f and %.1f, %.1f points apart\n", what, a, b, d
             }
             # MODE run, its label, its JSON field of CPU time: the spans (all leaves) hold the
-            # process'"'"'s CPU time, the sleeping one next to none of it, and each its share of
+            # thread'"'"'s CPU time, the sleeping one next to none of it, and each its share of
             # them as the program measured it with its own CPU clock.
             function cpu_checks(mode, label, field,   spans, ratio, cpu, wall, own, k, s) {
                 spans = x[mode, "work_a", field] + x[mode, "work_b", field] + x[mode, "nap", field]
-                ratio = process_cpu[mode] > 0 ? spans / process_cpu[mode] : 0
+                ratio = thread_cpu[mode] > 0 ? spans / thread_cpu[mode] : 0
                 if (ratio >= 0.85 && ratio <= 1.1)
-                    print label ": the spans'"'"' CPU time is the process'"'"'s (0.85 to 1.1 of it)"
+                    print label ": the spans'"'"' CPU time is the thread'"'"'s (0.85 to 1.1 of it)"
                 else
-                    printf "%s: the spans'"'"' CPU time is %.2f of the process'"'"'s\n", label, ratio
+                    printf "%s: the spans'"'"' CPU time is %.2f of the thread'"'"'s\n", label, ratio
                 cpu = x[mode, "nap", field]; wall = v[mode, "profile", "nap"]
                 if (wall > 0 && cpu <= wall / 20)
                     print label ": nap charged at most 5 % of its wall time as CPU"
@@ -129,7 +129,7 @@ accuracy_attempt() {
                 }
             }
             $2 == "truth" { v[$1, "truth", $3] = $4; sum[$1, "truth"] += $4 }
-            $2 == "cpu" { process_cpu[$1] = $4 }
+            $2 == "cpu" { thread_cpu[$1] = $4 }
             $2 == "cputruth" { cpu_truth[$1, $3] = $4 }
             $2 == "span" {
                 split($4, t, "="); v[$1, "profile", $3] = t[2]; sum[$1, "profile"] += t[2]

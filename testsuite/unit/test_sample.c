@@ -1,6 +1,7 @@
 /* test_sample.c — SPANPROF=sample's figures on hand-built trees: merging two nodes' data, the
  * CPU time and inclusive sums a write computes (the stretches found on a CPU scaled to the
- * thread's CPU clock), and what the writers print from them (exact values); and
+ * thread's CPU clock, timely samples' stretches scaled to all of them, late ones standing only
+ * where there is no timely one), and what the writers print from them (exact values); and
  * frame arrays a thread outgrew staying mapped for the sampler. */
 #include <json-c/json.h>
 #include <string.h>
@@ -41,8 +42,8 @@ static struct spanprof__node *node(const struct spanprof_site *site, struct span
     parent->first_child = n;
     n->calls = calls;
     struct spanprof__sample_node *s = spanprof__sample_of(n);
-    s->wall_ns = wall;
-    s->cpu_on_ns = on_cpu;
+    s->wall_timely_ns = wall;
+    s->cpu_timely_ns = on_cpu;
     s->samples = samples;
     return n;
 }
@@ -55,7 +56,8 @@ static struct spanprof__thread *tree(void)
     struct spanprof__thread *t = take(sizeof *t);
     t->sample = take(sizeof *t->sample);
     t->sample->cpu_used_ns = 190;
-    t->sample->cpu_on_ns = 95;
+    t->sample->cpu_timely_ns = 95;
+    t->sample->wall_timely_ns = 165;
     spanprof__node_init(&t->root, NULL, NULL);
     t->tid = 42;
     strcpy(t->name, "sampled");
@@ -69,15 +71,22 @@ static struct spanprof__thread *tree(void)
 START_TEST(merge)
 {
     spanprof__sample_ext_offset = 0;
-    struct spanprof__sample_node d = {10, 2, 1, 99, 99, 99, 99}, s = {5, 1, 2, 7, 7, 7, 7};
+    struct spanprof__sample_node
+        d = {.wall_timely_ns = 10, .wall_late_ns = 4, .cpu_timely_ns = 2, .cpu_late_ns = 1,
+             .samples = 1, .wall_ns = 99, .cpu_ns = 99, .wall_incl = 99},
+        s = {.wall_timely_ns = 5, .wall_late_ns = 3, .cpu_timely_ns = 1, .cpu_late_ns = 2,
+             .samples = 2, .wall_ns = 7, .cpu_ns = 7, .wall_incl = 7};
     spanprof__sample_node_merge(&d, &s);
-    ck_assert_uint_eq(d.wall_ns, 15);
-    ck_assert_uint_eq(d.cpu_on_ns, 3);
+    ck_assert_uint_eq(d.wall_timely_ns, 15);
+    ck_assert_uint_eq(d.wall_late_ns, 7);
+    ck_assert_uint_eq(d.cpu_timely_ns, 3);
+    ck_assert_uint_eq(d.cpu_late_ns, 3);
     ck_assert_uint_eq(d.samples, 3);
-    /* the CPU time and the inclusive figures are the next write's to compute */
+    /* the times and the inclusive figures are the next write's to compute */
+    ck_assert_uint_eq(d.wall_ns, 99);
     ck_assert_uint_eq(d.cpu_ns, 99);
     ck_assert_uint_eq(d.wall_incl, 99);
-    ck_assert_uint_eq(s.wall_ns, 5);
+    ck_assert_uint_eq(s.wall_timely_ns, 5);
 }
 END_TEST
 
@@ -153,38 +162,82 @@ START_TEST(idle)
 {
     spanprof__sample_ext_offset = 0;
     struct spanprof__thread *t = tree();
-    struct spanprof__sample_thread st = {.cpu_used_ns = 10, .cpu_on_ns = 5,
-                                         .root = {.wall_ns = 333, .cpu_on_ns = 3, .samples = 4}};
+    struct spanprof__sample_thread st = {
+        .cpu_used_ns = 10, .cpu_timely_ns = 5, .wall_timely_ns = 165 + 333,
+        .root = {.wall_timely_ns = 333, .cpu_timely_ns = 3, .samples = 4}};
     t->sample = &st;
     struct spanprof__view v = unit_view(&t, 1);
     v.sample_hz = 997;
     v.idle = 1;
     uint64_t ns;
+    spanprof__sample_sums(t);
     ck_assert_int_eq(spanprof__thread_idle_ns(&v, t, &ns), 1);
     ck_assert_uint_eq(ns, 333);
     /* two threads merged into one: their time outside spans adds up, and so do their CPU clocks
      * and stretches */
     struct spanprof__thread other = {0};
-    struct spanprof__sample_thread ost = {.cpu_used_ns = 4, .cpu_on_ns = 2, .cpu_before_ns = 1,
-                                          .root = {.wall_ns = 7, .cpu_on_ns = 1, .samples = 2}};
+    struct spanprof__sample_thread ost = {
+        .cpu_used_ns = 4, .cpu_timely_ns = 2, .cpu_before_ns = 1, .wall_timely_ns = 7,
+        .wall_before_ns = 50, .root = {.wall_timely_ns = 7, .cpu_timely_ns = 1, .samples = 2}};
     other.sample = &ost;
     spanprof__sample_thread_merge(t, &other);
-    ck_assert_uint_eq(st.root.wall_ns, 340);
-    ck_assert_uint_eq(st.root.cpu_on_ns, 4);
+    ck_assert_uint_eq(st.root.wall_timely_ns, 340);
+    ck_assert_uint_eq(st.root.cpu_timely_ns, 4);
     ck_assert_uint_eq(st.root.samples, 6);
     ck_assert_uint_eq(st.cpu_used_ns, 14);
-    ck_assert_uint_eq(st.cpu_on_ns, 7);
+    ck_assert_uint_eq(st.cpu_timely_ns, 7);
+    ck_assert_uint_eq(st.wall_timely_ns, 505);
+    ck_assert_uint_eq(st.wall_before_ns, 50);
     other.sample = NULL;
     spanprof__sample_thread_merge(t, &other); /* no sampler state: nothing */
-    ck_assert_uint_eq(st.root.wall_ns, 340);
-    /* a write: 4 ns of stretches at 14/7, and the 1 ns before the first span */
+    ck_assert_uint_eq(st.root.wall_timely_ns, 340);
+    /* a write: 4 ns of stretches at 14/7, and the 1 ns before the first span; the 50 ns before
+     * it outside spans as they are */
     spanprof__sample_sums(t);
     ck_assert_uint_eq(st.root.cpu_ns, 9);
+    ck_assert_int_eq(spanprof__thread_idle_ns(&v, t, &ns), 1);
+    ck_assert_uint_eq(ns, 390);
     /* a thread no sample found on a CPU: all its CPU time outside spans */
     struct spanprof__sample_thread unseen = {.cpu_used_ns = 12};
     t->sample = &unseen;
     spanprof__sample_sums(t);
     ck_assert_uint_eq(unseen.root.cpu_ns, 12);
+    release();
+}
+END_TEST
+
+/* Late samples: a thread's wall and CPU time are shared in the proportion of its timely
+ * stretches alone; its late ones count only when it has no timely one. */
+START_TEST(late_samples)
+{
+    spanprof__sample_ext_offset = 0;
+    struct spanprof__thread *t = take(sizeof *t);
+    spanprof__node_init(&t->root, NULL, NULL);
+    /* timely: outer 60 of wall (20 on a CPU), outside spans 40 (5); late: outer 10 (0),
+     * outside 90 (30); the CPU clock says 50 */
+    struct spanprof__node *outer = node(&s_outer, &t->root, 1, 60, 20, 3);
+    struct spanprof__sample_node *o = spanprof__sample_of(outer);
+    o->wall_late_ns = 10;
+    struct spanprof__sample_thread st = {
+        .cpu_used_ns = 50, .wall_timely_ns = 100, .wall_late_ns = 100, .cpu_timely_ns = 25,
+        .cpu_late_ns = 30,
+        .root = {.wall_timely_ns = 40, .wall_late_ns = 90, .cpu_timely_ns = 5, .cpu_late_ns = 30}};
+    t->sample = &st;
+    spanprof__sample_sums(t);
+    ck_assert_uint_eq(o->wall_ns, 120); /* 60 of the 100 timely: 60 % of all 200 */
+    ck_assert_uint_eq(st.root.wall_ns, 80);
+    ck_assert_uint_eq(o->cpu_ns, 40); /* 20 of 25: 80 % of the clock's 50 */
+    ck_assert_uint_eq(st.root.cpu_ns, 10);
+    /* no timely sample at all: the late stretches, as they are; CPU scaled to the clock */
+    st.wall_timely_ns = st.cpu_timely_ns = 0;
+    st.root.wall_timely_ns = st.root.cpu_timely_ns = 0;
+    o->wall_timely_ns = o->cpu_timely_ns = 0;
+    st.cpu_used_ns = 60;
+    spanprof__sample_sums(t);
+    ck_assert_uint_eq(o->wall_ns, 10);
+    ck_assert_uint_eq(st.root.wall_ns, 90);
+    ck_assert_uint_eq(o->cpu_ns, 0);
+    ck_assert_uint_eq(st.root.cpu_ns, 60);
     release();
 }
 END_TEST
@@ -237,6 +290,7 @@ Suite *sample_suite(void)
     tcase_add_test(tc, merge);
     tcase_add_test(tc, sums_and_sites);
     tcase_add_test(tc, idle);
+    tcase_add_test(tc, late_samples);
     tcase_add_test(tc, outgrown_frames_stay_mapped);
     suite_add_tcase(s, tc);
     return s;
