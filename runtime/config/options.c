@@ -54,8 +54,8 @@ static const struct option options[] = {
      "`0` turns recording off: no output files, no coz points, near-zero cost; `count`: counting "
      "only; `sample`: exact counts, sampled wall and CPU time (see below)"},
     {"SPANPROF_SAMPLE_HZ", COUNT, FIELD(sample_hz), "997", NULL, 10000,
-     "with `SPANPROF=sample`: samples per second of every thread's current span, a whole number "
-     "from 1 to 10000"},
+     "with `SPANPROF=sample`: samples per second (on average) of every thread's current span, a "
+     "whole number from 1 to 10000"},
     {"SPANPROF_THREADS", CHOICE, FIELD(threads), "0", switch_words, 0,
      "`1`: a root frame per thread, named by its pthread name, else `thread-TID`"},
     {"SPANPROF_FILE_LINE", CHOICE, FIELD(file_line), "0", switch_words, 0,
