@@ -14,6 +14,9 @@
  * over as soon as the function exists.  (speedscope also tries to load a script named by the
  * parameter; that request fails harmlessly.)
  *
+ * A run directory of `spanprof record` is viewed as its profile.folded, into its
+ * flamegraph.html unless -o says otherwise.
+ *
  * What gets in is speedscope's own file format (speedscope.c), not the input as it is: it gives
  * the flame graph a unit (ns shown as ms and µs) and opens a trace on its busiest thread.  The
  * page also picks the view it opens in, unless the URL names one: left-heavy (the flame graph)
@@ -30,6 +33,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #ifndef SPANPROF_SPEEDSCOPE_DIR
@@ -211,10 +215,19 @@ static const char *profile_kind(const char *path, const struct buf *b)
         size_t head = b->n < 4096 ? b->n : 4096;
         if (*p == '[' || memmem(b->p, head, "\"traceEvents\"", 13))
             return "trace";
-        fprintf(stderr,
-                "spanprof: '%s' is not a trace: view folded stacks (SPANPROF_FOLDED) or a trace "
-                "(SPANPROF_TRACE); `spanprof report` reads the JSON profile\n",
-                path);
+        if (memmem(b->p, head, "\"spans\"", 7))
+            fprintf(stderr,
+                    "spanprof: '%s' is a JSON profile: it holds each span's totals, not stacks, so "
+                    "there is no flame graph in it.\n  View the same run's folded stacks "
+                    "(SPANPROF_FOLDED; `spanprof record` writes profile.folded beside "
+                    "profile.json) or a trace (SPANPROF_TRACE); `spanprof report '%s'` prints "
+                    "the profile\n",
+                    path, path);
+        else
+            fprintf(stderr,
+                    "spanprof: '%s' is JSON but not a trace: view folded stacks (SPANPROF_FOLDED) "
+                    "or a trace (SPANPROF_TRACE)\n",
+                    path);
         return NULL;
     }
     /* Folded stacks: the first line ends in a space and a number. */
@@ -395,9 +408,35 @@ int view_page(const char *profile, const char *out_path, const char *unit)
     return 0;
 }
 
+/* DIR is a directory: a run of `spanprof record` is viewed as its merged folded stacks, into
+ * PAGE (the page record made of them, made again); anything else is refused.  Returns the file
+ * to view (in PATH), NULL after a message. */
+static const char *run_profile(const char *dir, char path[PATH_MAX], char page[PATH_MAX])
+{
+    int len = (int)strlen(dir);
+    while (len > 1 && dir[len - 1] == '/')
+        len--;
+    snprintf(path, PATH_MAX, "%.*s/profile.folded", len, dir);
+    snprintf(page, PATH_MAX, "%.*s/flamegraph.html", len, dir);
+    if (access(path, R_OK) == 0)
+        return path;
+    fprintf(stderr,
+            "spanprof: '%s' is a directory without a profile.folded: view a run directory of "
+            "`spanprof record`, folded stacks (SPANPROF_FOLDED) or a trace (SPANPROF_TRACE)\n",
+            dir);
+    return NULL;
+}
+
 int cmd_view(const char *profile, const char *out_path, const char *unit)
 {
-    char def[PATH_MAX];
+    char def[PATH_MAX], run[PATH_MAX];
+    struct stat st;
+    if (stat(profile, &st) == 0 && S_ISDIR(st.st_mode)) {
+        if (!(profile = run_profile(profile, run, def)))
+            return EXIT_BAD_INPUT;
+        if (!out_path)
+            out_path = def;
+    }
     if (!out_path) {
         snprintf(def, sizeof def, "%s.html", profile);
         out_path = def;

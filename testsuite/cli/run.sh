@@ -59,7 +59,8 @@ fi
 # sampled profile, values in ns; with --unit=bytes, in bytes) and from a trace
 # (view-threads.trace.json: a profile per thread, in ns, the busiest — worker — shown first; the
 # idle thread, with no span, left out), pretty-printed by json_pp; a trace with events this does
-# not convert (view-foreign.trace.json, a complete event) embedded byte for byte as it is.
+# not convert (view-foreign.trace.json, a complete event) embedded byte for byte as it is; a run
+# directory of `spanprof record` viewed as its profile.folded, into its flamegraph.html.
 # Needs speedscope's files (built with npm): skipped without them.
 if selected view-embedded; then
     embedded() { # embedded PAGE: the decoded profile
@@ -76,6 +77,9 @@ if selected view-embedded; then
         (cd "$here" && "$tool" view --unit=bytes -o "$work/bytes.html" view-small.folded.txt &&
          "$tool" view -o "$work/threads.html" view-threads.trace.json &&
          "$tool" view -o "$work/foreign.html" view-foreign.trace.json) >>"$work/view.log" 2>&1
+        mkdir "$work/run"
+        cp "$here/view-small.folded.txt" "$work/run/profile.folded"
+        "$tool" view "$work/run/" >"$work/run.out" 2>&1
         {
             echo "# view-small.folded.txt"
             embedded "$work/small.html" | json_pp -json_opt canonical,pretty
@@ -85,6 +89,10 @@ if selected view-embedded; then
             embedded "$work/threads.html" | json_pp -json_opt canonical,pretty
             echo "# view-foreign.trace.json, embedded as it is"
             embedded "$work/foreign.html" | cmp - "$here/view-foreign.trace.json" && echo same
+            echo "# view RUN/: the page it writes, and the profile in it"
+            sed "s|$work|WORK|" "$work/run.out"
+            embedded "$work/run/flamegraph.html" | json_pp -json_opt canonical,pretty | grep -c '"name" : "profile.folded"'
+            embedded "$work/run/flamegraph.html" | json_pp -json_opt canonical,pretty | grep '"endValue"'
         } 2>&1 | sed 's/"spanprof [0-9][^"]*"/"spanprof (release)"/' >"$work/embedded"
         compare_expected view-embedded "spanprof view: the embedded profiles" "$work/embedded"
     fi
