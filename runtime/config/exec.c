@@ -10,6 +10,14 @@
  * this image if it wrote: an image that follows another in the same process writes NAME.PID.N
  * (or, with %p, PID.N in place of the pid).
  *
+ * An exec with an environment of the program's own making (execle, execve, execvpe, fexecve
+ * with an envp that lacks the run's settings, as a test runner that spawns with a clean
+ * environment does) would start an image that records with the defaults, into the working
+ * directory, outside the run: the SPANPROF_* settings this process started with are carried into
+ * such an environment, each unless the environment sets that variable itself (the program's
+ * choice stands).  Only SPANPROF and SPANPROF_* variables: nothing else of the program's
+ * environment changes.
+ *
  * A vfork child (same memory as its parent, which is suspended) writes nothing and allocates
  * nothing: the environment is copied into a bounded array on the stack.
  */
@@ -27,6 +35,13 @@
 
 #define MAX_ENV 4096
 #define MAX_ARGS 4096
+#define MAX_SETTINGS 64
+
+/* The SPANPROF and SPANPROF_* entries of the environment at start-up (copies), but the runtime's
+ * own markers:
+ * the run's settings, carried into environments that lack them (spanprof__exec_start). */
+static char *settings[MAX_SETTINGS];
+static size_t nsettings;
 
 typedef int (*execve_fn)(const char *, char *const[], char *const[]);
 typedef int (*fexecve_fn)(int, char *const[], char *const[]);
@@ -52,8 +67,19 @@ static int before_exec(char *marker, size_t size)
     return 1;
 }
 
-/* ENVP with every SPANPROF_ANCESTOR entry replaced by MARKER, in OUT (MAX_ENV + 2 entries);
- * NULL when ENVP is too long (then passed on unchanged). */
+/* Whether ENVP sets the variable of ENTRY ("NAME=VALUE"). */
+static int sets(char *const envp[], const char *entry)
+{
+    size_t len = (size_t)(strchrnul(entry, '=') - entry) + 1; /* with the '=' */
+    for (size_t i = 0; envp && envp[i]; i++)
+        if (strncmp(envp[i], entry, len) == 0)
+            return 1;
+    return 0;
+}
+
+/* ENVP with every SPANPROF_ANCESTOR entry replaced by MARKER and the run's settings it lacks
+ * added, in OUT (MAX_ENV + MAX_SETTINGS + 2 entries); NULL when ENVP is too long (then passed on
+ * unchanged). */
 static char *const *with_marker(char *const envp[], char *marker, char **out)
 {
     size_t n = 0;
@@ -64,6 +90,9 @@ static char *const *with_marker(char *const envp[], char *marker, char **out)
             return NULL;
         out[n++] = envp[i];
     }
+    for (size_t i = 0; i < nsettings; i++)
+        if (!sets(envp, settings[i]))
+            out[n++] = settings[i];
     out[n++] = marker;
     out[n] = NULL;
     return out;
@@ -130,7 +159,7 @@ static int sys_execvpe(const char *file, char *const argv[], char *const envp[])
 static void *real_execve, *real_execvpe, *real_fexecve;
 
 #define PREPARE_ENV(envp)                                                                       \
-    char marker[96], *env_copy[MAX_ENV + 2];                                                   \
+    char marker[96], *env_copy[MAX_ENV + MAX_SETTINGS + 2];                                    \
     char *const *env_new = NULL;                                                                \
     if (before_exec(marker, sizeof marker))                                                     \
         env_new = with_marker(envp, marker, env_copy);                                          \
@@ -210,8 +239,20 @@ SPANPROF_API int execle(const char *path, const char *arg, ...)
     return execve(path, argv, envp);
 }
 
+/* A runtime marker, not a setting of the run: SPANPROF_ANCESTOR (set anew for each exec) and
+ * SPANPROF_HANDOVER (meant for this process only). */
+static int is_marker(const char *entry)
+{
+    return strncmp(entry, "SPANPROF_ANCESTOR=", 18) == 0 ||
+           strncmp(entry, "SPANPROF_HANDOVER=", 18) == 0;
+}
+
 void spanprof__exec_start(void)
 {
+    for (char **e = environ; e && *e && nsettings < MAX_SETTINGS; e++)
+        if ((strncmp(*e, "SPANPROF_", 9) == 0 || strncmp(*e, "SPANPROF=", 9) == 0) &&
+            !is_marker(*e) && (settings[nsettings] = strdup(*e)))
+            nsettings++;
     next(&real_execve, "execve");
     next(&real_execvpe, "execvpe");
     next(&real_fexecve, "fexecve");
