@@ -35,6 +35,19 @@ $MAKE -s -C "$top" install DESTDIR="$work/stage" prefix=/usr plugindir=/usr/lib/
     >"$work/stage.log" 2>&1 && ! grep -q -- '-rpath' "$work/stage/usr/lib/pkgconfig/spanprof.pc"
 result $? "install: prefix=/usr: spanprof.pc has no rpath"
 
+# A prefix and nothing else (as a user without root installs): every file under the prefix, the
+# plugin in PREFIX/lib/spanprof, and spanprof.pc and the CMake package naming it there.  Staged
+# with DESTDIR, so a file meant for anywhere else shows up outside STAGE/opt/sp.
+$MAKE -s -C "$top" install DESTDIR="$work/stage-prefix" prefix=/opt/sp >"$work/stage-prefix.log" 2>&1
+result $? "install: make install prefix=/opt/sp (staged with DESTDIR)"
+outside=$(cd "$work/stage-prefix" && find . ! -type d | sed 's|^\.||' | grep -v '^/opt/sp/' | tr '\n' ' ')
+test -z "$outside"
+result $? "install: prefix=/opt/sp: every file under the prefix${outside:+ (outside: $outside)}"
+test -f "$work/stage-prefix/opt/sp/lib/spanprof/spanplugin.so" &&
+    grep -qx 'plugindir=/opt/sp/lib/spanprof' "$work/stage-prefix/opt/sp/lib/pkgconfig/spanprof.pc" &&
+    grep -q '"/opt/sp/lib/spanprof/spanplugin.so"' "$work/stage-prefix/opt/sp/lib/cmake/spanprof/spanprofConfig.cmake"
+result $? "install: prefix=/opt/sp: the plugin in /opt/sp/lib/spanprof, named there by spanprof.pc and the CMake package"
+
 test "$(pkg-config --variable=coz_cflags spanprof)" = "-g -gdwarf-4 -gno-variable-location-views"
 result $? "install: pkg-config --variable=coz_cflags spanprof gives the debug-info flags coz reads"
 
