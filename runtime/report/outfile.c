@@ -19,6 +19,13 @@
  *    reading costs the program that long, not forever (at exit, on SIGTERM or in the crash
  *    handler alike).
  *  - A regular file behind a followed link is written in place, truncated first.
+ *  - But the regular file that is the program's own stdout or stderr, however PATH reaches it
+ *    (/dev/stdout, /dev/fd/2, /proc/self/fd/1, a link, the redirected file's own name: the same
+ *    st_dev and st_ino as fstat(1) or fstat(2)), is appended to through a duplicate of that
+ *    descriptor, never truncated or replaced: `SPANPROF_FOLDED=/dev/stdout ./app > out.txt` keeps
+ *    every line the program wrote, and the duplicate shares the descriptor's offset (and O_APPEND
+ *    under >>), so the program's later writes land after the profile, not over it.  A pipe or
+ *    terminal there (above) gets a descriptor of its own, which appends all the same.
  *
  * Every decision is re-checked on the opened descriptor (fstat), so a file swapped in between
  * the look and the open is refused too.  Only the last component of PATH is examined: links in
@@ -43,18 +50,24 @@
 
 #include "report/outfile.h"
 
+/* 1 or 2 when the file described by ST is the program's own stdout or stderr, else 0. */
+static int own_std(const struct stat *st)
+{
+    for (int fd = 1; fd <= 2; fd++) {
+        struct stat std;
+        if (fstat(fd, &std) == 0 && std.st_dev == st->st_dev && std.st_ino == st->st_ino &&
+            (std.st_mode & S_IFMT) == (st->st_mode & S_IFMT))
+            return fd;
+    }
+    return 0;
+}
+
 /* Whether the file described by ST may be written although it is not a regular file. */
 static int special_allowed(const struct stat *st)
 {
     if (S_ISCHR(st->st_mode) && st->st_rdev == makedev(1, 3)) /* /dev/null */
         return 1;
-    for (int fd = 1; fd <= 2; fd++) {
-        struct stat std;
-        if (fstat(fd, &std) == 0 && std.st_dev == st->st_dev && std.st_ino == st->st_ino &&
-            (std.st_mode & S_IFMT) == (st->st_mode & S_IFMT))
-            return 1;
-    }
-    return 0;
+    return own_std(st) != 0;
 }
 
 size_t spanprof__format_u64(char *buf, uint64_t v)
@@ -97,11 +110,28 @@ int spanprof__outfile_open(const char *path, const char *tag, struct spanprof__o
 {
     of->fd = -1;
     of->in_place = 0;
+    of->own = 0;
     of->tmp[0] = 0;
     struct stat st;
     int exists = lstat(path, &st) == 0;
     if (!exists && errno != ENOENT)
         return errno;
+    if (exists && S_ISLNK(st.st_mode) && st.st_uid != geteuid() && st.st_uid != 0)
+        return SPANPROF__OUTFILE_FOREIGN_LINK;
+    /* The program's own stdout or stderr, a regular file: its descriptor, duplicated.  Opening
+     * PATH again would start at offset 0 (and truncate), renaming would take the name away from
+     * the file the program writes.  Nothing to re-check: whatever PATH names by now, only the
+     * program's own descriptor is written. */
+    struct stat target;
+    int own = exists && stat(path, &target) == 0 && S_ISREG(target.st_mode) ? own_std(&target) : 0;
+    if (own) {
+        of->fd = fcntl(own, F_DUPFD_CLOEXEC, 0);
+        if (of->fd < 0)
+            return errno;
+        of->in_place = 1;
+        of->own = own;
+        return 0;
+    }
     if (!exists || S_ISREG(st.st_mode)) {
         int err = temp_name(path, tag, of);
         if (err)
@@ -110,10 +140,7 @@ int spanprof__outfile_open(const char *path, const char *tag, struct spanprof__o
         of->fd = open(of->tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
         return of->fd < 0 ? errno : 0;
     }
-    if (S_ISLNK(st.st_mode) && st.st_uid != geteuid() && st.st_uid != 0)
-        return SPANPROF__OUTFILE_FOREIGN_LINK;
     /* A trusted link, or a file that is not a regular one: look at what is really there. */
-    struct stat target;
     int flags = O_WRONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC;
     if (stat(path, &target) == 0) {
         if (!S_ISREG(target.st_mode) && !special_allowed(&target))
@@ -134,6 +161,8 @@ int spanprof__outfile_open(const char *path, const char *tag, struct spanprof__o
         err = SPANPROF__OUTFILE_NOT_REGULAR; /* swapped in since the look */
     else if (S_ISREG(target.st_mode) && ftruncate(of->fd, 0) != 0)
         err = errno;
+    else
+        of->own = own_std(&target);
     if (err) {
         close(of->fd);
         of->fd = -1;

@@ -16,6 +16,7 @@
 struct spanprof__outfile {
     int fd;
     int in_place; /* fd is the path's own file (a followed link, /dev/null, stdout/stderr) */
+    int own;      /* 1 or 2: the program's own stdout or stderr (a regular one: fd duplicates it) */
     char tmp[PATH_MAX];
 };
 /* Refusals, beside errno values: a symbolic link of another user; not a regular file. */

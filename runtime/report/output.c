@@ -9,7 +9,8 @@
  *     spanprof: error: cannot write 'PATH': REASON
  * Each file is opened as outfile.c's rules say: normally a temporary file in its directory,
  * renamed over PATH, so a reader (or a dump that a SIGKILL interrupts) never sees half a file;
- * symbolic links of other users and files that are not regular are refused.
+ * symbolic links of other users and files that are not regular are refused; the program's own
+ * stdout or stderr is appended to, after its own buffered output (flush_program_streams).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -128,9 +129,29 @@ static void note_written(struct written *w, const char *path)
     w->len += sep + n;
 }
 
+/* Before the exit write appends to the program's own stdout or stderr: what the program printed
+ * and its stdio still holds.  exit() runs the atexit handlers, this write among them, before it
+ * flushes the streams, so without this the profile would come first, or in the middle of a line
+ * (4,096 bytes of a long one already written, the rest after the profile).  Flushing a moment
+ * before exit() does changes nothing the program can see.  Only here, on the exiting thread:
+ * the writer thread and signal handlers may not touch stdio (a dump or SIGTERM write on the
+ * program's stdout then follows what the program flushed so far).  A stream another thread
+ * holds locked is left alone rather than waited for. */
+static void flush_program_streams(void)
+{
+    int saved_errno = errno; /* a failed flush leaves its error to the stream (ferror) */
+    FILE *streams[] = {stdout, stderr};
+    for (size_t i = 0; i < sizeof streams / sizeof *streams; i++)
+        if (ftrylockfile(streams[i]) == 0) {
+            fflush_unlocked(streams[i]);
+            funlockfile(streams[i]);
+        }
+    errno = saved_errno;
+}
+
 static int write_one(const char *pattern, write_fn fn, const struct spanprof__view *v,
                      const struct spanprof__json_meta *m, const struct spanprof__outputs *o,
-                     struct written *w)
+                     int final, struct written *w)
 {
     char path[PATH_MAX];
     if (spanprof__output_path(o, pattern, path, sizeof path)) {
@@ -139,6 +160,8 @@ static int write_one(const char *pattern, write_fn fn, const struct spanprof__vi
     }
     struct spanprof__outfile of;
     int err = spanprof__outfile_open(path, "", &of);
+    if (!err && of.own && final)
+        flush_program_streams();
     if (!err) {
         FILE *f = spanprof__outfile_stream(&of);
         if (!f) {
@@ -226,15 +249,15 @@ int spanprof__write_all(const struct spanprof__outputs *o, int final)
         .extra_unmatched = __atomic_load_n(&spanprof__g.unmatched_no_thread, __ATOMIC_RELAXED),
     };
     struct written w = {.len = 0};
-    if (o->folded && write_one(o->folded, write_folded, &v, &m, o, &w))
+    if (o->folded && write_one(o->folded, write_folded, &v, &m, o, final, &w))
         rc = -1;
-    if (o->json && write_one(o->json, spanprof__json_write, &v, &m, o, &w))
+    if (o->json && write_one(o->json, spanprof__json_write, &v, &m, o, final, &w))
         rc = -1;
-    if (o->alloc_folded && write_one(o->alloc_folded, write_alloc_folded, &v, &m, o, &w))
+    if (o->alloc_folded && write_one(o->alloc_folded, write_alloc_folded, &v, &m, o, final, &w))
         rc = -1;
-    if (o->trace && write_one(o->trace, spanprof__trace_write, &v, &m, o, &w))
+    if (o->trace && write_one(o->trace, spanprof__trace_write, &v, &m, o, final, &w))
         rc = -1;
-    if (o->pprof && write_one(o->pprof, spanprof__pprof_write_view, &v, &m, o, &w))
+    if (o->pprof && write_one(o->pprof, spanprof__pprof_write_view, &v, &m, o, final, &w))
         rc = -1;
     free(ts);
     /* Only for a person watching: a log or a pipe gets nothing it did not ask for. */

@@ -5,6 +5,8 @@
  *   segv        faults (the crash handler writes the folded stacks, then the process dies)
  *   privileged  prints whether it runs privileged (AT_SECURE) and its effective uid, then exits
  *   retitle     rewrites its process title as servers do, then forks a child that runs spans too
+ *   print       prints three lines on stdout, the second of 5,000 characters (stdio flushes
+ *               part of it before exit, cutting it), and two lines on stderr, then returns
  */
 #include <signal.h>
 #include <stdint.h>
@@ -73,6 +75,13 @@ int main(int argc, char **argv)
     }
     if (strcmp(how, "privileged") == 0)
         printf("AT_SECURE %lu, euid %s\n", getauxval(AT_SECURE), geteuid() == 0 ? "root" : "other");
+    if (strcmp(how, "print") == 0) {
+        printf("out 1\n");
+        for (int i = 0; i < 5000; i++)
+            putchar('x');
+        printf("\nout 3\n");
+        fprintf(stderr, "err 1\nerr 2\n");
+    }
     if (strcmp(how, "term") == 0)
         raise(SIGTERM);
     if (strcmp(how, "segv") == 0)

@@ -12,6 +12,9 @@
 #   link_foreign  a symbolic link of another user at the output path (to a file, and dangling):
 #                 its target left alone, one error line, at exit, on SIGTERM and after a crash
 #   link_own      the user's own links are followed: to a file, dangling, /dev/stdout into a pipe
+#   own_stdout    an output that is the program's own stdout or stderr (/dev/stdout, /dev/fd/1,
+#                 /proc/self/fd/2, the redirected file's own name) into a file (> and >>) and a
+#                 pipe: appended after every line the program printed, none lost
 #   fifo          a FIFO at the output path: left alone, one error line, the program ends at
 #                 once (exit, SIGTERM, crash)
 #   long_name     an output whose file name is 248 characters long
@@ -222,6 +225,64 @@ test_link_own() {
     compare_expected link_own "gcc -O2" "$work/link_own.actual"
 }
 
+# ---- own_stdout -------------------------------------------------------------------------------
+# own CASE VAR=VALUE... : runs `edges print` in a fresh folder with SPANPROF=count and those
+# variables, its stdout and stderr redirected as CASE says (out.txt and err.txt hold a line
+# beforehand for >>); then both files (the 5,000 x of the long line shortened) and the folder's
+# other entries.  JSON on stderr: err.txt's lines before it, then the profile through profdump.
+own() {
+    own_case=$1
+    shift
+    own_n=$((own_n + 1))
+    d=$work/own-$own_n
+    mkdir -p "$d"
+    echo "## $own_case, $*"
+    (
+        cd "$d" || exit
+        case $own_case in
+        '>') env SPANPROF=count "$@" timeout -s KILL 30 "$exe" print >out.txt 2>err.txt ;;
+        '>>')
+            echo "before" >out.txt && echo "before" >err.txt
+            env SPANPROF=count "$@" timeout -s KILL 30 "$exe" print >>out.txt 2>>err.txt
+            ;;
+        '| cat') env SPANPROF=count "$@" timeout -s KILL 30 "$exe" print 2>err.txt | cat >out.txt ;;
+        esac
+    )
+    for f in out.txt err.txt; do
+        echo "# $f"
+        case " $* " in
+        *" SPANPROF_JSON=/dev/stderr "*)
+            if [ $f = err.txt ]; then
+                own_lines=2
+                [ "$own_case" = '>>' ] && own_lines=3
+                head -n $own_lines "$d/$f"
+                tail -n +$((own_lines + 1)) "$d/$f" >"$d.json"
+                "$PROFDUMP" "$d.json" 2>&1 | sed "s|$d.json|the rest of err.txt|"
+                continue
+            fi
+            ;;
+        esac
+        sed 's/x\{5000\}/<5000 times x>/' "$d/$f"
+    done
+    echo "# other files: $(cd "$d" && ls -A | grep -v -x -e out.txt -e err.txt | tr '\n' ' ')"
+}
+
+test_own_stdout() {
+    exe=$edges
+    own_n=0
+    {
+        own '>' SPANPROF_FOLDED=/dev/stdout
+        own '>>' SPANPROF_FOLDED=/dev/stdout
+        own '| cat' SPANPROF_FOLDED=/dev/stdout
+        own '>' SPANPROF_FOLDED=/dev/fd/1
+        own '>' SPANPROF_FOLDED=out.txt
+        own '>>' SPANPROF_FOLDED=/proc/self/fd/2
+        own '>' SPANPROF_JSON=/dev/stderr SPANPROF_FOLDED=none.folded
+        own '>>' SPANPROF_JSON=/dev/stderr SPANPROF_FOLDED=/dev/stdout
+    } >"$work/own_stdout.actual" 2>&1
+    compare_expected own_stdout "gcc -O2" "$work/own_stdout.actual"
+}
+
 # ---- fifo -------------------------------------------------------------------------------------
 make_fifos() {
     mkfifo "$1/out.folded" "$1/out.json"
@@ -392,7 +453,7 @@ test_hostile() {
     compare_expected hostile "spanprof" "$work/hostile.actual"
 }
 
-for t in privileged retitle link_foreign link_own fifo long_name sigrace cli_full_disk cli_paths \
+for t in privileged retitle link_foreign link_own own_stdout fifo long_name sigrace cli_full_disk cli_paths \
     dump hostile; do
     selected "$t" && "test_$t"
 done
