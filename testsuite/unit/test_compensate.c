@@ -4,6 +4,7 @@
  * allow, a failed measurement is said in the JSON and on stderr; and the measurement itself. */
 #include <json-c/json.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "unit.h"
 
