@@ -11,7 +11,9 @@
  *     alloc.folded, alloc.html             --alloc: the memory flame graph
  *     profile.coz                          --coz: coz's causal profile
  * A directory holding an earlier run is replaced only with --force (one whose processes wrote
- * nothing is reused as it is); any other non-empty directory is never touched.
+ * nothing and that holds no output is reused as it is), and then only those files are removed.
+ * A directory holding anything else, or that is not the caller's own (a link, another user's,
+ * writable by others), is refused and never touched, --force or not (see "the directory").
  *
  * The command's exit status is record's; a command killed by a signal kills record by the same
  * signal once the profile is assembled.  While the command runs, record ignores SIGINT and
@@ -58,9 +60,13 @@ const char record_help[] =
     "and record ends by the same signal. Record's output goes to stderr only.\n"
     "Other SPANPROF_* variables in the environment apply as usual.\n"
     "\n"
+    "DIR and DIR/processes must be the caller's own directories (not links, not\n"
+    "writable by others) holding only the files record writes; any other is\n"
+    "refused whole, with or without --force.\n"
+    "\n"
     "Options:\n"
     "  -o, --output DIR   where the run goes (default: spanprof.out)\n"
-    "  -f, --force        replace an earlier run in DIR (never another directory's files)\n"
+    "  -f, --force        replace an earlier run in DIR: only its files are removed\n"
     "  --mode MODE        exact (default: every span timed), sample (SPANPROF=sample:\n"
     "                     times and CPU sampled, calls exact) or count (calls only)\n"
     "  --trace            also a timeline of every span (SPANPROF_TRACE): DIR/timeline.html\n"
@@ -85,108 +91,279 @@ static const char *const run_outputs[] = {
     "profile.json", "profile.folded", "flamegraph.html", "timeline.html",
     "alloc.folded", "alloc.html", "profile.coz",
 };
+/* What the runtime writes into processes/ for the patterns set_environment gives it:
+ * "%p" SUFFIX, and "PID.N" SUFFIX for a later image of the same process (output.c). */
+static const char *const process_suffixes[] = {".json", ".folded", ".trace.json", ".alloc.folded"};
 #define COUNT(a) (sizeof a / sizeof *a)
 
 struct record_opts {
     const char *dir, *mode, *progress;
     int force, trace, alloc, coz;
     long limit;
+    int dir_fd; /* DIR as checked by prepare_dir: what record reads and removes goes through it */
 };
 
-/* ---- the directory ---- */
+/* ---- the directory ----
+ *
+ * Record removes files, so it must know that the directory is the caller's and that what it
+ * removes is its own: DIR and DIR/processes must be real directories (not links), owned by the
+ * effective user and writable by nobody else, and every entry in them must be a name record or
+ * the runtime writes.  A directory that fails any of this is refused whole, --force or not: a
+ * user's file among the profiles, or a processes/ that another user made in /tmp, is not
+ * record's to remove or to read.  The checks are made on open descriptors and the removals go
+ * through them (unlinkat), so a directory swapped after the check is not the one touched. */
 
-/* Removes the entries of the directory DIR itself: never of one a symbolic link at DIR names
- * (a planted processes -> $HOME must not cost the user a file). */
-static int remove_files_in(const char *dir)
+static int all_digits(const char *s, size_t n)
 {
-    int fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-    DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
-    if (!d) {
+    if (!n)
+        return 0;
+    for (size_t i = 0; i < n; i++)
+        if (s[i] < '0' || s[i] > '9')
+            return 0;
+    return 1;
+}
+
+/* A process's file: PID SUFFIX or PID.N SUFFIX. */
+static int is_process_name(const char *name)
+{
+    size_t pid = strspn(name, "0123456789");
+    const char *rest = name + pid;
+    if (!pid)
+        return 0;
+    if (rest[0] == '.' && rest[1] >= '0' && rest[1] <= '9')
+        rest += 1 + strspn(rest + 1, "0123456789");
+    for (size_t i = 0; i < COUNT(process_suffixes); i++)
+        if (!strcmp(rest, process_suffixes[i]))
+            return 1;
+    return 0;
+}
+
+static int is_output_name(const char *name)
+{
+    for (size_t i = 0; i < COUNT(run_outputs); i++)
+        if (!strcmp(name, run_outputs[i]))
+            return 1;
+    return 0;
+}
+
+/* The temporary file of a writer killed before it renamed it (outfile.c):
+ * "." NAME "." PID ".tmp", or ".crash.tmp" for the crash writer, NAME one that OWN accepts. */
+static int is_temp_of(const char *name, int (*own)(const char *))
+{
+    size_t len = strlen(name);
+    if (name[0] != '.' || len < 6 || strcmp(name + len - 4, ".tmp"))
+        return 0;
+    len -= 4;
+    if (len > 6 && !strncmp(name + len - 6, ".crash", 6))
+        len -= 6;
+    size_t pid = 0;
+    while (pid < len && name[len - 1 - pid] >= '0' && name[len - 1 - pid] <= '9')
+        pid++;
+    if (!all_digits(name + len - pid, pid) || len - pid < 3 || name[len - pid - 1] != '.')
+        return 0;
+    char *base = xasprintf("%.*s", (int)(len - pid - 2), name + 1);
+    int yes = own(base);
+    free(base);
+    return yes;
+}
+
+static int is_own(const char *name, int (*own)(const char *))
+{
+    return own(name) || is_temp_of(name, own);
+}
+
+/* Opens NAME (relative to AT) as a directory of the run, SHOWN being its name in messages:
+ * its descriptor; -2 (errno ENOENT) when there is nothing there; -1 after a message when it is
+ * no directory record may use. */
+static int open_run_dir(int at, const char *name, const char *shown)
+{
+    struct stat st;
+    if (fstatat(at, name, &st, AT_SYMLINK_NOFOLLOW) != 0) {
+        if (errno == ENOENT)
+            return -2;
+        fprintf(stderr, "spanprof: cannot use '%s': %s\n", shown, strerror(errno));
+        return -1;
+    }
+    if (S_ISLNK(st.st_mode)) {
+        fprintf(stderr, "spanprof: '%s' is a symbolic link: left alone; -o names a directory of "
+                        "the run itself\n", shown);
+        return -1;
+    }
+    int fd = openat(at, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0 || fstat(fd, &st) != 0) {
+        if (errno == ENOTDIR)
+            fprintf(stderr, "spanprof: '%s' is not a directory: left alone; -o names the "
+                            "directory of the run\n", shown);
+        else
+            fprintf(stderr, "spanprof: cannot open '%s': %s\n", shown, strerror(errno));
         if (fd >= 0)
             close(fd);
         return -1;
     }
+    /* What was opened is judged, not what the name showed a moment before. */
+    const char *why = NULL;
+    if (!S_ISDIR(st.st_mode))
+        why = "is not a directory";
+    else if (st.st_uid != geteuid())
+        why = "belongs to another user";
+    else if (st.st_mode & (S_IWGRP | S_IWOTH))
+        why = "is writable by other users";
+    if (why) {
+        fprintf(stderr, "spanprof: '%s' %s: left alone; a run's directory is the caller's own "
+                        "and writable by the caller only\n", shown, why);
+        close(fd);
+        return -1;
+    }
+    return fd;
+}
+
+/* A new descriptor on FD's directory, read from its start. */
+static DIR *read_dir(int fd)
+{
+    int again = openat(fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    DIR *d = again >= 0 ? fdopendir(again) : NULL;
+    if (!d && again >= 0)
+        close(again);
+    return d;
+}
+
+static int is_dot(const char *name)
+{
+    return !strcmp(name, ".") || !strcmp(name, "..");
+}
+
+/* Checks that every entry of FD (SHOWN in messages, in the run directory RUN) is a regular file
+ * that OWN names, but for SKIP (processes/ beside the outputs); *N counts them.  0, or -1 after
+ * a message naming the first entry that is not record's. */
+static int check_entries(int fd, const char *shown, const char *run, int (*own)(const char *),
+                         const char *skip, size_t *n)
+{
+    DIR *d = read_dir(fd);
+    if (!d) {
+        fprintf(stderr, "spanprof: cannot read '%s': %s\n", shown, strerror(errno));
+        return -1;
+    }
     struct dirent *de;
     int rc = 0;
-    while ((de = readdir(d)))
-        if (strcmp(de->d_name, ".") && strcmp(de->d_name, "..") && unlinkat(dirfd(d), de->d_name, 0))
+    struct stat st;
+    *n = 0;
+    while (rc == 0 && (de = readdir(d))) {
+        if (is_dot(de->d_name) || (skip && !strcmp(de->d_name, skip)))
+            continue;
+        if (!is_own(de->d_name, own) ||
+            fstatat(fd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISREG(st.st_mode)) {
+            fprintf(stderr, "spanprof: '%s/%s' is not a file that record writes: '%s' is left "
+                            "alone; -o names a new or empty directory, or an earlier run's\n",
+                    shown, de->d_name, run);
             rc = -1;
+        }
+        ++*n;
+    }
     closedir(d);
     return rc;
 }
 
-/* Is DIR empty (but for "." and "..")?  -1 when it cannot be read. */
-static int dir_is_empty(const char *dir)
+/* Removes the regular files of FD that OWN names; anything else stays.  0, or -1 (errno). */
+static int remove_own(int fd, int (*own)(const char *))
 {
-    DIR *d = opendir(dir);
+    DIR *d = read_dir(fd);
     if (!d)
         return -1;
     struct dirent *de;
-    int empty = 1;
-    while (empty && (de = readdir(d)))
-        empty = !strcmp(de->d_name, ".") || !strcmp(de->d_name, "..");
+    struct stat st;
+    int rc = 0, err = 0;
+    while ((de = readdir(d)))
+        if (!is_dot(de->d_name) && is_own(de->d_name, own) &&
+            fstatat(fd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode) &&
+            unlinkat(fd, de->d_name, 0) != 0)
+            rc = -1, err = errno;
     closedir(d);
-    return empty;
+    errno = err;
+    return rc;
 }
 
-/* Makes DIR ready for a run and puts its absolute path in ABS.  0, or -1 after a message. */
-static int prepare_dir(const struct record_opts *o, char *abs)
+/* Is FD the directory that PATH names now? */
+static int same_dir(int fd, const char *path)
 {
-    struct stat st;
-    char *processes = xasprintf("%s/" PROCESSES, o->dir);
-    int rc = -1;
-    if (stat(o->dir, &st) != 0) {
-        if (errno != ENOENT || mkdir(o->dir, 0777) != 0) {
-            fprintf(stderr, "spanprof: cannot create '%s': %s\n", o->dir, strerror(errno));
+    struct stat a, b;
+    return fstat(fd, &a) == 0 && stat(path, &b) == 0 && a.st_dev == b.st_dev && a.st_ino == b.st_ino;
+}
+
+/* Makes DIR ready for a run: O->dir_fd gets its descriptor, ABS its absolute path.  0, or -1
+ * after a message. */
+static int prepare_dir(struct record_opts *o, char *abs)
+{
+    /* "run/" would name what a link "run" points to, whatever O_NOFOLLOW says. */
+    char *dir = xstrdup(o->dir);
+    for (size_t len = strlen(dir); len > 1 && dir[len - 1] == '/'; len--)
+        dir[len - 1] = '\0';
+    char *processes = xasprintf("%s/" PROCESSES, dir);
+    int fd = open_run_dir(AT_FDCWD, dir, dir), pfd = -1, rc = -1;
+    if (fd == -2) {
+        /* 0755: the umask may take more away, never leave it writable by others. */
+        if (mkdir(dir, 0755) != 0) {
+            fprintf(stderr, "spanprof: cannot create '%s': %s\n", dir, strerror(errno));
             goto out;
         }
-    } else if (!S_ISDIR(st.st_mode)) {
-        fprintf(stderr, "spanprof: '%s' is not a directory: -o names the directory of the run\n", o->dir);
+        fd = open_run_dir(AT_FDCWD, dir, dir);
+    }
+    if (fd < 0)
         goto out;
-    } else if (lstat(processes, &st) == 0 && !S_ISDIR(st.st_mode)) {
-        fprintf(stderr, "spanprof: '%s' is not a directory: left alone; -o names another run "
-                        "directory\n", processes);
+    pfd = open_run_dir(fd, PROCESSES, processes);
+    if (pfd == -1)
         goto out;
-    } else if (lstat(processes, &st) == 0) {
-        /* An empty processes/: a run whose command did not run or wrote nothing — no loss. */
-        if (!o->force && dir_is_empty(processes) != 1) {
-            fprintf(stderr, "spanprof: '%s' holds an earlier run: --force replaces it, or -o names "
-                            "another directory\n", o->dir);
+    size_t outputs, files = 0;
+    if (pfd == -2) {
+        /* No processes/: no run of record's, whatever the other names. */
+        if (check_entries(fd, dir, dir, is_output_name, NULL, &outputs))
+            goto out;
+        if (outputs) {
+            fprintf(stderr, "spanprof: '%s' holds no processes/ and so no earlier run: left "
+                            "alone; -o names a new or empty directory\n", dir);
             goto out;
         }
-        int failed = remove_files_in(processes);
-        for (size_t i = 0; i < COUNT(run_outputs); i++) {
-            char *path = xasprintf("%s/%s", o->dir, run_outputs[i]);
-            if (unlink(path) != 0 && errno != ENOENT)
-                failed = -1;
-            free(path);
-        }
-        if (failed) {
-            fprintf(stderr, "spanprof: cannot remove the earlier run in '%s': %s\n", o->dir, strerror(errno));
+    } else if (check_entries(fd, dir, dir, is_output_name, PROCESSES, &outputs) ||
+               check_entries(pfd, processes, dir, is_process_name, NULL, &files))
+        goto out;
+    /* An empty processes/ alone is a run whose command wrote nothing: no loss to reuse it.
+     * Outputs beside it are another matter, even when no process wrote (--coz's profile.coz). */
+    if (files + outputs) {
+        if (!o->force) {
+            fprintf(stderr, "spanprof: '%s' holds an earlier run: --force replaces it, or -o "
+                            "names another directory\n", dir);
             goto out;
         }
-    } else {
-        int empty = dir_is_empty(o->dir);
-        if (empty != 1) {
-            if (empty < 0)
-                fprintf(stderr, "spanprof: cannot read '%s': %s\n", o->dir, strerror(errno));
-            else
-                fprintf(stderr, "spanprof: '%s' is not empty and holds no earlier run: -o names a "
-                                "new or empty directory\n", o->dir);
+        if (remove_own(pfd, is_process_name) || remove_own(fd, is_output_name)) {
+            fprintf(stderr, "spanprof: cannot remove the earlier run in '%s': %s\n", dir,
+                    strerror(errno));
             goto out;
         }
     }
-    if (mkdir(processes, 0777) != 0 && errno != EEXIST) {
-        fprintf(stderr, "spanprof: cannot create '%s': %s\n", processes, strerror(errno));
+    if (pfd == -2) {
+        if (mkdirat(fd, PROCESSES, 0755) != 0) {
+            fprintf(stderr, "spanprof: cannot create '%s': %s\n", processes, strerror(errno));
+            goto out;
+        }
+        if ((pfd = open_run_dir(fd, PROCESSES, processes)) < 0)
+            goto out;
+    }
+    /* The runtime writes by path: the path must still lead to the directory checked. */
+    errno = 0;
+    if (!realpath(dir, abs) || !same_dir(fd, abs)) {
+        fprintf(stderr, "spanprof: cannot resolve '%s': %s\n", dir,
+                errno ? strerror(errno) : "it changed while record prepared it");
         goto out;
     }
-    if (!realpath(o->dir, abs)) {
-        fprintf(stderr, "spanprof: cannot resolve '%s': %s\n", o->dir, strerror(errno));
-        goto out;
-    }
+    o->dir_fd = fd;
+    fd = -1;
     rc = 0;
 out:
+    if (fd >= 0)
+        close(fd);
+    if (pfd >= 0)
+        close(pfd);
     free(processes);
+    free(dir);
     return rc;
 }
 
@@ -414,20 +591,24 @@ static int run_command(char **argv, int *status, pid_t *pid_out)
 
 /* ---- assembling the profile ---- */
 
-/* The files in DIR/processes whose names end with SUFFIX and not with any of NOT (a folded
- * file's suffix is also the end of an allocation folded file's), in name order. */
-static char **process_files(const char *abs, const char *suffix, const char *not, size_t *n)
+/* The processes' files in DIR/processes (PFD) whose names end with SUFFIX and not with any of
+ * NOT (a folded file's suffix is also the end of an allocation folded file's), in name order.
+ * Only regular files named as the runtime names them: the directory was read through PFD, and
+ * the path ABS/processes was checked to lead there (assemble). */
+static char **process_files(int pfd, const char *abs, const char *suffix, const char *not, size_t *n)
 {
     char *dir = xasprintf("%s/" PROCESSES, abs);
     char **v = NULL;
     size_t cap = 0;
     *n = 0;
-    DIR *d = opendir(dir);
+    DIR *d = read_dir(pfd);
     if (d) {
         struct dirent *de;
+        struct stat st;
         while ((de = readdir(d))) {
-            if (de->d_name[0] == '.' || !has_suffix(de->d_name, suffix) ||
-                (not && has_suffix(de->d_name, not)))
+            if (!is_process_name(de->d_name) || !has_suffix(de->d_name, suffix) ||
+                (not && has_suffix(de->d_name, not)) ||
+                fstatat(pfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISREG(st.st_mode))
                 continue;
             if (*n == cap)
                 v = xrealloc(v, (cap = cap ? 2 * cap : 16) * sizeof *v);
@@ -470,10 +651,11 @@ static int copy_file(const char *from, const char *to)
 
 /* Merges the processes' files ending in SUFFIX into DIR/OUT (one process's is copied: its
  * run information stays its own); 1 written, 0 none, -1 failed. */
-static int merge_kind(const char *abs, const char *suffix, const char *not, const char *out)
+static int merge_kind(int pfd, const char *abs, const char *suffix, const char *not,
+                      const char *out)
 {
     size_t n;
-    char **files = process_files(abs, suffix, not, &n);
+    char **files = process_files(pfd, abs, suffix, not, &n);
     if (!n)
         return 0;
     char *path = xasprintf("%s/%s", abs, out);
@@ -494,10 +676,10 @@ static int page(const char *abs, const char *from, const char *out, const char *
 }
 
 /* The timeline of the command's own process (PID), else of the first process that wrote one. */
-static int timeline(const char *abs, long pid)
+static int timeline(int pfd, const char *abs, long pid)
 {
     size_t n;
-    char **traces = process_files(abs, ".trace.json", NULL, &n);
+    char **traces = process_files(pfd, abs, ".trace.json", NULL, &n);
     if (!n)
         return 0;
     char *own = xasprintf("%s/" PROCESSES "/%ld.trace.json", abs, pid);
@@ -554,14 +736,14 @@ static void closing_line(const struct record_opts *o, size_t nprocs, int have_js
         printf("next: spanprof report %s | spanprof diff %s OTHER-RUN\n", o->dir, o->dir);
 }
 
-/* Assembles the run in ABS; -1 when no process wrote a profile (said on stderr: why, as far as
- * STATUS, how the command ended, tells). */
-static int assemble(const struct record_opts *o, const char *abs, long pid, int status)
+/* Assembles the run from PFD, DIR/processes, into ABS; -1 when no process wrote a profile
+ * (said on stderr: why, as far as STATUS, how the command ended, tells). */
+static int assemble_from(const struct record_opts *o, int pfd, const char *abs, long pid, int status)
 {
     /* A process that crashed wrote its folded stacks only (the crash writer's one file). */
     size_t nprocs, nfolded;
-    char **json = process_files(abs, ".json", ".trace.json", &nprocs);
-    char **folded = process_files(abs, ".folded", ".alloc.folded", &nfolded);
+    char **json = process_files(pfd, abs, ".json", ".trace.json", &nprocs);
+    char **folded = process_files(pfd, abs, ".folded", ".alloc.folded", &nfolded);
     free_list(json, nprocs);
     free_list(folded, nfolded);
     if (!nprocs && !nfolded) {
@@ -577,12 +759,12 @@ static int assemble(const struct record_opts *o, const char *abs, long pid, int 
             causal_table(abs, &(struct sp_profile){0}, o->progress);
         return -1;
     }
-    if (merge_kind(abs, ".json", ".trace.json", "profile.json") < 0 ||
-        merge_kind(abs, ".folded", ".alloc.folded", "profile.folded") < 0)
+    if (merge_kind(pfd, abs, ".json", ".trace.json", "profile.json") < 0 ||
+        merge_kind(pfd, abs, ".folded", ".alloc.folded", "profile.folded") < 0)
         return 0;
     int have_page = page(abs, "profile.folded", "flamegraph.html", "nanoseconds") == 0;
-    int have_timeline = o->trace && timeline(abs, pid) > 0;
-    int have_alloc = o->alloc && merge_kind(abs, ".alloc.folded", NULL, "alloc.folded") > 0 &&
+    int have_timeline = o->trace && timeline(pfd, abs, pid) > 0;
+    int have_alloc = o->alloc && merge_kind(pfd, abs, ".alloc.folded", NULL, "alloc.folded") > 0 &&
                      page(abs, "alloc.folded", "alloc.html", "bytes") == 0;
 
     char *path = xasprintf("%s/%s", abs, nprocs ? "profile.json" : "profile.folded");
@@ -597,6 +779,27 @@ static int assemble(const struct record_opts *o, const char *abs, long pid, int 
     free(path);
     closing_line(o, nprocs > nfolded ? nprocs : nfolded, nprocs > 0, have_page, have_timeline, have_alloc);
     return 0;
+}
+
+/* Assembles the run in ABS (assemble_from).  The directories are checked again first: CMD ran
+ * for as long as it liked, and the files are opened by path under ABS, which must still lead
+ * to the directory prepare_dir checked. */
+static int assemble(const struct record_opts *o, const char *abs, long pid, int status)
+{
+    char *shown = xasprintf("%s/" PROCESSES, o->dir);
+    int pfd = open_run_dir(o->dir_fd, PROCESSES, shown);
+    if (pfd == -2 || (pfd >= 0 && !same_dir(o->dir_fd, abs)))
+        fprintf(stderr, "spanprof: '%s' is no longer the directory record prepared: its files "
+                        "are left unread\n", pfd == -2 ? shown : o->dir);
+    free(shown);
+    if (pfd < 0 || !same_dir(o->dir_fd, abs)) {
+        if (pfd >= 0)
+            close(pfd);
+        return -1;
+    }
+    int rc = assemble_from(o, pfd, abs, pid, status);
+    close(pfd);
+    return rc;
 }
 
 /* Ends record the way the command ended. */
@@ -637,7 +840,7 @@ int run_record(int argc, char **argv)
         {"progress", required_argument, NULL, 'p'}, {"limit", required_argument, NULL, 'n'},
         {"help", no_argument, NULL, 'h'},         {NULL, 0, NULL, 0},
     };
-    struct record_opts o = {.dir = DEFAULT_DIR, .mode = "exact", .limit = 10};
+    struct record_opts o = {.dir = DEFAULT_DIR, .mode = "exact", .limit = 10, .dir_fd = -1};
     int ch;
     /* '+': options end at CMD, whose own options are its own. */
     while ((ch = getopt_long(argc, argv, "+:ho:f", longopts, NULL)) != -1) {

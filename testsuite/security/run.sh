@@ -27,6 +27,11 @@
 #                 signal, and 20 dumps sent while the program starts: none killed by the signal
 #   hostile       a gzip bomb for merge, a start_time and a trace ts out of range, a file name
 #                 with "<!--<script>" for view, a folded file whose first line is 5,000 bytes
+#   record_dirs   `record` refusing directories that are not wholly its own, --force or not: a
+#                 user's file among the processes' files, an earlier run's outputs beside an
+#                 empty processes/ (refused without --force), a directory or processes/ of
+#                 another user, a processes/ or a DIR that is a link, a group-writable DIR:
+#                 every file as it was afterwards; an earlier run with --force: its files gone
 #
 # Programs run with SPANPROF=count (exact values), under `timeout` (a hang shows as SIGKILL).
 # Each test's result is compared with TEST.expected.  The tests that need another user (root,
@@ -453,8 +458,93 @@ test_hostile() {
     compare_expected hostile "spanprof" "$work/hostile.actual"
 }
 
-for t in privileged retitle link_foreign link_own own_stdout fifo long_name sigrace cli_full_disk cli_paths \
-    dump hostile; do
+# tree DIR: every entry under DIR, a directory as such, a link with its target, a file with its
+# contents.
+tree() {
+    (cd "$1" && find . -mindepth 1 | sort) | while read -r f; do
+        if [ -L "$1/$f" ]; then
+            echo "  ${f#./} -> $(readlink "$1/$f")"
+        elif [ -d "$1/$f" ]; then
+            echo "  ${f#./}/"
+        else
+            echo "  ${f#./}: $(cat "$1/$f")"
+        fi
+    done
+}
+
+# Each case is refused before CMD runs (CMD, `true`, would leave no profile: 125 all the same,
+# so the directory afterwards tells a refusal from a run).
+test_record_dirs() {
+    d=$work/record-dirs
+    mkdir -p "$d"
+    {
+        mkdir -p "$d/force/processes"
+        echo 'print(1)' >"$d/force/processes/worker.py"
+        echo '{}' >"$d/force/processes/123.json"
+        echo "## --force, a user's file among the processes' files"
+        tool "$d" record -o force --force -- true
+        tree "$d/force"
+
+        mkdir -p "$d/outputs/processes"
+        echo coz >"$d/outputs/profile.coz"
+        echo page >"$d/outputs/alloc.html"
+        echo folded >"$d/outputs/alloc.folded"
+        echo "## outputs beside an empty processes/, without --force"
+        tool "$d" record -o outputs -- true
+        tree "$d/outputs"
+
+        if [ "$(id -u)" -eq 0 ]; then
+            mkdir -p "$d/theirs/processes"
+            echo '{}' >"$d/theirs/processes/1.json"
+            chown -R "$nobody:$nobody" "$d/theirs"
+            echo "## a directory of another user, with --force"
+            tool "$d" record -o theirs --force -- true
+            tree "$d/theirs"
+            mkdir -p "$d/planted/processes"
+            chown "$nobody:$nobody" "$d/planted/processes"
+            echo "## an empty processes/ of another user"
+            tool "$d" record -o planted -- true
+            tree "$d/planted"
+        else
+            echo "(directories of another user need root: left out)"
+        fi
+
+        mkdir -p "$d/linked" "$d/victim"
+        echo '{}' >"$d/victim/7.json"
+        ln -s ../victim "$d/linked/processes"
+        echo "## a processes/ that is a link, with --force"
+        tool "$d" record -o linked --force -- true
+        tree "$d/linked"
+        tree "$d/victim"
+
+        mkdir -p "$d/real/processes"
+        echo '{}' >"$d/real/processes/8.json"
+        ln -s real "$d/alias"
+        echo "## a DIR that is a link, with --force"
+        tool "$d" record -o alias --force -- true
+        tree "$d/real"
+
+        mkdir -p "$d/earlier/processes"
+        for f in processes/123.json processes/123.2.folded processes/.124.json.124.tmp \
+            processes/125.alloc.folded processes/.125.folded.125.crash.tmp profile.json \
+            profile.coz alloc.html .flamegraph.html.99.tmp; do
+            echo old >"$d/earlier/$f"
+        done
+        echo "## an earlier run, with --force: its files removed, CMD run"
+        tool "$d" record -o earlier --force -- true
+        tree "$d/earlier"
+
+        mkdir -p "$d/shared"
+        chmod 775 "$d/shared"
+        echo "## a group-writable DIR"
+        tool "$d" record -o shared -- true
+        tree "$d/shared"
+    } >"$work/record_dirs.actual" 2>&1
+    compare_expected record_dirs "spanprof" "$work/record_dirs.actual"
+}
+
+for t in privileged retitle link_foreign link_own own_stdout fifo long_name sigrace cli_full_disk \
+    cli_paths dump hostile record_dirs; do
     selected "$t" && "test_$t"
 done
 summary
