@@ -8,6 +8,7 @@
 #include "commands.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -438,8 +439,20 @@ static const struct command *find_command(const char *name)
     return NULL;
 }
 
+/* A standard stream the caller closed (`2>&-`) gets /dev/null, close-on-exec: otherwise the
+ * first file the tool opens takes its number, and a message meant for stderr lands in it (or
+ * in record's run directory, whose descriptor took fd 2).  Close-on-exec, so the command record
+ * runs still finds the stream closed, as its caller left it. */
+static void keep_standard_streams_open(void)
+{
+    for (int fd = 0; fd <= 2; fd++)
+        if (fcntl(fd, F_GETFD) < 0 && errno == EBADF)
+            open("/dev/null", O_RDWR | O_CLOEXEC); /* the lowest free number: FD */
+}
+
 int main(int argc, char **argv)
 {
+    keep_standard_streams_open();
     opterr = 0;      /* tool_getopt_error() words the complaints */
     if (argc < 2)
         return tool_usage_error("%s", "no command given");

@@ -5,7 +5,7 @@
 # (SIGINT to the process group), SIGTERM to record alone and a crash, each passed on as the
 # same signal after the profile is assembled;
 # a command that does not exist; a directory named with a %; a command that leaves no profile
-# (exit 0, and killed by SIGKILL); --trace; diff of two runs (with --folded); and the runtime's
+# (exit 0, and killed by SIGKILL); record with its stderr closed; --trace; diff of two runs (with --folded); and the runtime's
 # line naming its files when stderr is a terminal.  One transcript, record.expected, with the
 # scratch folder's path and pids replaced; the pages' presence is checked when speedscope is
 # built (its absence only drops them from the transcript).
@@ -93,6 +93,17 @@ record -o plain -- sh -c 'exit 0'
 show "a command without spanprof, exit 0" plain $?
 record -o killed -- sh -c 'kill -9 $$'
 show "a command killed by SIGKILL" killed $?
+
+# Record with its stderr closed (2>&-): the run is assembled all the same (the first directory
+# record opened took fd 2, and the report went into it), and the command still finds its
+# stderr closed, as its caller left it.
+"$TOOL" record -o closed -- \
+    sh -c '"$0" 0; if [ -e /proc/$$/fd/2 ]; then echo "stderr open"; else echo "stderr closed"; fi' \
+    "$prog" >stdout 2>&-
+status=$?
+: >stderr
+show "record 2>&-" closed $status
+ls closed | grep -v '\.html$' >>"$out"
 
 # Ctrl-C: SIGINT to the whole process group, as a terminal sends it (perl puts record in a
 # process group of its own with SIGINT at its default, which a background shell job lacks).
