@@ -721,14 +721,36 @@ static void causal_table(const char *abs, const struct sp_profile *p, const char
     free(path);
 }
 
-/* What the user types next: the directory as they named it. */
-static void closing_line(const struct record_opts *o, size_t nprocs, int have_json, int have_page,
-                         int have_timeline, int have_alloc)
+/* How many processes of FOLDED (sorted paths PID[.N].folded) have no JSON profile in JSON
+ * (sorted paths PID[.N].json): those that died by a crash or a fatal signal, whose writer
+ * leaves folded stacks only. */
+static size_t count_folded_only(char **folded, size_t nfolded, char **json, size_t njson)
 {
+    size_t only = 0;
+    for (size_t i = 0; i < nfolded; i++) {
+        size_t base = strlen(folded[i]) - strlen(".folded");
+        char *as_json = xasprintf("%.*s.json", (int)base, folded[i]);
+        only += !bsearch(&as_json, json, njson, sizeof *json, cmp_strp);
+        free(as_json);
+    }
+    return only;
+}
+
+/* What the user types next: the directory as they named it.  NJSON processes wrote a JSON
+ * profile, FOLDED_ONLY more their folded stacks only. */
+static void closing_line(const struct record_opts *o, size_t njson, size_t folded_only,
+                         int have_page, int have_timeline, int have_alloc)
+{
+    size_t nprocs = njson + folded_only;
     printf("\nspanprof: %zu %s recorded in %s/: %sprofile.folded%s%s%s%s\n", nprocs,
-           nprocs == 1 ? "process" : "processes", o->dir, have_json ? "profile.json, " : "", have_page ? ", flamegraph.html" : "",
-           have_timeline ? ", timeline.html" : "", have_alloc ? ", alloc.folded, alloc.html" : "",
-           o->coz ? ", profile.coz" : "");
+           nprocs == 1 ? "process" : "processes", o->dir, njson ? "profile.json, " : "",
+           have_page ? ", flamegraph.html" : "", have_timeline ? ", timeline.html" : "",
+           have_alloc ? ", alloc.folded, alloc.html" : "", o->coz ? ", profile.coz" : "");
+    if (folded_only && njson)
+        printf("spanprof: %zu of the %zu processes wrote folded stacks only (a crash or a fatal "
+               "signal leaves no JSON profile): profile.folded and the flame graph have their "
+               "stacks, profile.json and the report above (%zu %s merged) do not\n",
+               folded_only, nprocs, njson, njson == 1 ? "process" : "processes");
     if (have_page)
         printf("next: spanprof report %s | open %s/flamegraph.html in a browser | "
                "spanprof diff %s OTHER-RUN\n", o->dir, o->dir, o->dir);
@@ -744,6 +766,7 @@ static int assemble_from(const struct record_opts *o, int pfd, const char *abs, 
     size_t nprocs, nfolded;
     char **json = process_files(pfd, abs, ".json", ".trace.json", &nprocs);
     char **folded = process_files(pfd, abs, ".folded", ".alloc.folded", &nfolded);
+    size_t folded_only = count_folded_only(folded, nfolded, json, nprocs);
     free_list(json, nprocs);
     free_list(folded, nfolded);
     if (!nprocs && !nfolded) {
@@ -777,7 +800,7 @@ static int assemble_from(const struct record_opts *o, int pfd, const char *abs, 
         sp_profile_free(&p);
     }
     free(path);
-    closing_line(o, nprocs > nfolded ? nprocs : nfolded, nprocs > 0, have_page, have_timeline, have_alloc);
+    closing_line(o, nprocs, folded_only, have_page, have_timeline, have_alloc);
     return 0;
 }
 

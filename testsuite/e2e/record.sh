@@ -123,6 +123,10 @@ show "SIGTERM to record" term $?
 
 record -o crash -- "$prog" crash
 show "a crash" crash $?
+# A run where one process crashed and one did not: the footer counts both, and says the crashed
+# one's stacks are in profile.folded but not in profile.json and the report (1 process merged).
+record -o mixed -- sh -c '"$0" 0; "$0" crash; true' "$prog"
+show "one process crashes, one does not" mixed $?
 
 record -o traced --trace --mode count -- "$prog" 1
 show "--trace --mode count" traced $?
