@@ -7,7 +7,8 @@
  *     processes/PID.alloc.folded           process that changes directory writes there too
  *     profile.json, profile.folded         their merge
  *     flamegraph.html                      the flame graph page (spanprof view)
- *     timeline.html                        --trace: the command's own process's timeline
+ *     trace.json, timeline.html            --trace: every process's trace in one (a track per
+ *                                          process, on one time line), and its page
  *     alloc.folded, alloc.html             --alloc: the memory flame graph
  *     profile.coz                          --coz: coz's causal profile
  * A directory holding an earlier run is replaced only with --force (one whose processes wrote
@@ -28,6 +29,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <getopt.h>
 #include <limits.h>
 #include <signal.h>
@@ -69,7 +71,8 @@ const char record_help[] =
     "  -f, --force        replace an earlier run in DIR: only its files are removed\n"
     "  --mode MODE        exact (default: every span timed), sample (SPANPROF=sample:\n"
     "                     times and CPU sampled, calls exact) or count (calls only)\n"
-    "  --trace            also a timeline of every span (SPANPROF_TRACE): DIR/timeline.html\n"
+    "  --trace            also a timeline of every span (SPANPROF_TRACE): DIR/trace.json\n"
+    "                     (every process a track, on one time line) and DIR/timeline.html\n"
     "  --alloc            also allocations per span (the preload library libspanprof-alloc.so\n"
     "                     and SPANPROF_ALLOC=1): DIR/alloc.folded and DIR/alloc.html\n"
     "  --coz              run CMD under `coz run` (its debug info checked first) and print\n"
@@ -88,7 +91,7 @@ const char record_help[] =
 
 /* The files an earlier run left beside processes/: what --force removes. */
 static const char *const run_outputs[] = {
-    "profile.json", "profile.folded", "flamegraph.html", "timeline.html",
+    "profile.json", "profile.folded", "flamegraph.html", "trace.json", "timeline.html",
     "alloc.folded", "alloc.html", "profile.coz",
 };
 /* What the runtime writes into processes/ for the patterns set_environment gives it:
@@ -516,9 +519,9 @@ static void pass_on(int sig)
 static const int ignored_signals[] = {SIGINT, SIGQUIT};
 static const int passed_signals[] = {SIGTERM, SIGHUP};
 
-/* Runs ARGV; *STATUS gets its wait status, *PID its process id.  -1 with *STATUS an exit
+/* Runs ARGV; *STATUS gets its wait status.  -1 with *STATUS an exit
  * status when it could not be started (a message printed). */
-static int run_command(char **argv, int *status, pid_t *pid_out)
+static int run_command(char **argv, int *status)
 {
     int report[2]; /* the child writes exec's errno here; end of file means it ran */
     if (pipe2(report, O_CLOEXEC) != 0) {
@@ -556,7 +559,7 @@ static int run_command(char **argv, int *status, pid_t *pid_out)
     }
     int fork_errno = errno;
     if (pid > 0)
-        child_pid = *pid_out = pid;
+        child_pid = pid;
     sigprocmask(SIG_SETMASK, &old_mask, NULL);
     close(report[1]);
     if (pid < 0) {
@@ -675,24 +678,30 @@ static int page(const char *abs, const char *from, const char *out, const char *
     return rc;
 }
 
-/* The timeline of the command's own process (PID), else of the first process that wrote one. */
-static int timeline(int pfd, const char *abs, long pid)
+/* --trace: every process's trace merged into DIR/trace.json (a track per process, on one time
+ * line) and shown in timeline.html; what the rings dropped said on stdout (stderr by then).
+ * 2 both written, 1 trace.json only (no speedscope), 0 no process traced, -1 failed. */
+static int timeline(int pfd, const char *abs)
 {
     size_t n;
     char **traces = process_files(pfd, abs, ".trace.json", NULL, &n);
     if (!n)
         return 0;
-    char *own = xasprintf("%s/" PROCESSES "/%ld.trace.json", abs, pid);
-    const char *chosen = traces[0];
-    for (size_t i = 0; i < n; i++)
-        if (!strcmp(traces[i], own))
-            chosen = own;
-    char *html = xasprintf("%s/timeline.html", abs);
-    int rc = view_page(chosen, html, NULL);
+    char *merged = xasprintf("%s/trace.json", abs), *html = xasprintf("%s/timeline.html", abs);
+    struct trace_totals t;
+    int rc = merge_traces(merged, traces, n, &t) ? -1 : 1;
+    if (rc > 0 && t.dropped)
+        printf("spanprof: the trace holds the last %" PRIu64 " of %" PRIu64 " span events (%.1f %%): "
+               "each thread's ring keeps its most recent events and dropped %" PRIu64 " older "
+               "ones; SPANPROF_TRACE_BUFFER=MIB (default 8, per thread) keeps more\n",
+               t.events, t.events + t.dropped,
+               100.0 * (double)t.events / (double)(t.events + t.dropped), t.dropped);
+    if (rc > 0 && view_page(merged, html, NULL) == 0)
+        rc = 2;
+    free(merged);
     free(html);
-    free(own);
     free_list(traces, n);
-    return rc ? -1 : 1;
+    return rc;
 }
 
 /* The causal table, as `spanprof coz` prints it; PROGRESS: --progress's value, or NULL. */
@@ -744,7 +753,8 @@ static void closing_line(const struct record_opts *o, size_t njson, size_t folde
     size_t nprocs = njson + folded_only;
     printf("\nspanprof: %zu %s recorded in %s/: %sprofile.folded%s%s%s%s\n", nprocs,
            nprocs == 1 ? "process" : "processes", o->dir, njson ? "profile.json, " : "",
-           have_page ? ", flamegraph.html" : "", have_timeline ? ", timeline.html" : "",
+           have_page ? ", flamegraph.html" : "",
+           have_timeline == 2 ? ", trace.json, timeline.html" : have_timeline ? ", trace.json" : "",
            have_alloc ? ", alloc.folded, alloc.html" : "", o->coz ? ", profile.coz" : "");
     if (folded_only && njson)
         printf("spanprof: %zu of the %zu processes wrote folded stacks only (a crash or a fatal "
@@ -760,7 +770,7 @@ static void closing_line(const struct record_opts *o, size_t njson, size_t folde
 
 /* Assembles the run from PFD, DIR/processes, into ABS; -1 when no process wrote a profile
  * (said on stderr: why, as far as STATUS, how the command ended, tells). */
-static int assemble_from(const struct record_opts *o, int pfd, const char *abs, long pid, int status)
+static int assemble_from(const struct record_opts *o, int pfd, const char *abs, int status)
 {
     /* A process that crashed wrote its folded stacks only (the crash writer's one file). */
     size_t nprocs, nfolded;
@@ -786,7 +796,7 @@ static int assemble_from(const struct record_opts *o, int pfd, const char *abs, 
         merge_kind(pfd, abs, ".folded", ".alloc.folded", "profile.folded") < 0)
         return 0;
     int have_page = page(abs, "profile.folded", "flamegraph.html", "nanoseconds") == 0;
-    int have_timeline = o->trace && timeline(pfd, abs, pid) > 0;
+    int have_timeline = o->trace ? timeline(pfd, abs) : 0;
     int have_alloc = o->alloc && merge_kind(pfd, abs, ".alloc.folded", NULL, "alloc.folded") > 0 &&
                      page(abs, "alloc.folded", "alloc.html", "bytes") == 0;
 
@@ -807,7 +817,7 @@ static int assemble_from(const struct record_opts *o, int pfd, const char *abs, 
 /* Assembles the run in ABS (assemble_from).  The directories are checked again first: CMD ran
  * for as long as it liked, and the files are opened by path under ABS, which must still lead
  * to the directory prepare_dir checked. */
-static int assemble(const struct record_opts *o, const char *abs, long pid, int status)
+static int assemble(const struct record_opts *o, const char *abs, int status)
 {
     char *shown = xasprintf("%s/" PROCESSES, o->dir);
     int pfd = open_run_dir(o->dir_fd, PROCESSES, shown);
@@ -820,7 +830,7 @@ static int assemble(const struct record_opts *o, const char *abs, long pid, int 
             close(pfd);
         return -1;
     }
-    int rc = assemble_from(o, pfd, abs, pid, status);
+    int rc = assemble_from(o, pfd, abs, status);
     close(pfd);
     return rc;
 }
@@ -906,15 +916,14 @@ int run_record(int argc, char **argv)
     if (o.coz && !(run = coz_command(abs, cmd, argc - optind)))
         return EXIT_RECORD_FAILED;
     int status;
-    pid_t pid;
-    if (run_command(run, &status, &pid))
+    if (run_command(run, &status))
         return status;
     /* Everything record prints from here goes to stderr (the reports print on stdout): the
      * command's standard output stays the command's alone. */
     fflush(stdout);
     if (dup2(STDERR_FILENO, STDOUT_FILENO) < 0)
         return pass_status(status);
-    int assembled = assemble(&o, abs, (long)pid, status);
+    int assembled = assemble(&o, abs, status);
     fflush(stdout);
     /* A command that succeeded but left no profile is record's failure, not a success. */
     if (assembled < 0 && WIFEXITED(status) && WEXITSTATUS(status) == 0)

@@ -239,6 +239,15 @@ int merge_files(const char *out, char *const *paths, size_t npaths, const char *
 /* merge_files, then "OUT: N KIND merged" on stdout. */
 int cmd_merge(const char *out, char *const *paths, size_t npaths);
 
+/* merge_trace.c: the Chrome traces of a run's processes as one trace at OUT, every process a
+ * track, on one time line; 0, or -1 after a message.  T gets the processes, and the events their
+ * files kept and their rings dropped. */
+struct trace_totals {
+    size_t processes;
+    uint64_t events, dropped;
+};
+int merge_traces(const char *out, char **paths, size_t npaths, struct trace_totals *t);
+
 /* The JSON profiles `spanprof report` reads: files as given, and in a directory every file
  * that holds a JSON profile (not a trace), in name order. Prints a message and returns -1 when
  * there are none or a path cannot be read. */

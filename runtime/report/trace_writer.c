@@ -9,7 +9,8 @@
  *     {"ph":"B","pid":P,"tid":T,"ts":12.345,"name":"SPAN"},
  *     {"ph":"E","pid":P,"tid":T,"ts":13.000,"name":"SPAN"}, ...],
  *    "displayTimeUnit":"ns",
- *    "otherData":{ run information, "dropped_events", "threads":[per-thread counts] }}
+ *    "otherData":{ run information, "start_monotonic_ns" (ts 0 on CLOCK_MONOTONIC),
+ *                  "dropped_events", "threads":[per-thread counts] }}
  * Threads that ended: their call trees are merged by name (record/threadretire.c) but their events
  * cannot be, so the rings of the SPANPROF__TRACE_RETIRED (32) threads that ended last are kept
  * and written among the running threads in the order they started (their entry in "threads"
@@ -367,6 +368,9 @@ int spanprof__trace_write_at(FILE *f, const struct spanprof__view *v,
     json_object_object_add(o, "program", spanprof__json_str(m->program));
     json_object_object_add(o, "start_time", spanprof__json_str(m->start_time));
     json_object_object_add(o, "clock", spanprof__json_str(m->clock));
+    /* ts 0 on the machine's monotonic clock: puts the traces of a run's processes on one time
+     * line (`spanprof record --trace`). */
+    json_object_object_add(o, "start_monotonic_ns", spanprof__json_u64(spanprof__g.start_mono_ns));
     json_object_object_add(o, "buffer_events_per_thread", spanprof__json_u64(capacity));
     json_object_object_add(o, "dropped_events", spanprof__json_u64(dropped));
     if (r->threads_dropped) {

@@ -132,6 +132,19 @@ record -o traced --trace --mode count -- "$prog" 1
 show "--trace --mode count" traced $?
 test "$(find traced/processes -name '*.trace.json' | wc -l)" -eq 2
 result $? "record: --trace wrote a trace per process"
+# trace.json: both processes' events, a track (pid) each, on one time line: per process, in the
+# order of its first event, its begin and end events (the parent's 3 calls, then the child's 5).
+{
+    echo "## --trace: trace.json, events per process in the order they start"
+    awk '/"ph":"[BE]"/ {
+            p = $0; sub(/.*"pid":/, "", p); sub(/,.*/, "", p)
+            t = $0; sub(/.*"ts":/, "", t); sub(/[,}].*/, "", t)
+            n[p]++; if (!(p in first) || t + 0 < first[p]) first[p] = t + 0 }
+         END { for (p in n) print first[p], n[p] }' traced/trace.json | sort -n | cut -d' ' -f2
+} >>"$out"
+# A trace ring that overflows: said, with how much of the run the trace still holds.
+SPANPROF_TRACE_BUFFER=1 record -o overflow --trace --mode count -- "$prog" many
+show "--trace, a 1 MiB ring and 80,000 events" overflow $?
 
 "$TOOL" diff --folded diff.folded run1 traced >stdout 2>stderr
 status=$?

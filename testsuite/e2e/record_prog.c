@@ -1,7 +1,8 @@
 /* record_prog.c — a program for record.sh: `prog N` runs work() 3 times, starts N copies of
  * itself (fork, then exec with "child K"), each running work() 5 times, waits for them and exits
  * with status 3; `prog nap` sleeps 30 s inside a span (for the signal cases); `prog crash` runs
- * work() twice and dies by SIGSEGV. */
+ * work() twice and dies by SIGSEGV; `prog many` runs work() 40,000 times (80,000 trace events,
+ * more than a 1 MiB trace ring keeps). */
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -32,6 +33,11 @@ int main(int argc, char **argv)
     }
     if (argc > 1 && !strcmp(argv[1], "nap")) {
         nap();
+        return 0;
+    }
+    if (argc > 1 && !strcmp(argv[1], "many")) {
+        for (int i = 0; i < 40000; i++)
+            work(0);
         return 0;
     }
     if (argc > 1 && !strcmp(argv[1], "crash")) {
