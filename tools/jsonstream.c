@@ -5,7 +5,8 @@
  * is said. So the caller walks the outer structure itself (js_peek / js_take: braces, brackets,
  * commas, colons) and asks json-c only for one value at a time (js_value: a key, a span entry),
  * feeding json-c's tokener 64 KiB at a time from a buffered read. The first syntax error stops
- * the read, and every message names the line and column where it was found. */
+ * the read, and every message names the line and column where it was found.  js_trace_walk
+ * walks a Chrome trace that way, an event at a time (view's importer, record's trace merge). */
 #include "tool.h"
 
 #include <errno.h>
@@ -150,4 +151,59 @@ int js_end(struct jstream *s)
         return s->read_error ? -1 : 0;
     js_error(s, "not a JSON profile: unexpected '%c' after the end of the document", c);
     return -1;
+}
+
+int js_trace_walk(const char *path, int quiet, int (*each)(json_object *event, void *ctx), void *ctx,
+                  json_object **other)
+{
+    struct jstream s;
+    if (js_open(&s, path))
+        return -1;
+    s.quiet = quiet;
+    int rc = -1;
+    if (js_take(&s, '{', "'{'"))
+        goto out;
+    for (;;) {
+        json_object *key = js_value(&s);
+        if (!key)
+            goto out;
+        const char *name = json_object_is_type(key, json_type_string) ? json_object_get_string(key) : "";
+        int events = !strcmp(name, "traceEvents"), other_data = !strcmp(name, "otherData");
+        json_object_put(key);
+        if (js_take(&s, ':', "':'"))
+            goto out;
+        if (events) {
+            if (js_take(&s, '[', "'['"))
+                goto out;
+            while (js_peek(&s) != ']') {
+                json_object *e = js_value(&s);
+                if (!e)
+                    goto out;
+                int stop = each ? each(e, ctx) : 0;
+                json_object_put(e);
+                if (stop) {
+                    rc = stop;
+                    goto out;
+                }
+                if (js_peek(&s) != ']' && js_take(&s, ',', "','"))
+                    goto out;
+            }
+            js_take(&s, ']', "']'");
+        } else {
+            json_object *v = js_value(&s); /* displayTimeUnit, otherData, anything else */
+            if (!v)
+                goto out;
+            if (other_data && other && !*other)
+                *other = v;
+            else
+                json_object_put(v);
+        }
+        if (js_peek(&s) != ',')
+            break;
+        js_take(&s, ',', "','");
+    }
+    rc = js_take(&s, '}', "'}'") ? -1 : 0;
+out:
+    js_close(&s);
+    return rc;
 }

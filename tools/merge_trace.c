@@ -5,7 +5,7 @@
  * Each process's ts counts from its own start; its "otherData" gives that start on the machine's
  * monotonic clock (start_monotonic_ns), so each file's events are shifted by how much later than
  * the earliest process it started.  A file without it (written by an older runtime) is left
- * unshifted.  Files are streamed one event at a time (jsonstream.c): a trace of millions of events
+ * unshifted.  Files are streamed one event at a time (js_trace_walk): a trace of millions of events
  * never becomes one json-c tree.  Each is read twice — first for its otherData, which the runtime
  * writes after the events — and what the merged file's otherData says per process (pid, program,
  * start, events kept and dropped) is what record reports.
@@ -29,57 +29,6 @@ static uint64_t u64_field(json_object *o, const char *key)
 {
     json_object *v;
     return o && json_object_object_get_ex(o, key, &v) ? (uint64_t)json_object_get_int64(v) : 0;
-}
-
-/* Walks PATH's trace: EACH(event, CTX) for every element of traceEvents (none when EACH is
- * NULL), and its otherData into *OTHER when OTHER is not NULL.  0, or -1 after a message. */
-static int walk(const char *path, int (*each)(json_object *, void *), void *ctx, json_object **other)
-{
-    struct jstream s;
-    if (js_open(&s, path))
-        return -1;
-    int rc = -1;
-    if (js_take(&s, '{', "'{'"))
-        goto out;
-    for (;;) {
-        json_object *key = js_value(&s);
-        if (!key)
-            goto out;
-        int events = !strcmp(json_object_get_string(key), "traceEvents");
-        int other_data = !strcmp(json_object_get_string(key), "otherData");
-        json_object_put(key);
-        if (js_take(&s, ':', "':'"))
-            goto out;
-        if (events) {
-            if (js_take(&s, '[', "'['"))
-                goto out;
-            while (js_peek(&s) != ']') {
-                json_object *e = js_value(&s);
-                if (!e)
-                    goto out;
-                int failed = each && each(e, ctx);
-                json_object_put(e);
-                if (failed || (js_peek(&s) == ',' && js_take(&s, ',', "','")))
-                    goto out;
-            }
-            js_take(&s, ']', "']'");
-        } else {
-            json_object *v = js_value(&s);
-            if (!v)
-                goto out;
-            if (other_data && other && !*other)
-                *other = v;
-            else
-                json_object_put(v);
-        }
-        if (js_peek(&s) != ',')
-            break;
-        js_take(&s, ',', "','");
-    }
-    rc = js_take(&s, '}', "'}'") || js_end(&s) ? -1 : 0;
-out:
-    js_close(&s);
-    return rc;
 }
 
 struct writing {
@@ -136,7 +85,7 @@ int merge_traces(const char *out_path, char **files, size_t n, struct trace_tota
     int rc = -1;
     uint64_t earliest = 0;
     for (size_t i = 0; i < n; i++) {
-        if (walk(files[i], NULL, NULL, &info[i].other))
+        if (js_trace_walk(files[i], 0, NULL, NULL, &info[i].other))
             goto out;
         info[i].start_ns = u64_field(info[i].other, "start_monotonic_ns");
         info[i].dropped = u64_field(info[i].other, "dropped_events");
@@ -159,7 +108,7 @@ int merge_traces(const char *out_path, char **files, size_t n, struct trace_tota
     int failed = 0;
     for (size_t i = 0; i < n && !failed; i++) {
         w.shift_us = info[i].start_ns ? (double)(info[i].start_ns - earliest) / 1000.0 : 0;
-        failed = walk(files[i], write_event, &w, NULL);
+        failed = js_trace_walk(files[i], 0, write_event, &w, NULL) != 0;
     }
     json_object *other = merged_other(info, n, t);
     fprintf(out, "\n],\n\"displayTimeUnit\":\"ns\",\n\"otherData\":%s}\n",

@@ -348,62 +348,23 @@ static int add_event(struct trace *tr, struct frames *fr, json_object *e)
     return 0;
 }
 
-/* Reads PATH's "traceEvents" a value at a time (traces run to hundreds of megabytes). */
+struct reading {
+    struct trace *tr;
+    struct frames *fr;
+};
+
+static int read_event(json_object *e, void *ctx)
+{
+    struct reading *r = ctx;
+    return !json_object_is_type(e, json_type_object) ? -1 : add_event(r->tr, r->fr, e);
+}
+
+/* Reads PATH's "traceEvents" a value at a time (traces run to hundreds of megabytes); a syntax
+ * error is for speedscope's importer to report, on the page. */
 static int read_trace(const char *path, struct trace *tr, struct frames *fr)
 {
-    struct jstream s;
-    if (js_open(&s, path))
-        return -1;
-    s.quiet = 1;   /* a syntax error is for speedscope's importer to report, on the page */
-    int rc = -1;
-    if (js_take(&s, '{', "'{'"))
-        goto out;
-    for (;;) {
-        json_object *key = js_value(&s);
-        if (!key)
-            goto out;
-        int events = json_object_is_type(key, json_type_string) && !strcmp(json_object_get_string(key), "traceEvents");
-        json_object_put(key);
-        if (js_take(&s, ':', "':'"))
-            goto out;
-        if (events) {
-            if (js_take(&s, '[', "'['"))
-                goto out;
-            if (js_peek(&s) == ']')
-                js_take(&s, ']', "']'");
-            else
-                for (;;) {
-                    json_object *e = js_value(&s);
-                    if (!e)
-                        goto out;
-                    int bad = !json_object_is_type(e, json_type_object) ? -1 : add_event(tr, fr, e);
-                    json_object_put(e);
-                    if (bad) {
-                        rc = bad;
-                        goto out;
-                    }
-                    if (js_peek(&s) == ']') {
-                        js_take(&s, ']', "']'");
-                        break;
-                    }
-                    if (js_take(&s, ',', "','"))
-                        goto out;
-                }
-        } else {
-            json_object *v = js_value(&s);   /* otherData, displayTimeUnit, ...: not needed */
-            if (!v)
-                goto out;
-            json_object_put(v);
-        }
-        if (js_peek(&s) == '}')
-            break;
-        if (js_take(&s, ',', "','"))
-            goto out;
-    }
-    rc = 0;
-out:
-    js_close(&s);
-    return rc;
+    struct reading r = {tr, fr};
+    return js_trace_walk(path, 1, read_event, &r, NULL);
 }
 
 int speedscope_from_trace(const char *path, const char *name, FILE *out)

@@ -145,6 +145,12 @@ int js_take(struct jstream *s, int c, const char *what);    /* consume C, or -1 
 json_object *js_value(struct jstream *s);                   /* one value, or NULL with a message */
 int js_end(struct jstream *s);                              /* nothing but blanks left, or -1 */
 void js_error(struct jstream *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Walks the Chrome trace at PATH: EACH(event, CTX) for every element of traceEvents (none when
+ * EACH is NULL), its otherData into *OTHER (the caller's to put) when OTHER is not NULL.  0; -1
+ * after a message (none with QUIET) on a read or syntax error; or what EACH returned, non-zero,
+ * which stops the walk. */
+int js_trace_walk(const char *path, int quiet, int (*each)(json_object *event, void *ctx), void *ctx,
+                  json_object **other);
 
 /* ---- coz profile.coz (coz_profile.c) ---- */
 
