@@ -121,6 +121,14 @@ spanplugin_string_literal (const char *str)
   return build_string_literal (strlen (str) + 1, str);
 }
 
+/* Puts DECL in the section NAME.  GCC 11 and 12 take the name as a string (and as a tree);
+ * GCC 10 had the string form only, which is the one used. */
+static inline void
+spanplugin_set_section (tree decl, const char *name)
+{
+  set_decl_section_name (decl, name);
+}
+
 /* The C-family preprocessor.  parse_in exists only in cc1/cc1plus/cc1obj, not in lto1, which
  * loads the plugin with RTLD_NOW: reference it weakly so loading never fails, and test it for
  * NULL before use.  (cpp_define and cpp_get_options themselves are exported by the lto1 of

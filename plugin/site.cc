@@ -17,6 +17,12 @@
  *    one-only in its own group named after the symbol, so the linker (or LTO's symbol merging)
  *    keeps a single site for the whole program (or shared object).  Every other function,
  *    static ones included, gets a site local to the object file.
+ *
+ * Each site's name is a string of its own in the allocated section ".spanprof_names" (see
+ * site_name): so the spans of any object, program or shared library built with the plugin can
+ * be listed from the file on disk, by `spanprof record --coz --progress` before it runs a
+ * program and by the runtime at start-up under coz, to tell a progress glob that names no span.
+ * Strings are NUL-terminated; a name may occur more than once (COMDAT sites, both kinds).
  */
 #include "spanplugin.h"
 #include "spanprof.h"
@@ -145,6 +151,44 @@ spanplugin_site_state (tree site)
   return build_fold_addr_expr (build3 (COMPONENT_REF, TREE_TYPE (field), site, field, NULL_TREE));
 }
 
+/* The address of NAME as a local, read-only char array in the section .spanprof_names (see the
+ * header comment), for the "name" field of KEY's site of KIND.  Byte-aligned on purpose, so the
+ * section holds the names back to back and not padded for speed as large arrays are. */
+static tree
+site_name (tree fndecl, tree key, const char *name, unsigned kind)
+{
+  size_t len = strlen (name) + 1;
+  tree type = build_array_type (build_type_variant (char_type_node, 1, 0),
+                                build_index_type (size_int (len - 1)));
+  tree str = build_string (len, name);
+  TREE_TYPE (str) = type;
+  TREE_CONSTANT (str) = 1;
+  TREE_READONLY (str) = 1;
+  TREE_STATIC (str) = 1;
+
+  const char *asmname = IDENTIFIER_POINTER (DECL_ASSEMBLER_NAME (key));
+  if (asmname[0] == '*')
+    asmname++;
+  char *varname = concat (kind == SPANPROF_KIND_PROGRESS ? "__spanprof_progress_name."
+                                                         : "__spanprof_name.",
+                          asmname, NULL);
+  tree var = build_decl (DECL_SOURCE_LOCATION (fndecl), VAR_DECL, get_identifier (varname), type);
+  free (varname);
+  TREE_STATIC (var) = 1;
+  TREE_PUBLIC (var) = 0;
+  TREE_READONLY (var) = 1;
+  TREE_ADDRESSABLE (var) = 1;
+  TREE_USED (var) = 1;
+  DECL_ARTIFICIAL (var) = 1;
+  DECL_IGNORED_P (var) = 1;
+  SET_DECL_ALIGN (var, BITS_PER_UNIT);
+  DECL_USER_ALIGN (var) = 1;
+  DECL_INITIAL (var) = str;
+  spanplugin_set_section (var, ".spanprof_names");
+  varpool_node::add (var);
+  return build_fold_addr_expr (var);
+}
+
 /* Emits the descriptor of KIND (span or progress point) for FNDECL (whose key is KEY) called
  * NAME, records it as KEY's site of that kind and returns its VAR_DECL. */
 tree
@@ -169,7 +213,7 @@ spanplugin_build_site (tree fndecl, tree key, const char *name, unsigned kind, b
   set ("version", build_int_cst (uint32_type_node, SPANPROF_SITE_VERSION));
   unsigned emitted = kind == SPANPROF_KIND_SPAN && by_option ? SPANPROF_KIND_SPAN_BY_OPTION : kind;
   set ("kind", build_int_cst (uint32_type_node, emitted));
-  set ("name", spanplugin_string_literal (name));
+  set ("name", site_name (fndecl, key, name, kind));
   set ("file", spanplugin_string_literal (file ? file : ""));
   set ("first_line", build_int_cst (uint32_type_node, first_line));
   set ("last_line", build_int_cst (uint32_type_node, last_line));

@@ -480,18 +480,30 @@ static int which(const char *name, char *out, size_t size)
     return -1;
 }
 
-/* Checks what coz needs; ARGV gets "coz run -o DIR/profile.coz ---" in front of CMD. */
-static char **coz_command(const char *abs, char **cmd, int ncmd)
+/* Checks what coz needs, and that PROGRESS (--progress's globs, or NULL) names a span of CMD;
+ * ARGV gets "coz run -o DIR/profile.coz ---" in front of CMD. */
+static char **coz_command(const char *abs, char **cmd, int ncmd, const char *progress)
 {
     char coz[PATH_MAX], exe[PATH_MAX];
     if (which("coz", coz, sizeof coz)) {
         fprintf(stderr, "spanprof: --coz needs coz on PATH (Debian: apt-get install coz-profiler)\n");
         return NULL;
     }
-    const char *problem = which(cmd[0], exe, sizeof exe) ? NULL : spanprof__debug_info_problem(exe);
+    int found = which(cmd[0], exe, sizeof exe) == 0;
+    const char *problem = found ? spanprof__debug_info_problem(exe) : NULL;
     if (problem) {
         fprintf(stderr, "spanprof: coz cannot use the debug info of '%s' (%s): rebuild it with "
                         SPANPROF_COZ_DEBUG_FLAGS "\n", cmd[0], problem);
+        return NULL;
+    }
+    /* A function the size rule left without a span: coz would see no progress point, which
+     * record could only say after the whole run. */
+    if (found && progress && spanprof_progress_unmatched(exe, progress)) {
+        fprintf(stderr, "spanprof: --progress %s names no span of '%s' or of the libraries it "
+                        "links (a function smaller than the plugin's min-size has none): rebuild "
+                        "with -fplugin-arg-spanplugin-progress=%s, which makes a progress point of "
+                        "a function of any size, or mark it __attribute__((progress))\n",
+                progress, cmd[0], progress);
         return NULL;
     }
     char **argv = xmalloc((size_t)(ncmd + 6) * sizeof *argv);
@@ -913,7 +925,7 @@ int run_record(int argc, char **argv)
     char **cmd = argv + optind, **run = cmd;
     if (prepare_dir(&o, abs) || set_environment(&o, abs))
         return EXIT_RECORD_FAILED;
-    if (o.coz && !(run = coz_command(abs, cmd, argc - optind)))
+    if (o.coz && !(run = coz_command(abs, cmd, argc - optind, o.progress)))
         return EXIT_RECORD_FAILED;
     int status;
     if (run_command(run, &status))

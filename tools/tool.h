@@ -279,6 +279,10 @@ int cmd_causal(const struct coz_profile *c, const struct sp_profile *p, const st
 
 /* ---- helpers (util.c) ---- */
 
+/* Whether the ELF program EXE carries span names (the plugin's section) and none of them, nor
+ * any of the libraries it links, matches the glob list GLOBS: 1 then, else 0 (spannames.c). */
+int spanprof_progress_unmatched(const char *exe, const char *globs);
+
 void *xmalloc(size_t n);
 void *xrealloc(void *p, size_t n);
 char *xstrdup(const char *s);

@@ -8,14 +8,13 @@
  * executable is read, once, and only when coz is there.  Anything unexpected (no section
  * headers, no debug info, compressed sections, a truncated file) means "can't tell": no warning.
  */
-#include <elf.h>
-#include <fcntl.h>
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "config/debuginfo.h"
+#include "config/elfsection.h"
 
 #define DW_AT_GNU_LOCVIEWS 0x2137
 #define DW_FORM_IMPLICIT_CONST 0x21 /* carries a value in the abbreviation itself */
@@ -29,42 +28,17 @@ static int read_at(int fd, void *buf, size_t size, uint64_t offset)
     return pread(fd, buf, size, (off_t)offset) == (ssize_t)size ? 0 : -1;
 }
 
-/* Finds the uncompressed sections .debug_info and .debug_abbrev of a 64-bit ELF file.
- * Returns 0 when both were found. */
-static int find_sections(int fd, struct section *info, struct section *abbrev)
+/* Finds the uncompressed sections .debug_info and .debug_abbrev of E.  Returns 0 when both were
+ * found. */
+static int find_sections(const struct spanprof__elf *e, struct section *info, struct section *abbrev)
 {
-    Elf64_Ehdr eh;
-    if (read_at(fd, &eh, sizeof eh, 0) || memcmp(eh.e_ident, ELFMAG, SELFMAG) ||
-        eh.e_ident[EI_CLASS] != ELFCLASS64 || eh.e_shentsize != sizeof(Elf64_Shdr) ||
-        eh.e_shnum == 0 || eh.e_shstrndx >= eh.e_shnum)
+    const Elf64_Shdr *i = spanprof__elf_section(e, ".debug_info");
+    const Elf64_Shdr *a = spanprof__elf_section(e, ".debug_abbrev");
+    if (!i || !a)
         return -1;
-    Elf64_Shdr *sh = malloc((size_t)eh.e_shnum * sizeof *sh);
-    char *names = NULL;
-    int found = 0;
-    if (!sh || read_at(fd, sh, (size_t)eh.e_shnum * sizeof *sh, eh.e_shoff))
-        goto out;
-    const Elf64_Shdr *strtab = &sh[eh.e_shstrndx];
-    if (strtab->sh_size == 0 || strtab->sh_size > (1u << 24) || !(names = malloc(strtab->sh_size + 1)) ||
-        read_at(fd, names, strtab->sh_size, strtab->sh_offset))
-        goto out;
-    names[strtab->sh_size] = '\0';
-    for (unsigned i = 0; i < eh.e_shnum; i++) {
-        if (sh[i].sh_name >= strtab->sh_size || sh[i].sh_type == SHT_NOBITS ||
-            (sh[i].sh_flags & SHF_COMPRESSED))
-            continue;
-        struct section *want = !strcmp(names + sh[i].sh_name, ".debug_info")     ? info
-                               : !strcmp(names + sh[i].sh_name, ".debug_abbrev") ? abbrev
-                                                                                  : NULL;
-        if (want) {
-            want->offset = sh[i].sh_offset;
-            want->size = sh[i].sh_size;
-            found++;
-        }
-    }
-out:
-    free(names);
-    free(sh);
-    return found == 2 ? 0 : -1;
+    *info = (struct section){i->sh_offset, i->sh_size};
+    *abbrev = (struct section){a->sh_offset, a->sh_size};
+    return 0;
 }
 
 /* Highest compilation-unit version in .debug_info, or 0 if it can't be read. */
@@ -156,19 +130,20 @@ out:
  * NULL when it looks usable or can't be told. */
 const char *spanprof__debug_info_problem(const char *path)
 {
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
+    struct spanprof__elf e;
+    if (spanprof__elf_open(&e, path))
         return NULL;
+    int fd = e.fd;
     const char *problem = NULL;
     struct section info = {0, 0}, abbrev = {0, 0};
-    if (find_sections(fd, &info, &abbrev) == 0) {
+    if (find_sections(&e, &info, &abbrev) == 0) {
         unsigned version = max_unit_version(fd, &info);
         if (version >= 5)
             problem = "DWARF 5";
         else if (version == 4 && abbrev_has_locviews(fd, &abbrev))
             problem = "DWARF 4 with location views";
     }
-    close(fd);
+    spanprof__elf_close(&e);
     return problem;
 }
 

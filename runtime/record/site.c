@@ -23,12 +23,12 @@
  */
 #define _GNU_SOURCE /* dladdr */
 #include <dlfcn.h>
-#include <fnmatch.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "record/namematch.h"
 #include "record/record.h"
 #include "record/siteretire.h"
 
@@ -98,23 +98,6 @@ static uint32_t register_progress(struct spanprof_site *site)
     return SPANPROF__SITE_FAST;
 }
 
-/* Whether NAME matches one of the comma-separated fnmatch patterns of LIST (NULL: none). */
-static int name_matches(const char *list, const char *name)
-{
-    while (list && *list) {
-        size_t n = strcspn(list, ",");
-        char pattern[PATH_MAX]; /* a list is at most PATH_MAX long (config/options.c) */
-        if (n < sizeof pattern) {
-            memcpy(pattern, list, n);
-            pattern[n] = 0;
-            if (fnmatch(pattern, name, 0) == 0)
-                return 1;
-        }
-        list += n + (list[n] == ',');
-    }
-    return 0;
-}
-
 /* The file (shared object) holding address A, or NULL. */
 static const char *object_of(const void *a)
 {
@@ -136,7 +119,7 @@ static int returns_into_c_runtime(uintptr_t fra)
 static int wants_latency_point(const struct spanprof_site *site, uintptr_t fra)
 {
     const char *latency = spanprof__g.coz_latency;
-    if (latency ? !name_matches(latency, site->name) : site->kind != SPANPROF_KIND_SPAN)
+    if (latency ? !spanprof__name_matches(latency, site->name) : site->kind != SPANPROF_KIND_SPAN)
         return 0;
     /* An exit seen first (fra unknown) is no latency point: its entry counted no begin. */
     return fra && strcmp(site->name, "main") != 0 && !returns_into_c_runtime(fra);
@@ -171,7 +154,7 @@ static uint32_t register_span(struct spanprof_site *site, uintptr_t fra)
                   : spanprof__flags.hot_tsc && !spanprof__flags.histogram ? SPANPROF__SITE_FAST
                                                                            : SPANPROF__SITE_TIMED;
     spanprof__coz_get_fn get = spanprof__g.coz_get;
-    if (get && name_matches(spanprof__g.coz_progress, site->name)) {
+    if (get && spanprof__name_matches(spanprof__g.coz_progress, site->name)) {
         site->coz_end = get(COZ_COUNTER_TYPE_THROUGHPUT, site->name);
         if (site->coz_end)
             st = SPANPROF__SITE_SLOW;

@@ -12,7 +12,9 @@
 # point whose counts went negative, and `spanprof coz` ranking the bottleneck first on figures
 # of 5 or more experiments.  The whole-program run is made by `spanprof record --coz
 # --progress emit`, as a user would, and its table is the one record prints; with the default
-# size rule, which leaves emit out, record must say that --progress found no span and what to do.  Skipped, saying why, when coz is missing or cannot sample here.
+# size rule, which leaves emit out, record must say before the run that --progress names no
+# span and what to do, and the runtime must warn at start for SPANPROF_COZ_PROGRESS naming no
+# span (record_tiny.c).  Skipped, saying why, when coz is missing or cannot sample here.
 # Environment: CC, PLUGIN, INCLUDE_DIR, LIBDIR, COZ, TOOL (spanprof).
 # shellcheck source=testsuite/lib.sh
 . "$(dirname "$0")/../lib.sh"
@@ -162,7 +164,8 @@ for run in "whole-program:record:-fplugin-arg-spanplugin-all -fplugin-arg-spanpl
 done
 
 # With the default size rule, emit (three statements) has no span, so --progress emit finds no
-# span: record says so and how to make it a progress point.
+# span: record says so before it runs the program (status 125, no profile.coz), and how to make
+# it a progress point.
 mkdir -p "$work/default"
 # shellcheck disable=SC2086 # CC may be a word list
 if build "coz_unmarked.c default selection" "$work/default/build.log" $CC -O2 -g -gdwarf-4 \
@@ -170,10 +173,34 @@ if build "coz_unmarked.c default selection" "$work/default/build.log" $CC -O2 -g
     "$here/coz_unmarked.c" -o "$work/default/prog" -L"$LIBDIR" -Wl,--no-as-needed -lspanprof \
     -Wl,-rpath,"$LIBDIR" -pthread; then
     (cd "$work/default" && "$TOOL" record -o rec --coz --progress emit -- ./prog 3 >coz.log 2>&1)
-    ok=0; grep -qF "no span that ran matches --progress emit." "$work/default/coz.log" &&
-        grep -qF "rebuild with -fplugin-arg-spanplugin-progress=emit," "$work/default/coz.log" && ok=1
-    check $ok "record --coz --progress emit, emit left out by its size: record says how to choose it"
+    status=$?
+    want="spanprof: --progress emit names no span of './prog' or of the libraries it links (a function smaller than the plugin's min-size has none): rebuild with -fplugin-arg-spanplugin-progress=emit, which makes a progress point of a function of any size, or mark it __attribute__((progress))"
+    ok=0; [ $status -eq 125 ] && grep -qxF "$want" "$work/default/coz.log" &&
+        [ ! -e "$work/default/rec/profile.coz" ] && ok=1
+    check $ok "record --coz --progress emit, emit left out by its size: refused before the run ($status), saying how to choose it"
     [ $ok -eq 1 ] || tail -n 5 "$work/default/coz.log" | sed 's/^/  | /'
+fi
+
+# SPANPROF_COZ_PROGRESS without record: the runtime says it at start under coz, once, for a
+# glob that names no span (record_tiny.c, tiny left out by its size), and not for one that does.
+mkdir -p "$work/tiny"
+# shellcheck disable=SC2086 # CC may be a word list
+if build "record_tiny.c whole-program" "$work/tiny/build.log" $CC -O2 -g -gdwarf-4 \
+    -gno-variable-location-views -fplugin="$PLUGIN" -fplugin-arg-spanplugin-all \
+    "$here/record_tiny.c" -o "$work/tiny/prog" -L"$LIBDIR" -Wl,--no-as-needed -lspanprof \
+    -Wl,-rpath,"$LIBDIR"; then
+    want="spanprof: warning: SPANPROF_COZ_PROGRESS=tiny names no span of the program or of the libraries loaded at start, so coz will see no progress point: rebuild with -fplugin-arg-spanplugin-progress=tiny (a progress point of a function of any size) or mark it __attribute__((progress))"
+    for glob in tiny 'x,wor*'; do
+        (cd "$work/tiny" && SPANPROF_FOLDED='' SPANPROF_COZ_PROGRESS="$glob" "$COZ" run --- ./prog >coz.log 2>&1)
+        warnings=$(grep -c 'spanprof: warning' "$work/tiny/coz.log")
+        if [ "$glob" = tiny ]; then
+            ok=0; [ "$warnings" -eq 1 ] && grep -qxF "$want" "$work/tiny/coz.log" && ok=1
+        else
+            ok=0; [ "$warnings" -eq 0 ] && ok=1
+        fi
+        check $ok "SPANPROF_COZ_PROGRESS=$glob under coz: $warnings warning(s) at start"
+        [ $ok -eq 1 ] || grep 'spanprof' "$work/tiny/coz.log" | sed 's/^/  | /'
+    done
 fi
 
 # The whole-program run's table, as `spanprof record --coz` printed it: transform (the bottleneck)

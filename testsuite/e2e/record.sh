@@ -5,7 +5,8 @@
 # (SIGINT to the process group), SIGTERM to record alone and a crash, each passed on as the
 # same signal after the profile is assembled;
 # a command that does not exist; a directory named with a %; a command that leaves no profile
-# (exit 0, and killed by SIGKILL); record with its stderr closed; --trace; diff of two runs (with --folded); and the runtime's
+# (exit 0, and killed by SIGKILL); record with its stderr closed; --trace; diff of two runs (with --folded); --coz --progress
+# naming a function without a span (refused before the run) and one with; and the runtime's
 # line naming its files when stderr is a terminal.  One transcript, record.expected, with the
 # scratch folder's path and pids replaced; the pages' presence is checked when speedscope is
 # built (its absence only drops them from the transcript).
@@ -156,6 +157,25 @@ status=$?
     awk '{ print $1, ($2 > 0), ($3 > 0) }' diff.folded
     cat stderr
 } >>"$out"
+
+# --coz --progress naming a function the size rule left without a span (record_tiny.c, built
+# whole-program): refused (125) before the program runs, which would leave a file "ran", with
+# how to make it a progress point; a glob that names a span runs it.  A stand-in coz on PATH
+# runs the command as it is: record's checks come before coz, which writes no profile here.
+# shellcheck disable=SC2086 # CC may be a word list
+if build "record_tiny.c [whole-program]" "$work/tiny.log" ${CC:-gcc} -O2 -fplugin="$PLUGIN" \
+    -fplugin-arg-spanplugin-all -I"$INCLUDE_DIR" "$here/record_tiny.c" -o "$work/tiny" \
+    -L"$LIBDIR" -Wl,--no-as-needed -lspanprof -Wl,-rpath,"$LIBDIR"; then
+    mkdir -p fakebin
+    printf '#!/bin/sh\nwhile [ "$1" != --- ]; do shift; done\nshift\nexec "$@"\n' >fakebin/coz
+    chmod +x fakebin/coz
+    for glob in tiny 'x,wor*'; do
+        rm -f ran
+        PATH="$work/fakebin:$PATH" record -o "coz-$glob" --coz --progress "$glob" -- ./tiny
+        show "--coz --progress $glob, tiny left without a span by its size" "coz-$glob" $?
+        if [ -e ran ]; then echo "# the program ran" >>"$out"; else echo "# the program did not run" >>"$out"; fi
+    done
+fi
 
 # The runtime's closing line: on a terminal (script(1) gives the program one), not in a pipe,
 # and not with SPANPROF_QUIET=1.

@@ -57,6 +57,7 @@ Suite *deep_suite(void);
 Suite *thread_suite(void);
 Suite *output_suite(void);
 Suite *progress_suite(void);
+Suite *elfsection_suite(void);
 Suite *coz_suite(void);
 Suite *histogram_suite(void);
 Suite *trace_suite(void);

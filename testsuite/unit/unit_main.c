@@ -138,6 +138,7 @@ int main(void)
     srunner_add_suite(sr, retire_suite());
     srunner_add_suite(sr, output_suite());
     srunner_add_suite(sr, progress_suite());
+    srunner_add_suite(sr, elfsection_suite());
     srunner_add_suite(sr, coz_suite());
     srunner_add_suite(sr, histogram_suite());
     srunner_add_suite(sr, trace_suite());
