@@ -61,8 +61,9 @@ static void own_descriptor_table(void)
  * RLIMIT_RTPRIO): the sampler then runs the moment it wakes, taking a CPU from whatever runs
  * there.  As an ordinary thread on a loaded machine it waits for a CPU first, and runs when the
  * thread it samples blocks or is preempted: its samples then keep step with the program and see
- * it where it waits (sample_data.c sets such late samples apart).  A pass is short (tens of µs) and sleeps on the process lock if a writer holds it; the kernel's
- * real-time throttling bounds it all the same. */
+ * it where it waits (sample_data.c sets such late samples apart).  A pass is short (tens of
+ * µs) and sleeps on the process lock if a writer holds it; the kernel's real-time throttling
+ * bounds it all the same. */
 static void run_at_once(void)
 {
     struct sched_param at = {.sched_priority = sched_get_priority_min(SCHED_FIFO)};
@@ -105,7 +106,8 @@ static void *sampler_main(void *arg)
         if (S.stop)
             break;
         pthread_mutex_unlock(&S.mu);
-        spanprof__sample_pass(spanprof__mono_ns() - next <= period / 8);
+        uint64_t woke = spanprof__mono_ns();
+        spanprof__sample_pass(woke <= next || woke - next <= period / 8); /* timely */
         pthread_mutex_lock(&S.mu);
     }
     pthread_mutex_unlock(&S.mu);
