@@ -20,7 +20,8 @@
  *    and what ends the wait is often the program itself blocking: those late samples find it
  *    asleep just after it worked.  Beside two busy loops in other scheduling groups (and one in
  *    its own per core), a 140 µs span using 69 % of the CPU got 45-57 % of it from all samples,
- *    66-71.5 % from the timely ones alone.  So a sample that runs more than an eighth of a period
+ *    63-75 % from the timely ones alone (few samples then find it on a CPU: the rest is their
+ *    scatter, not a bias).  So a sample that runs more than an eighth of a period
  *    after its tick keeps its stretches apart (the *_late_ns figures); a write shares each
  *    thread's whole wall time and CPU time among its spans in the proportion of their timely
  *    stretches, and uses the late ones only for a thread that has no timely one.
