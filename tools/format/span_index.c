@@ -10,7 +10,7 @@
  *
  * The result is the same as the scan it replaces: best file match first, then the narrowest
  * span (a nested function inside its parent), then the span listed first in the profile. */
-#include "tool.h"
+#include "format/format.h"
 
 #include <stdlib.h>
 #include <string.h>

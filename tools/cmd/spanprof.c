@@ -1,11 +1,10 @@
 /* spanprof.c — the spanprof command-line tool: argument parsing, help texts and dispatch to the
- * commands (report.c, causal.c, view.c), which read their inputs through json_profile.c and
- * coz_profile.c.
+ * commands, one file each beside this one (cmd/), which read and write profiles through
+ * format/ and use the helpers of lib/.
  *
  * Exit status: 0 done, 1 an input could not be read or made no sense, 2 a bad command line
  * (with the command's usage on stderr). */
-#include "tool.h"
-#include "commands.h"
+#include "cmd/cmd.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -14,7 +14,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "tool.h"
+#include "lib/lib.h"
 
 /* PATH, or the file a link of the user's own (or root's) at PATH names, into OUT. */
 static void resolve(const char *path, char *out, size_t size)

@@ -3,7 +3,7 @@
  * default.  A frame's self value is the sum of the lines it ends; its total, of the lines it is
  * on (once per line, however often recursion repeats it).  Folded stacks carry no call counts,
  * files or lines: the profile says so (no_calls) and its spans have file "" and line 0. */
-#include "tool.h"
+#include "format/format.h"
 
 #include <errno.h>
 #include <stdint.h>

@@ -1,6 +1,6 @@
 /* strmap.c — a hash map from byte strings to dense indexes 0, 1, 2, ... in order of first
  * insertion, for merging (a span's name/file/line, a folded stack) without a scan per entry. */
-#include "tool.h"
+#include "lib/lib.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -17,13 +17,13 @@
  * A run directory of `spanprof record` is viewed as its profile.folded, into its
  * flamegraph.html unless -o says otherwise.
  *
- * What gets in is speedscope's own file format (speedscope.c), not the input as it is: it gives
- * the flame graph a unit (ns shown as ms and µs) and opens a trace on its busiest thread.  The
- * page also picks the view it opens in, unless the URL names one: left-heavy (the flame graph)
- * for folded stacks, time order (the timeline) for a trace.
+ * What gets in is speedscope's own file format (format/speedscope.c), not the input as it is:
+ * it gives the flame graph a unit (ns shown as ms and µs) and opens a trace on its busiest
+ * thread.  The page also picks the view it opens in, unless the URL names one: left-heavy (the
+ * flame graph) for folded stacks, time order (the timeline) for a trace.
  */
 #define _GNU_SOURCE
-#include "tool.h"
+#include "cmd/cmd.h"
 
 #include <errno.h>
 #include <json-c/json.h>

@@ -15,7 +15,7 @@
  * (events other than begin, end and metadata, or begins and ends that do not pair up on a
  * thread) is left as it is, for speedscope's own importer: the page still works, it only opens
  * on the first thread. */
-#include "tool.h"
+#include "format/format.h"
 
 #include <math.h>
 #include <stdio.h>

@@ -41,8 +41,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "commands.h"
-#include "tool.h"
+#include "cmd/cmd.h"
 
 #include "config/debuginfo.h"
 
@@ -95,7 +94,8 @@ static const char *const run_outputs[] = {
     "alloc.folded", "alloc.html", "profile.coz",
 };
 /* What the runtime writes into processes/ for the patterns set_environment gives it:
- * "%p" SUFFIX, and "PID.N" SUFFIX for a later image of the same process (output.c). */
+ * "%p" SUFFIX, and "PID.N" SUFFIX for a later image of the same process (the runtime's
+ * report/output.c). */
 static const char *const process_suffixes[] = {".json", ".folded", ".trace.json", ".alloc.folded"};
 #define COUNT(a) (sizeof a / sizeof *a)
 

@@ -10,7 +10,7 @@
  * a sampled profile ("mode": "sample") when every process was sampled (SPANPROF=sample), with
  * their rate when they share one. Sums are exact: one that would not fit in 64 bits is an error
  * rather than a wrong figure. */
-#include "tool.h"
+#include "format/format.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,51 +1,13 @@
-/* tool.h — internal declarations shared by the files of the spanprof command-line tool.
- *
- * Not installed and not part of the runtime's ABI (that is include/spanprof.h): this header only
- * ties together tools/spanprof.c (the command line) and the files that do one job each for it
- * (reading profiles, coz's output, the causal table, reports, merging, pages, utilities). */
-#ifndef SPANPROF_TOOL_H
-#define SPANPROF_TOOL_H
+/* format.h — the middle layer of the spanprof command-line tool (format/): the profile
+ * formats, each read, merged, written or converted here — the JSON profile, folded stacks,
+ * coz's output, pprof profiles, Chrome traces, speedscope's format, the span names in an ELF
+ * file — and the inputs the commands read (format/merge.c).  Uses lib/ only. */
+#ifndef SPANPROF_TOOL_FORMAT_H
+#define SPANPROF_TOOL_FORMAT_H
 
 #include <json-c/json.h>
-#include <limits.h>
-#include <stddef.h>
-#include <stdint.h>
-#include <stdio.h>
 
-#include "report/outfile.h"
-
-/* The release, from configure.ac's AC_INIT (the Makefile passes it). */
-#ifndef SPANPROF_VERSION
-#error "SPANPROF_VERSION comes from the build (configure.ac's AC_INIT): build with make"
-#endif
-
-/* ---- the tool's output files (output.c) ---- */
-
-/* An output being written: open with output_open, write to the stream, end with output_close. */
-struct tool_output {
-    const char *shown;             /* the path as given, for messages */
-    char path[PATH_MAX];           /* what is written: the path, or its link's target */
-    struct spanprof__outfile file;
-    FILE *f;
-};
-/* A stream to PATH's temporary file; NULL after "cannot write 'PATH': REASON" on stderr. */
-FILE *output_open(struct tool_output *o, const char *path);
-/* Puts the file in place when FAILED is 0 and every write succeeded; otherwise removes it,
- * leaving whatever was at the path as it was.  0, or -1 after "cannot write 'PATH': REASON"
- * (REASON from errno when FAILED). */
-int output_close(struct tool_output *o, int failed);
-
-/* Exit statuses: 1 for a failure while doing the work (unreadable or bad input), 2 for a command
- * line we do not understand — the split getopt-style tools (grep, diff) use. */
-enum { EXIT_BAD_INPUT = 1, EXIT_USAGE = 2 };
-
-/* The command line (spanprof.c): "spanprof: " FMT (with ARG), the running command's usage and
- * where its help is, on stderr; returns EXIT_USAGE.  tool_getopt_error words getopt_long's
- * complaint CH (optstrings start with ':') the same way. */
-int tool_usage_error(const char *fmt, const char *arg);
-int tool_getopt_error(int ch, char **argv);
-/* --limit's value: a whole number of spans, 0 meaning all.  0, or -1 when TEXT is not one. */
-int tool_parse_limit(const char *text, long *limit);
+#include "lib/lib.h"
 
 /* ---- JSON profile (json_profile.c) ---- */
 
@@ -194,21 +156,8 @@ struct span_index *span_index_build(const struct sp_profile *p);
 size_t span_index_find(const struct span_index *ix, const char *file, long line);
 void span_index_free(struct span_index *ix);
 
-/* ---- merging (merge.c: the kinds and the command; merge_json.c, merge_folded.c) ---- */
-
-/* A map from byte strings to indexes 0, 1, 2, ... in order of first insertion (strmap.c). */
-struct strmap_entry {
-    char *key;                   /* NUL-terminated copy (keys may hold NULs before len) */
-    size_t len, index;
-    uint64_t hash;
-};
-struct strmap {
-    struct strmap_entry *slots;  /* open addressing; key NULL: empty */
-    size_t cap, n;
-};
-void strmap_init(struct strmap *m);
-size_t strmap_index(struct strmap *m, const char *key, size_t len, int *added);
-void strmap_free(struct strmap *m);
+/* ---- merging (merge.c: the kinds, the inputs; merge_json.c, merge_folded.c, merge_pprof.c,
+ * merge_trace.c) ---- */
 
 /* JSON profiles: add any number, then finish into one profile (a "processes" array, sums). */
 struct json_merge;
@@ -242,8 +191,6 @@ void pprof_merge_free(struct pprof_merge *m);
 /* Writes the merge of PATHS (all of one kind) to OUT ("-": standard output); KIND_NAME gets
  * the kind's name ("JSON profiles").  0, or EXIT_BAD_INPUT after a message. */
 int merge_files(const char *out, char *const *paths, size_t npaths, const char **kind_name);
-/* merge_files, then "OUT: N KIND merged" on stdout. */
-int cmd_merge(const char *out, char *const *paths, size_t npaths);
 
 /* merge_trace.c: the Chrome traces of a run's processes as one trace at OUT, every process a
  * track, on one time line; 0, or -1 after a message.  T gets the processes, and the events their
@@ -259,63 +206,19 @@ int merge_traces(const char *out, char **paths, size_t npaths, struct trace_tota
  * there are none or a path cannot be read. */
 int report_inputs(char *const *args, size_t nargs, char ***paths, size_t *npaths, int *any_dir);
 
-/* ---- commands ---- */
-
-enum report_sort { SORT_SELF, SORT_TOTAL, SORT_CALLS, SORT_NAME, SORT_CPU };
-int cmd_report(const struct sp_profile *p, enum report_sort sort, long limit);
 /* Loads ARGS: one profile (JSON or folded stacks) as it is; several JSON profiles, or
  * directories of them, merged.  0, or -1 after a message. */
 int load_inputs(char *const *args, size_t nargs, struct sp_profile *out);
-/* Reports ARGS as load_inputs reads them. */
-int report_files(char *const *args, size_t nargs, enum report_sort sort, long limit);
 
-enum causal_sort { CSORT_AT100, CSORT_MAX, CSORT_NAME };
-struct causal_opts {
-    const char *progress;   /* throughput point to use; NULL: the first in the file */
-    const char *latency;    /* only this latency point; NULL: all of them */
-    enum causal_sort sort;
-};
-int cmd_causal(const struct coz_profile *c, const struct sp_profile *p, const struct causal_opts *o);
-
-/* ---- helpers (util.c) ---- */
+/* ---- span names of ELF files (spannames.c) ---- */
 
 /* Whether the ELF program EXE carries span names (the plugin's section) and none of them, nor
- * any of the libraries it links, matches the glob list GLOBS: 1 then, else 0 (spannames.c). */
+ * any of the libraries it links, matches the glob list GLOBS: 1 then, else 0. */
 int spanprof_progress_unmatched(const char *exe, const char *globs);
 
-void *xmalloc(size_t n);
-void *xrealloc(void *p, size_t n);
-char *xstrdup(const char *s);
-char *xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* ---- speedscope's file format (speedscope.c) ---- */
 
-/* Whether S ends with SUFFIX; strcmp for qsort over an array of strings. */
-int has_suffix(const char *s, const char *suffix);
-int cmp_strp(const void *a, const void *b);
-
-/* "812 ns", "81.23 µs", "81.23 ms", "1.23 s" — into a fresh string. */
-char *fmt_duration(double ns);
-
-/* A text table: cells are owned strings; columns are right-aligned unless marked left. Widths
- * count UTF-8 characters, not bytes, so "µs" lines up. */
-struct table {
-    size_t ncols, nrows, cap;
-    const char *left;          /* per column: 'l' left-aligned, anything else right-aligned */
-    char **cells;              /* nrows * ncols */
-};
-void table_init(struct table *t, size_t ncols, const char *align);
-void table_row(struct table *t, ...);      /* ncols strings, each taken over (freed later) */
-void table_print(struct table *t, const char *indent);
-void table_free(struct table *t);
-
-/* ---- spanprof view (view.c) ---- */
-
-/* Writes OUT (default PROFILE.html): a self-contained speedscope page showing PROFILE (folded
- * stacks or a Chrome trace).  Returns 0 or EXIT_BAD_INPUT after a message. */
-int view_page(const char *profile, const char *out, const char *unit);
-/* view_page, then OUT's path on stdout. */
-int cmd_view(const char *profile, const char *out, const char *unit);
-
-/* speedscope's own file format (speedscope.c), written to OUT: folded stacks TEXT (N bytes) as
+/* speedscope's own file format, written to OUT: folded stacks TEXT (N bytes) as
  * one profile whose values are in UNIT (a speedscope unit: "nanoseconds", "bytes", "none"),
  * or the Chrome trace at PATH as one profile per thread, the busiest shown first.  NAME names
  * the profile.  -1 when the trace is not one this converts (it is then viewed as it is);
@@ -324,9 +227,5 @@ int cmd_view(const char *profile, const char *out, const char *unit);
 enum { SPEEDSCOPE_BAD_TRACE = -2 };
 int speedscope_from_folded(const char *text, size_t n, const char *name, const char *unit, FILE *out);
 int speedscope_from_trace(const char *path, const char *name, FILE *out);
-
-/* ---- spanprof dump (dump.c) ---- */
-/* Makes process PID (a decimal number, checked) write its profile; waits TIMEOUT seconds. */
-int cmd_dump(const char *pid, double timeout);
 
 #endif

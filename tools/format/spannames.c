@@ -14,7 +14,7 @@
 #include <unistd.h>
 
 #include "config/elfsection.h"
-#include "tool.h"
+#include "format/format.h"
 
 #ifndef SPANPROF_MULTIARCH
 #define SPANPROF_MULTIARCH ""

@@ -21,7 +21,7 @@
 #include <unistd.h>
 
 #include "config/signalname.h"
-#include "tool.h"
+#include "cmd/cmd.h"
 
 #define MAX_FILES 8
 

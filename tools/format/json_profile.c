@@ -6,7 +6,7 @@
  * ignored, so newer runtimes can add some; the optional "progress" array is read when there.
  * The file is read a span at a time (jsonstream.c), so memory stays proportional to the spans
  * kept, not to the text, and a syntax error stops the read where it is. */
-#include "tool.h"
+#include "format/format.h"
 
 #include <ctype.h>
 #include <stdio.h>

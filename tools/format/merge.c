@@ -1,12 +1,13 @@
-/* merge.c — `spanprof merge -o OUT FILE...`: one profile from the profiles of many processes
- * (a test suite's hundreds of runs), and the list of inputs `spanprof report` merges.
+/* merge.c — one profile from the profiles of many processes (a test suite's hundreds of runs),
+ * for `spanprof merge` (cmd/merge.c) and the merge at the end of `spanprof record`; and the
+ * inputs `spanprof report` and `spanprof diff` read (report_inputs, load_inputs).
  *
  * Each kind of profile is one entry of `formats` below: how to recognise a file of that kind
  * from its first bytes, and its merger (merge_json.c, merge_folded.c, merge_pprof.c), which
  * reads a file into an accumulator and writes the merged result. The kind
  * of every input is settled before any is read, so mixing kinds fails at once, naming the file. */
 #define _GNU_SOURCE     /* memmem */
-#include "tool.h"
+#include "format/format.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -230,16 +231,7 @@ int merge_files(const char *out, char *const *paths, size_t npaths, const char *
     return 0;
 }
 
-int cmd_merge(const char *out, char *const *paths, size_t npaths)
-{
-    const char *kind_name;
-    int rc = merge_files(out, paths, npaths, &kind_name);
-    if (rc == 0 && strcmp(out, "-"))
-        printf("%s: %zu %s merged\n", out, npaths, kind_name);
-    return rc;
-}
-
-/* ---- the inputs of `spanprof report` ---- */
+/* ---- the inputs of `spanprof report` and `spanprof diff` ---- */
 
 /* A JSON profile, judged from its first bytes: a JSON object that is not a Chrome trace. */
 static int is_profile(const char *path)
@@ -331,4 +323,34 @@ fail:
         free(v[i]);
     free(v);
     return -1;
+}
+
+int load_inputs(char *const *args, size_t nargs, struct sp_profile *out)
+{
+    static char *single; /* the one input's path, which OUT's messages name: kept until the next */
+    char **paths;
+    size_t n;
+    int any_dir, rc = -1;
+    if (report_inputs(args, nargs, &paths, &n, &any_dir))
+        return -1;
+    if (n == 1 && (!any_dir || has_suffix(paths[0], "/profile.folded"))) {
+        free(single);
+        single = paths[0];
+        paths[0] = NULL;
+        rc = sp_profile_load_any(single, out);
+    } else {
+        struct json_merge *m = json_merge_new();
+        size_t i;
+        for (i = 0; i < n && json_merge_add_file(m, paths[i]) == 0; i++)
+            ;
+        json_merge_finish(m, out);
+        if (i == n)
+            rc = 0;
+        else
+            sp_profile_free(out);
+    }
+    for (size_t i = 0; i < n; i++)
+        free(paths[i]);
+    free(paths);
+    return rc;
 }

@@ -1,7 +1,7 @@
 /* report.c — `spanprof report`: the JSON profile as a table of spans (calls, inclusive and self
  * time, mean, share of self time), plus run information, anomalies and progress points; several
- * profiles (or a directory of them) are merged first (merge_json.c). */
-#include "tool.h"
+ * profiles (or a directory of them) are merged first (load_inputs, format/merge.c). */
+#include "cmd/cmd.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -197,36 +197,6 @@ int cmd_report(const struct sp_profile *p, enum report_sort sort, long limit)
     }
     free(order);
     return 0;
-}
-
-int load_inputs(char *const *args, size_t nargs, struct sp_profile *out)
-{
-    static char *single; /* the one input's path, which OUT's messages name: kept until the next */
-    char **paths;
-    size_t n;
-    int any_dir, rc = -1;
-    if (report_inputs(args, nargs, &paths, &n, &any_dir))
-        return -1;
-    if (n == 1 && (!any_dir || has_suffix(paths[0], "/profile.folded"))) {
-        free(single);
-        single = paths[0];
-        paths[0] = NULL;
-        rc = sp_profile_load_any(single, out);
-    } else {
-        struct json_merge *m = json_merge_new();
-        size_t i;
-        for (i = 0; i < n && json_merge_add_file(m, paths[i]) == 0; i++)
-            ;
-        json_merge_finish(m, out);
-        if (i == n)
-            rc = 0;
-        else
-            sp_profile_free(out);
-    }
-    for (size_t i = 0; i < n; i++)
-        free(paths[i]);
-    free(paths);
-    return rc;
 }
 
 int report_files(char *const *args, size_t nargs, enum report_sort sort, long limit)

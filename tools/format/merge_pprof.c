@@ -18,7 +18,7 @@
  *
  * The encoder recognises frames by the addresses of their strings, so every string handed to it
  * is a copy interned here for the merge's whole life (an input's own strings are freed with it). */
-#include "tool.h"
+#include "format/format.h"
 
 #include <errno.h>
 #include <stdlib.h>

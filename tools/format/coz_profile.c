@@ -10,7 +10,7 @@
  * lacks a field, or a last line cut short (no newline and not a whole record — coz was killed
  * while writing), is an error naming the line: guessing would put wrong numbers in the table.
  * Both formats go through one record handler, so they give the same profile. */
-#include "tool.h"
+#include "format/format.h"
 
 #include <errno.h>
 #include <math.h>

@@ -2,8 +2,9 @@
  *
  * coz reports experiments per source line ("selected=FILE:LINE"); a spanprof user thinks in
  * spans. We give each experiment to the span whose function holds its line (the JSON profile
- * has each span's file and first..last line; span_index.c finds it), pool the experiments of a span per speedup bucket,
- * and compute what coz's plot computes (plasma-umass/coz viewer/ts/profile.ts):
+ * has each span's file and first..last line; format/span_index.c finds it), pool the
+ * experiments of a span per speedup bucket, and compute what coz's plot computes
+ * (plasma-umass/coz viewer/ts/profile.ts):
  *
  *   throughput point:  period  = sum(duration) / sum(delta)
  *                      change  = (period_baseline - period) / period_baseline
@@ -21,7 +22,7 @@
  * a thinner cell shows its count only and does not rank its row.  The table ends with how many
  * experiments the leading span needs for every cell to have that many, from the shares coz
  * draws its speedups with (0.2.x: speedup 0 with weight 8 of 28, each of 0.05..1.00 with 1). */
-#include "tool.h"
+#include "cmd/cmd.h"
 
 #include <math.h>
 #include <stdio.h>

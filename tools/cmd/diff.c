@@ -9,8 +9,7 @@
  * --folded OUT writes the differential folded file that difffolded.pl and inferno-diff-folded
  * write — "stack BEFORE AFTER" per stack of either side — from two folded files or two record
  * directories (their profile.folded); `spanprof view` shows it. */
-#include "commands.h"
-#include "tool.h"
+#include "cmd/cmd.h"
 
 #include <errno.h>
 #include <getopt.h>

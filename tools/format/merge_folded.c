@@ -2,7 +2,7 @@
  * SPANPROF_FOLDED output and flamegraph.pl's input): the values of the same stack are summed.
  * The merged file lists stacks in byte order, so it does not depend on the order of its inputs.
  * A line that is not a stack and a number is an error naming the file and line. */
-#include "tool.h"
+#include "format/format.h"
 
 #include <errno.h>
 #include <stdio.h>

@@ -20,8 +20,7 @@
  * Every value is exact, so the period is 1 of the first sample type.
  */
 #define _GNU_SOURCE
-#include "commands.h"
-#include "tool.h"
+#include "cmd/cmd.h"
 
 #include <errno.h>
 #include <getopt.h>

@@ -10,7 +10,7 @@
  * writes after the events — and what the merged file's otherData says per process (pid, program,
  * start, events kept and dropped) is what record reports.
  */
-#include "tool.h"
+#include "format/format.h"
 
 #include <inttypes.h>
 #include <stdio.h>

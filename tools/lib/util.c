@@ -1,7 +1,7 @@
 /* util.c — small helpers for the spanprof tool: allocation that never returns NULL, human
  * duration units, and a text-table printer that aligns UTF-8 text by characters. */
 #define _GNU_SOURCE     /* vasprintf */
-#include "tool.h"
+#include "lib/lib.h"
 
 #include <stdarg.h>
 #include <stdio.h>

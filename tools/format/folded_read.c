@@ -2,7 +2,7 @@
  * report and diff share: a line at a time, the stack and its value handed to the caller.  Blank
  * lines and line ends (\n, \r\n) are skipped; anything else that is not a stack, a space and a
  * decimal value that fits in 64 bits stops the reading with a message naming the file and line. */
-#include "tool.h"
+#include "format/format.h"
 
 #include <errno.h>
 #include <stdlib.h>

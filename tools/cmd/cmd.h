@@ -1,0 +1,69 @@
+/* cmd.h — the top layer of the spanprof command-line tool (cmd/): one file per command, and
+ * the command line (spanprof.c), which parses the arguments and dispatches to them.  The
+ * commands read and write through format/ and lib/; this header declares what spanprof.c and
+ * the commands that run others (record runs report, coz and view) call. */
+#ifndef SPANPROF_TOOL_CMD_H
+#define SPANPROF_TOOL_CMD_H
+
+#include "format/format.h"
+
+/* The release, from configure.ac's AC_INIT (the Makefile passes it). */
+#ifndef SPANPROF_VERSION
+#error "SPANPROF_VERSION comes from the build (configure.ac's AC_INIT): build with make"
+#endif
+
+/* The command line (spanprof.c): "spanprof: " FMT (with ARG), the running command's usage and
+ * where its help is, on stderr; returns EXIT_USAGE.  tool_getopt_error words getopt_long's
+ * complaint CH (optstrings start with ':') the same way. */
+int tool_usage_error(const char *fmt, const char *arg);
+int tool_getopt_error(int ch, char **argv);
+/* --limit's value: a whole number of spans, 0 meaning all.  0, or -1 when TEXT is not one. */
+int tool_parse_limit(const char *text, long *limit);
+
+/* ---- spanprof report (report.c) and spanprof coz (causal.c) ---- */
+
+enum report_sort { SORT_SELF, SORT_TOTAL, SORT_CALLS, SORT_NAME, SORT_CPU };
+int cmd_report(const struct sp_profile *p, enum report_sort sort, long limit);
+/* Reports ARGS as load_inputs reads them. */
+int report_files(char *const *args, size_t nargs, enum report_sort sort, long limit);
+
+enum causal_sort { CSORT_AT100, CSORT_MAX, CSORT_NAME };
+struct causal_opts {
+    const char *progress;   /* throughput point to use; NULL: the first in the file */
+    const char *latency;    /* only this latency point; NULL: all of them */
+    enum causal_sort sort;
+};
+int cmd_causal(const struct coz_profile *c, const struct sp_profile *p, const struct causal_opts *o);
+
+/* ---- spanprof merge (merge.c) ---- */
+
+/* merge_files, then "OUT: N KIND merged" on stdout. */
+int cmd_merge(const char *out, char *const *paths, size_t npaths);
+
+/* ---- spanprof view (view.c) ---- */
+
+/* Writes OUT (default PROFILE.html): a self-contained speedscope page showing PROFILE (folded
+ * stacks or a Chrome trace).  Returns 0 or EXIT_BAD_INPUT after a message. */
+int view_page(const char *profile, const char *out, const char *unit);
+/* view_page, then OUT's path on stdout. */
+int cmd_view(const char *profile, const char *out, const char *unit);
+
+/* ---- spanprof dump (dump.c) ---- */
+/* Makes process PID (a decimal number, checked) write its profile; waits TIMEOUT seconds. */
+int cmd_dump(const char *pid, double timeout);
+
+/* ---- the commands that parse their own arguments (convert.c, record.c, diff.c): their help
+ * texts and entry points, for the command table in spanprof.c.  Each entry point takes argv[0]
+ * as the command's name and returns the tool's exit status. ---- */
+
+extern const char convert_usage[], convert_help[];
+int run_convert(int argc, char **argv);
+
+extern const char record_usage[], record_help[];
+/* CMD's exit status (or record ends by CMD's signal), or record's own (125-127). */
+int run_record(int argc, char **argv);
+
+extern const char diff_usage[], diff_help[];
+int run_diff(int argc, char **argv);
+
+#endif

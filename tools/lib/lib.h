@@ -1,0 +1,80 @@
+/* lib.h — the lowest layer of the spanprof command-line tool (lib/): helpers that know no
+ * profile format — allocation that never fails, text tables and durations (util.c), a string
+ * map (strmap.c), the files the tool writes (output.c) — and the tool's exit statuses.
+ *
+ * Not installed and not part of the runtime's ABI (that is include/spanprof.h).  The tool's
+ * layers are lib/ < format/ < cmd/: a file includes its own layer's header, which includes the
+ * one below, and uses nothing of a layer above (make check-layers checks the objects). */
+#ifndef SPANPROF_TOOL_LIB_H
+#define SPANPROF_TOOL_LIB_H
+
+#include <limits.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "report/outfile.h"
+
+/* Exit statuses: 1 for a failure while doing the work (unreadable or bad input), 2 for a command
+ * line we do not understand — the split getopt-style tools (grep, diff) use. */
+enum { EXIT_BAD_INPUT = 1, EXIT_USAGE = 2 };
+
+/* ---- the tool's output files (output.c) ---- */
+
+/* An output being written: open with output_open, write to the stream, end with output_close. */
+struct tool_output {
+    const char *shown;             /* the path as given, for messages */
+    char path[PATH_MAX];           /* what is written: the path, or its link's target */
+    struct spanprof__outfile file;
+    FILE *f;
+};
+/* A stream to PATH's temporary file; NULL after "cannot write 'PATH': REASON" on stderr. */
+FILE *output_open(struct tool_output *o, const char *path);
+/* Puts the file in place when FAILED is 0 and every write succeeded; otherwise removes it,
+ * leaving whatever was at the path as it was.  0, or -1 after "cannot write 'PATH': REASON"
+ * (REASON from errno when FAILED). */
+int output_close(struct tool_output *o, int failed);
+
+/* ---- a map from byte strings to indexes (strmap.c) ---- */
+
+/* A map from byte strings to indexes 0, 1, 2, ... in order of first insertion. */
+struct strmap_entry {
+    char *key;                   /* NUL-terminated copy (keys may hold NULs before len) */
+    size_t len, index;
+    uint64_t hash;
+};
+struct strmap {
+    struct strmap_entry *slots;  /* open addressing; key NULL: empty */
+    size_t cap, n;
+};
+void strmap_init(struct strmap *m);
+size_t strmap_index(struct strmap *m, const char *key, size_t len, int *added);
+void strmap_free(struct strmap *m);
+
+/* ---- helpers (util.c) ---- */
+
+void *xmalloc(size_t n);
+void *xrealloc(void *p, size_t n);
+char *xstrdup(const char *s);
+char *xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* Whether S ends with SUFFIX; strcmp for qsort over an array of strings. */
+int has_suffix(const char *s, const char *suffix);
+int cmp_strp(const void *a, const void *b);
+
+/* "812 ns", "81.23 µs", "81.23 ms", "1.23 s" — into a fresh string. */
+char *fmt_duration(double ns);
+
+/* A text table: cells are owned strings; columns are right-aligned unless marked left. Widths
+ * count UTF-8 characters, not bytes, so "µs" lines up. */
+struct table {
+    size_t ncols, nrows, cap;
+    const char *left;          /* per column: 'l' left-aligned, anything else right-aligned */
+    char **cells;              /* nrows * ncols */
+};
+void table_init(struct table *t, size_t ncols, const char *align);
+void table_row(struct table *t, ...);      /* ncols strings, each taken over (freed later) */
+void table_print(struct table *t, const char *indent);
+void table_free(struct table *t);
+
+#endif
