@@ -4,7 +4,8 @@
 # its own, and compares with NAME.expected: exit status, stdout, stderr, then for each profile
 # the exact calls per span (profdump) and whether each span got samples.
 #
-# accuracy.c (spans shorter than the sampling period) and accuracy_long.c (longer ones) are run
+# accuracy.c (spans shorter than the sampling period), accuracy_long.c (longer ones) and
+# accuracy_one_cpu.c (short spans, the program and its sampler on one CPU) are run
 # four times each (exact, sample, count mode, and exact with SPANPROF_CPU=1), with a busy loop
 # on every core beside them all along: the runner makes its own load, since the machines these
 # numbers matter on are busy.  Their expected files hold the verdicts: calls identical to count
@@ -82,14 +83,15 @@ accuracy_attempt() {
             "$PROFDUMP" "$dir/$mode/out.$(cat "$dir/$mode/pid").json" 2>&1
         done
         echo "# shares of wall time"
-        # The folded stacks of CPU time: each (leaf) span's line holds its JSON cpu_ns exactly.
+        # The folded stacks of CPU time: each (leaf) span's line holds its JSON cpu_ns exactly
+        # (out.folded, or out.folded.PID from the image accuracy_one_cpu.c executes).
         "$PROFDUMP" --times "$dir/cpu/out.$(cat "$dir/cpu/pid").json" | tr '=' ' ' |
             awk 'NR == FNR { for (i = 2; i < NF; i++) if ($i == "cpu_ns") json[$1] = $(i + 1); next }
                  { folded[$1] = $2 }
                  END { bad = 0
                        for (s in json) if (folded[s] != json[s]) { bad = 1; printf "folded cpu %s: %s, JSON %s\n", s, folded[s], json[s] }
                        if (!bad) print "SPANPROF_FOLDED_VALUE=cpu: each span'"'"'s folded value is its CPU time" }' \
-                - "$dir/cpu/out.folded"
+                - "$(ls "$dir/cpu"/out.folded* | head -n 1)"
         for mode in 1 sample cpu; do
             grep '^truth \|^cpu \|^cputruth ' "$dir/$mode/stdout" | sed "s/^/$mode /"
             "$PROFDUMP" --times "$dir/$mode/out.$(cat "$dir/$mode/pid").json" | sed "s/^/$mode span /"
