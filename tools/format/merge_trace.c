@@ -12,7 +12,6 @@
  */
 #include "format/format.h"
 
-#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
