@@ -1,0 +1,44 @@
+/* protocol.h — how the `spanprof` command reads a running process's profile (SPANPROF_LIVE=DIR):
+ * the names in DIR, the request and the snapshot, shared by the runtime (which answers) and the
+ * tool (which asks: `spanprof serve`).  Not installed; nothing here is part of the public ABI.
+ *
+ * DIR holds, per process image that records with SPANPROF_LIVE=DIR:
+ *   PID.sock                 a Unix stream socket, mode 0600, while the image runs.  The runtime
+ *                            answers only peers of its own user or root (SO_PEERCRED).
+ *   PID.START.final          the image's last snapshot, written when it ends (exit, or exec of
+ *                            another image), mode 0600; START is the image's start time on the
+ *                            monotonic clock (ns), so an exec'd image's own final snapshot does
+ *                            not replace its predecessor's.  The reader that consumes it unlinks it.
+ *   .PID.START.tmp           a final snapshot being written (renamed to PID.START.final when complete).
+ *
+ * A request is one line of at most SPANPROF_LIVE_REQUEST_MAX bytes, sent by the client after it
+ * connects: "snapshot\n".  The runtime answers with a snapshot and closes the connection; any
+ * other request is answered with "error WORDS\n" and closed.
+ *
+ * A snapshot (the answer, and the content of a .final file) is:
+ *   "spanprof-live 1\n"
+ *   "json LEN\n"  LEN bytes: the JSON profile as SPANPROF_JSON writes it, with in addition
+ *                 "host" (gethostname), "exe" (the executable's path), "start_unix_ns" (the
+ *                 image's start, wall clock), "live_seq" (snapshots taken so far, this one
+ *                 included) and, for every span whose histogram is kept (SPANPROF_HISTOGRAM=1),
+ *                 "histogram": {"count": N, "sum_ns": S, "buckets": [[LE_NS, COUNT], ...]}:
+ *                 the non-empty buckets, ascending, LE_NS the bucket's largest value in ns and
+ *                 COUNT the activations in that bucket alone (not cumulative); S is the sum of
+ *                 the activations' durations (each counted at its bucket's midpoint).
+ *   "\n"
+ *   "pprof LEN\n" LEN bytes: the gzip-compressed profile.proto SPANPROF_PPROF writes (every
+ *                 stack's counters since the image started; no thread labels).
+ *   "\n"
+ *   "end\n"
+ * Every counter is cumulative since the image started.
+ */
+#ifndef SPANPROF_LIVE_PROTOCOL_H
+#define SPANPROF_LIVE_PROTOCOL_H
+
+#define SPANPROF_LIVE_MAGIC "spanprof-live 1\n"
+#define SPANPROF_LIVE_REQUEST "snapshot\n"
+#define SPANPROF_LIVE_REQUEST_MAX 64
+#define SPANPROF_LIVE_SOCK_SUFFIX ".sock"
+#define SPANPROF_LIVE_FINAL_SUFFIX ".final"
+
+#endif
