@@ -20,9 +20,11 @@ echo "### Live profiles: a snapshot of 500 spans (bench/live.c)"
 echo
 echo "| mode | threads | median ms | largest ms | CPU ms | bytes |"
 echo "|---|---:|---:|---:|---:|---:|"
-for mode in exact count sample; do
-    m=$mode
-    [ "$m" = exact ] && m=1
+# The modes by the value of SPANPROF that selects them.
+modes="exact=1 count=count sample=sample"
+
+for pair in $modes; do
+    mode=${pair%=*} m=${pair#*=}
     for threads in 1 8; do
         (cd "$work" && SPANPROF=$m SPANPROF_FOLDED= SPANPROF_LIVE="$work/live" \
             "$BENCH_BIN/livebench" snapshot $threads) |
@@ -34,9 +36,8 @@ echo "### Live profiles: scraped every second while working (bench/live.c, 2 thr
 echo
 echo "| mode | without SPANPROF_LIVE | scraped every second | × |"
 echo "|---|---:|---:|---:|"
-for mode in exact count sample; do
-    m=$mode
-    [ "$m" = exact ] && m=1
+for pair in $modes; do
+    mode=${pair%=*} m=${pair#*=}
     : >"$work/off" && : >"$work/on"
     i=1
     while [ $i -le $reps ]; do
