@@ -12,8 +12,9 @@
  * the top frame's.
  *
  * In two steps.  Before "lower", instrument.cc asks for the enter and the exit, and gets plain
- * calls: the enter SPANPROF_ABI_ENTER (&site, cfa, entry), the exit __spanprof_exit (&site, cfa),
- * the site marked as recorded inline (mark_site).  So lower_try_finally copies the exit onto
+ * calls: the enter SPANPROF_ABI_ENTER (&site, cfa, entry) behind instrument.cc's test of the
+ * state, the exit __spanprof_exit (&site, cfa) without one (the runtime's exit does nothing for
+ * an OFF site), the site marked as recorded inline (mark_site).  So lower_try_finally copies the exit onto
  * every way out, inlining copies both into callers, and the GIMPLE optimisers and the late
  * warnings (-Wmaybe-uninitialized's predicate analysis, -Wdangling-pointer) see one opaque
  * nothrow call at each end, as with inline=0: the branches of the inline code would make them
@@ -172,9 +173,9 @@ spanplugin_add_inline_enter (gimple_seq *seq, tree site, location_t loc)
   gimple_seq_add_stmt (seq, call);
 }
 
-/* Appends to SEQ the exit of SITE on the inline path, for a site whose state is not OFF:
- * `cfa = __builtin_dwarf_cfa ();  EXIT_HOOK (&SITE, cfa);`, written out by the late pass
- * (expand_exit). */
+/* Appends to SEQ the exit of SITE on the inline path, unguarded:
+ * `cfa = __builtin_dwarf_cfa ();  EXIT_HOOK (&SITE, cfa);`, written out by the late pass with
+ * its test of the state (expand_exit). */
 void
 spanplugin_add_inline_exit (gimple_seq *seq, tree site, tree exit_hook, location_t loc)
 {
@@ -342,6 +343,19 @@ state_const (tree state, unsigned value)
   return build_int_cst (TREE_TYPE (state), value);
 }
 
+/* Reads SITE's state afresh into E's block: a relaxed atomic load, as instrument.cc's guard. */
+static tree
+load_state (emitter &e, tree site)
+{
+  tree state = make_temp_ssa_name (uint32_type_node, NULL, "spanprof_state");
+  gcall *g = gimple_build_call (builtin_decl_explicit (BUILT_IN_ATOMIC_LOAD_4), 2,
+                                spanplugin_site_state (site),
+                                build_int_cst (integer_type_node, MEMMODEL_RELAXED));
+  gimple_call_set_lhs (g, state);
+  e.add_call (g);
+  return state;
+}
+
 /* The inline enter, in place of CALL = SPANPROF_ABI_ENTER (&SITE, cfa, entry) (E open on it),
  * for a site whose STATE is not OFF:
  *
@@ -485,9 +499,11 @@ add_pop (emitter &e, tree site_addr, tree cfa_int, tree now)
   e.to_done ();
 }
 
-/* The inline exit, in place of CALL = __spanprof_exit (&SITE, cfa) (E open on it), for a site
- * whose STATE is not OFF:
+/* The inline exit, in place of CALL = __spanprof_exit (&SITE, cfa) (E open on it), with the
+ * guard instrument.cc writes for the calls (a relaxed atomic load of the state, read afresh):
  *
+ *     state = SITE.state;
+ *     if (state == OFF) goto done;
  *     if (state == COUNT) { POP; goto done; }
  *     if (state != FAST) goto call;
  *     now = rdtsc;  POP, charging now - start;  goto done;
@@ -501,9 +517,12 @@ add_pop (emitter &e, tree site_addr, tree cfa_int, tree now)
  * timestamp first, so the bookkeeping is not charged.  The two modes get a tail each, so the
  * counting one tests the state once. */
 static void
-expand_exit (emitter &e, gcall *call, tree state)
+expand_exit (emitter &e, gcall *call, tree site)
 {
   tree site_addr = gimple_call_arg (call, 0);
+  tree state = load_state (e, site);
+  e.branch_if (EQ_EXPR, state, state_const (state, SPANPROF_STATE_OFF), e.done_bb,
+               profile_probability::even ());
   tree cfa_int = e.let_conv (pointer_sized_int_node, gimple_call_arg (call, 1), "spanprof_cfa");
   basic_block counting = e.new_block (), other = e.new_block ();
   e.branch (EQ_EXPR, state, state_const (state, SPANPROF_STATE_COUNT), counting, other,
@@ -566,7 +585,7 @@ is_state_of (tree addr, tree site)
          && known_eq (offset, state_offset);
 }
 
-/* The state instrument.cc's guard read before CALL, a marker of SITE: the SSA name set by the
+/* The state instrument.cc's guard read before CALL, an enter of SITE: the SSA name set by the
  * nearest relaxed load of SITE's state that dominates CALL with no other call in between (the
  * frame address aside), as the guard reads it just before.  NULL_TREE if there is none, which
  * no code the plugin emits gives; then the caller reads it afresh.  Needs dominators. */
@@ -640,19 +659,6 @@ open_on (emitter &e, gcall *call)
   return true;
 }
 
-/* Reads SITE's state afresh into E's block: a relaxed atomic load, as instrument.cc's guard. */
-static tree
-load_state (emitter &e, tree site)
-{
-  tree state = make_temp_ssa_name (uint32_type_node, NULL, "spanprof_state");
-  gcall *g = gimple_build_call (builtin_decl_explicit (BUILT_IN_ATOMIC_LOAD_4), 2,
-                                spanplugin_site_state (site),
-                                build_int_cst (integer_type_node, MEMMODEL_RELAXED));
-  gimple_call_set_lhs (g, state);
-  e.add_call (g);
-  return state;
-}
-
 struct marker_call
 {
   gcall *call;
@@ -700,7 +706,7 @@ inline_pass::execute (function *fun)
         if (m.kind == NOT_A_MARKER)
           continue;
         m.call = as_a<gcall *> (gsi_stmt (gsi));
-        m.state = guard_state (m.call, m.site);
+        m.state = m.kind == ENTER_MARKER ? guard_state (m.call, m.site) : NULL_TREE;
         markers.safe_push (m);
       }
   free_dominance_info (CDI_DOMINATORS);
@@ -714,11 +720,10 @@ inline_pass::execute (function *fun)
       e.node = node;
       if (!open_on (e, m.call))
         continue;
-      tree state = m.state ? m.state : load_state (e, m.site);
       if (m.kind == ENTER_MARKER)
-        expand_enter (e, m.call, state);
+        expand_enter (e, m.call, m.state ? m.state : load_state (e, m.site));
       else
-        expand_exit (e, m.call, state);
+        expand_exit (e, m.call, m.site);
       emitter::set_count (e.call_bb);
       emitter::set_count (e.done_bb);
     }

@@ -15,9 +15,10 @@
  *
  * where ON (site, hook) is `site.state != SPANPROF_STATE_OFF && &hook != 0` (add_guard): with
  * recording off no call is made.  By default (x86-64) the enter and exit calls are the inline
- * path's instead (inline.cc): calls to the runtime's strong entry points (no address test) that
- * a late pass writes out as inline code after the optimisers, recorded without a call while the
- * site counts, the runtime called otherwise.  With inline=0 the hooks are
+ * path's instead (inline.cc): calls to the runtime's strong entry points (no address test; the
+ * exit's without its state test here) that a late pass writes out as inline code after the
+ * optimisers, with the exit's state test, recorded without a call while the site counts, the
+ * runtime called otherwise.  With inline=0 the hooks are
  * weak, so an object compiled with the plugin also links and runs without the runtime (spans
  * off).  A small span's body (offpath.cc) is
  * also copied, and the enter call's guard chooses between the two:
@@ -187,7 +188,10 @@ add_unguarded_hook_call (gimple_seq *seq, tree hook, tree site, location_t loc)
 
 /* The span's enter and exit, behind their guards: with the inline path (INLINE_PATH, inline.cc)
  * recorded inline when the state allows and through the runtime otherwise; without it, calls to
- * the hooks (weak ones, unless the inline path is on for this compilation).
+ * the hooks (weak ones, unless the inline path is on for this compilation).  The inline path's
+ * exit is one call here, its guard written by the late pass with the rest (inline.cc): a test
+ * at every way out that the optimisers and late warnings never see (GCC 11's predicate analysis
+ * gives up on a variable set before it and used after it, where the plain build's does not).
  * The enter's guard label `skip` is returned rather than placed when OFF_LABEL is given: the
  * caller puts the copy of the body that runs while the span is off there (offpath.cc), after
  * the fresh parameters. */
@@ -212,12 +216,14 @@ add_enter (gimple_seq *seq, tree fndecl, tree site, location_t loc, bool inline_
 static void
 add_exit (gimple_seq *seq, tree site, location_t loc, bool inline_path)
 {
+  if (inline_path)
+    {
+      spanplugin_add_inline_exit (seq, site, exit_decl, loc);
+      return;
+    }
   bool weak = !spanplugin_inline_possible ();
   tree skip = add_guard (seq, weak ? exit_decl : NULL_TREE, site, loc);
-  if (inline_path)
-    spanplugin_add_inline_exit (seq, site, exit_decl, loc);
-  else
-    add_unguarded_hook_call (seq, exit_decl, site, loc);
+  add_unguarded_hook_call (seq, exit_decl, site, loc);
   gimple_seq_add_stmt (seq, gimple_build_label (skip));
 }
 
