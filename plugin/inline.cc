@@ -14,16 +14,17 @@
  * In two steps.  Before "lower", instrument.cc asks for the enter and the exit, and gets plain
  * calls: the enter SPANPROF_ABI_ENTER (&site, cfa, entry) behind instrument.cc's test of the
  * state, the exit __spanprof_exit (&site, cfa) without one (the runtime's exit does nothing for
- * an OFF site), the site marked as recorded inline (mark_site).  So lower_try_finally copies the exit onto
- * every way out, inlining copies both into callers, and the GIMPLE optimisers and the late
- * warnings (-Wmaybe-uninitialized's predicate analysis, -Wdangling-pointer) see one opaque
- * nothrow call at each end, as with inline=0: the branches of the inline code would make them
+ * an OFF site), the site marked as recorded inline (mark_site).  So lower_try_finally copies the
+ * exit onto every way out, inlining copies both into callers, and the GIMPLE optimisers and the
+ * late warnings (-Wmaybe-uninitialized's predicate analysis, -Wdangling-pointer) see one opaque
+ * nothrow call at each end: the branches of the inline code, and of the exit's test, made them
  * warn where the plain build does not.  Then a pass of this file after the last of them
- * ("optimized", before "expand"; at every -O level, and in the LTO ltrans stage when the plugin is
- * given at link time) writes each such call out as the inline code, on SSA form and the CFG: the
- * call itself stays as the way to the runtime, on the rare branches.  Where that pass does not
- * run (-flto without the plugin at link time) the calls stay calls, to the same runtime entry
- * points, and record the same: only slower.
+ * ("optimized", before "expand"; at every -O level, and in the LTO ltrans stage when the plugin
+ * is given at link time) writes each such call out as the inline code, the exit's test of the
+ * state first, on SSA form and the CFG: the call itself stays as the way to the runtime, on the
+ * rare branches.  Where that pass does not run (-flto without the plugin at link time) the calls
+ * stay calls, to the same runtime entry points, and record the same: only slower (and the exit's
+ * call is made with recording off too).
  *
  * Only for x86-64 with 64-bit pointers (the offsets, the `lea` naming the entering code and the
  * signal-atomic `addq` are that target's) and without ThreadSanitizer; elsewhere, and with
@@ -406,7 +407,8 @@ expand_enter (emitter &e, gcall *call, tree state)
   e.branch (NE_EXPR, load (e, uptr, f, SPANPROF_ABI_FRAME_RETURN, "spanprof_top_return"), ret,
             e.call_bb, alive, profile_probability::very_unlikely ());
   e.enter (alive);
-  e.to_call_if (EQ_EXPR, f, load (e, ptr_type_node, t, SPANPROF_ABI_THREAD_LIMIT, "spanprof_limit"));
+  e.to_call_if (EQ_EXPR, f,
+                load (e, ptr_type_node, t, SPANPROF_ABI_THREAD_LIMIT, "spanprof_limit"));
 
   /* The child: the parent's hint, else the thread's cache (childcache.h). */
   tree parent = load (e, ptr_type_node, f, SPANPROF_ABI_FRAME_NODE, "spanprof_parent");

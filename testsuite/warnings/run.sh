@@ -2,18 +2,19 @@
 # run.sh — warning parity: a program built with the plugin (`-fplugin-arg-spanplugin-all`, the
 # inline path on: every span it can) gets exactly the warnings of its plain build.
 #
-# Compiles each NAME.c (with $CC) and NAME.cc (with $CXX) in this directory at -O2 and -O3 with
-# -Wall -Wextra, once without the plugin and once with it, and compares the set of warnings of
-# each build — "FILE:LINE: [-WKIND]", each once, sorted — with NAME.expected: the plain build's
-# warnings, which the build with the plugin must match.  Each file holds code on which the
+# Compiles each NAME.c (with $CC) and NAME.cc (with $CXX) in this directory at -O1, -O2, -O3
+# and -Os with -Wall -Wextra, once without the plugin and once with it, and compares the set of
+# warnings of each build — "FILE:LINE: [-WKIND]", each once, sorted — with NAME.expected: the
+# plain build's warnings, which the build with the plugin must match.  Each file holds code on which the
 # plugin's code once changed what GCC's warnings found (predicate analysis of
 # -Wmaybe-uninitialized, the late access warnings), and at least one warning both builds give,
 # so that a compiler printing none at all cannot pass.  Lines in a test file:
 #   warnings-flags: ...     extra compiler flags for both builds (the rest of the line, up to "*/")
 #   warnings-gcc: N         needs GCC N or later (SKIP otherwise)
+#   warnings-skip: N LEVEL  not at -LEVEL with GCC N (SKIP; the file says why)
 # Environment: PLUGIN (path to spanplugin.so, required), CC (default gcc), CXX (default g++),
-#   INCLUDE_DIR (spanprof.h's directory), LEVELS (default "O2 O3").  ONLY="a b" runs only those
-#   tests; REGEN=1 rewrites the expected files from the plain -O2 build (see ../lib.sh).
+#   INCLUDE_DIR (spanprof.h's directory), LEVELS (default "O1 O2 O3 Os").  ONLY="a b" runs only
+#   those tests; REGEN=1 rewrites the expected files from the plain -O1 build (see ../lib.sh).
 # Output: "PASS NAME [gcc -O2]" (with the plugin) / "PASS NAME [gcc -O2, without plugin]", the
 #   diff on a FAIL, then "warnings: N passed, M failed".  Exit status 1 if any test failed, 2 on
 #   a setup error.
@@ -64,7 +65,13 @@ test_file () {
         fi
     fi
     flags=$(directive flags "$1")
-    for level in ${LEVELS:-O2 O3}; do
+    not_here=$(directive skip "$1")
+    major=$($compiler -dumpversion | sed 's/\..*//')
+    for level in ${LEVELS:-O1 O2 O3 Os}; do
+        if [ "$not_here" = "$major $level" ]; then
+            skip "$2 [$tag -$level]: not with GCC $major (see $2.${1##*.})"
+            continue
+        fi
         run_one "$2" "${1##*/}" "$compiler" "$tag -$level, without plugin" "-$level $flags" ""
         run_one "$2" "${1##*/}" "$compiler" "$tag -$level" "-$level $flags" \
             "-fplugin=$PLUGIN -fplugin-arg-spanplugin-all -I$INCLUDE_DIR"
