@@ -12,7 +12,8 @@
  *                 before "lower", written out as inline code by a late pass before "expand"
  *   instrument.cc the GIMPLE pass that wraps a function body in enter/try/finally-exit(+progress)
  *                 and brackets every setjmp-like call with the longjmp repair; every inserted
- *                 call behind an inline test (site not OFF, weak hook linked in)
+ *                 call behind an inline test (site not OFF, weak hook linked in; the inline
+ *                 path's exit gets its test from the late pass)
  *   plugin.cc     plugin_init: version check, callbacks, __SPANPROF__; lists every option
  */
 #ifndef SPANPLUGIN_H
