@@ -144,4 +144,12 @@ spanplugin_cpp_define (const char *def)
     cpp_define (parse_in, def);
 }
 
+/* The pass the inline path's late pass (inline.cc) follows: pass_cleanup_cfg_post_optimizing,
+ * named "optimized", the last GIMPLE pass that runs at every -O level (and in the LTO ltrans
+ * stage) before pass_warn_function_noreturn and "expand".  In GCC 12 it comes after the late
+ * pass_warn_access (-Wdangling-pointer and the other late access warnings), in GCC 11 after
+ * pass_gimple_isel; in both after pass_late_warn_uninitialized, which runs within
+ * pass_all_optimizations (and pass_all_optimizations_g at -Og). */
+#define SPANPLUGIN_LATE_PASS_AFTER "optimized"
+
 #endif /* SPANPLUGIN_COMPAT_H */

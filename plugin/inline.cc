@@ -9,19 +9,35 @@
  * writes the same work as GIMPLE, against the layout spanprof.h publishes (SPANPROF_ABI_*), and
  * leaves every other case to the runtime: a site in any other state, a dead or full top frame, a
  * child found neither by the parent's hint nor in the thread's child cache, an exit that is not
- * the top frame's.  Written before "lower", as plain labels and conditional gotos (instrument.cc
- * does the same), so that lower_try_finally can copy the exit onto every way out.
+ * the top frame's.
+ *
+ * In two steps.  Before "lower", instrument.cc asks for the enter and the exit, and gets plain
+ * calls: the enter SPANPROF_ABI_ENTER (&site, cfa, entry) behind instrument.cc's test of the
+ * state, the exit __spanprof_exit (&site, cfa) without one (the runtime's exit does nothing for
+ * an OFF site), the site marked as recorded inline (mark_site).  So lower_try_finally copies the
+ * exit onto every way out, inlining copies both into callers, and the GIMPLE optimisers and the
+ * late warnings (-Wmaybe-uninitialized's predicate analysis, -Wdangling-pointer) see one opaque
+ * nothrow call at each end: the branches of the inline code, and of the exit's test, made them
+ * warn where the plain build does not.  Then a pass of this file after the last of them
+ * ("optimized", before "expand"; at every -O level, and in the LTO ltrans stage when the plugin
+ * is given at link time) writes each such call out as the inline code, the exit's test of the
+ * state first, on SSA form and the CFG: the call itself stays as the way to the runtime, on the
+ * rare branches.  Where that pass does not run (-flto without the plugin at link time) the calls
+ * stay calls, to the same runtime entry points, and record the same: only slower (and the exit's
+ * call is made with recording off too).
  *
  * Only for x86-64 with 64-bit pointers (the offsets, the `lea` naming the entering code and the
  * signal-atomic `addq` are that target's) and without ThreadSanitizer; elsewhere, and with
- * inline=0, instrument.cc emits calls.  Objects with the inline path refer to the runtime
- * strongly under versioned names, so a runtime of another layout fails the link (spanprof.h,
- * section 5).
+ * inline=0, instrument.cc emits calls to the weak hooks.  Objects with the inline path refer to
+ * the runtime strongly under versioned names, so a runtime of another layout fails the link
+ * (spanprof.h, section 5).
  */
 #include "spanplugin.h"
-#include "memmodel.h"  /* MEMMODEL_SEQ_CST */
-#include "predict.h"
-#include "gimple-predict.h"  /* gimple_build_predict: the runtime calls are the rare way */
+#include "memmodel.h"  /* MEMMODEL_SEQ_CST, MEMMODEL_RELAXED */
+#include "ssa.h"
+#include "cfgloop.h"
+#include "tree-into-ssa.h"  /* mark_virtual_operands_for_renaming */
+#include "tree-dfa.h"       /* get_addr_base_and_unit_offset */
 #include "spanprof.h"   /* SPANPROF_ABI_*, SPANPROF_STATE_FAST, SPANPROF_STATE_COUNT */
 
 /* The runtime's TLS pointer and its enter for objects with the inline path.  GC roots. */
@@ -33,6 +49,10 @@ const struct ggc_root_tab spanplugin_inline_roots[] = {
   { &enter_abi_decl, 1, sizeof (enter_abi_decl), gt_ggc_mx_tree_node, gt_pch_nx_tree_node },
   LAST_GGC_ROOT_TAB
 };
+
+/* The mark of a site whose exit is recorded inline (mark_site).  A space, so no attribute a
+ * program writes can be spelled so; in DECL_ATTRIBUTES, so LTO streams it with the site. */
+#define INLINE_SITE_MARK "spanprof inline"
 
 bool
 spanplugin_inline_possible (void)
@@ -48,19 +68,12 @@ spanplugin_inline_possible (void)
 #endif
 }
 
-/* extern __thread void *SPANPROF_ABI_THREAD, initial-exec (one %fs-relative load after the GOT
- * load, as the runtime reads it), and void SPANPROF_ABI_ENTER (site *, void *, uintptr_t). */
+/* void SPANPROF_ABI_ENTER (site *, void *, uintptr_t), nothrow and `noplt` like the hooks. */
 static void
-build_decls (void)
+build_enter_decl (void)
 {
-  if (thread_decl)
+  if (enter_abi_decl)
     return;
-  thread_decl = build_decl (BUILTINS_LOCATION, VAR_DECL, get_identifier (SPANPROF_ABI_THREAD),
-                            ptr_type_node);
-  TREE_PUBLIC (thread_decl) = 1;
-  DECL_EXTERNAL (thread_decl) = 1;
-  DECL_ARTIFICIAL (thread_decl) = 1;
-  set_decl_tls_model (thread_decl, TLS_MODEL_INITIAL_EXEC);
   tree fntype = build_function_type_list (void_type_node,
                                          build_pointer_type (spanplugin_site_type ()),
                                          ptr_type_node, pointer_sized_int_node, NULL_TREE);
@@ -69,73 +82,41 @@ build_decls (void)
   DECL_ATTRIBUTES (enter_abi_decl) = tree_cons (get_identifier ("noplt"), NULL_TREE, NULL_TREE);
 }
 
-/* A builder for the statements of one inline sequence, all at one location. */
-struct emitter
+/* extern __thread void *SPANPROF_ABI_THREAD, initial-exec (one %fs-relative load after the GOT
+ * load, as the runtime reads it).  Made in the late pass, so in the LTO ltrans stage too: the
+ * unit's own declaration when it has one (its symbol table knows the name). */
+static tree
+get_thread_decl (void)
 {
-  gimple_seq *seq;
-  location_t loc;
+  if (thread_decl)
+    return thread_decl;
+  symtab_node *known = symtab_node::get_for_asmname (get_identifier (SPANPROF_ABI_THREAD));
+  if (known && VAR_P (known->decl))
+    return thread_decl = known->decl;
+  thread_decl = build_decl (BUILTINS_LOCATION, VAR_DECL, get_identifier (SPANPROF_ABI_THREAD),
+                            ptr_type_node);
+  TREE_PUBLIC (thread_decl) = 1;
+  DECL_EXTERNAL (thread_decl) = 1;
+  DECL_ARTIFICIAL (thread_decl) = 1;
+  set_decl_tls_model (thread_decl, TLS_MODEL_INITIAL_EXEC);
+  return thread_decl;
+}
 
-  void add (gimple *g)
-  {
-    gimple_set_location (g, loc);
-    gimple_seq_add_stmt (seq, g);
-  }
-  void label (tree l) { gimple_seq_add_stmt (seq, gimple_build_label (l)); }
-  /* The label of the runtime call: predicted not taken, as a label marked `cold` is, so that
-   * the inline path is the straight line and the call goes out of the way. */
-  void cold_label (tree l)
-  {
-    label (l);
-    add (gimple_build_predict (PRED_COLD_LABEL, NOT_TAKEN));
-  }
-  tree new_label () { return create_artificial_label (loc); }
-  /* A fresh temporary set to RHS. */
-  tree let (tree type, tree rhs, const char *name)
-  {
-    tree t = create_tmp_var (type, name);
-    add (gimple_build_assign (t, rhs));
-    return t;
-  }
-  tree let_op (tree type, enum tree_code code, tree a, tree b, const char *name)
-  {
-    tree t = create_tmp_var (type, name);
-    add (gimple_build_assign (t, code, a, b));
-    return t;
-  }
-  /* if (A CODE B) goto YES; else goto NO; */
-  void branch (enum tree_code code, tree a, tree b, tree yes, tree no)
-  {
-    add (gimple_build_cond (code, a, b, yes, no));
-  }
-  /* if (A CODE B) goto YES;  (falls through to a fresh label otherwise) */
-  void branch_if (enum tree_code code, tree a, tree b, tree yes)
-  {
-    tree no = new_label ();
-    branch (code, a, b, yes, no);
-    label (no);
-  }
-  /* A fresh temporary holding __builtin_dwarf_cfa (): the activation's name, as instrument.cc
-   * passes it to the runtime. */
-  tree frame_address ()
-  {
-    tree cfa = create_tmp_var (ptr_type_node, "spanprof_frame");
-    gcall *get = gimple_build_call (builtin_decl_explicit (BUILT_IN_DWARF_CFA), 0);
-    gimple_call_set_lhs (get, cfa);
-    add (get);
-    return cfa;
-  }
-  void fence ()
-  {
-    add (gimple_build_call (builtin_decl_explicit (BUILT_IN_ATOMIC_SIGNAL_FENCE), 1,
-                            build_int_cst (integer_type_node, MEMMODEL_SEQ_CST)));
-  }
-};
+/* Marks SITE as one whose exit the late pass writes out: its exit call is __spanprof_exit, the
+ * same hook a span that calls the runtime uses (spanplugin_small_body), so the call alone does
+ * not tell. */
+static void
+mark_site (tree site)
+{
+  if (!lookup_attribute (INLINE_SITE_MARK, DECL_ATTRIBUTES (site)))
+    DECL_ATTRIBUTES (site) = tree_cons (get_identifier (INLINE_SITE_MARK), NULL_TREE,
+                                        DECL_ATTRIBUTES (site));
+}
 
 /* A volatile asm statement TEMPLATE with one output OUT under CONSTRAINT (and CLOBBER, or NULL),
  * or with OUT as an in/out memory operand (CONSTRAINT "+m") and the input IN ("er", or NULL). */
-static void
-add_asm (emitter &e, const char *templ, const char *constraint, tree out, tree in,
-         const char *clobber)
+static gasm *
+build_asm (const char *templ, const char *constraint, tree out, tree in, const char *clobber)
 {
   vec<tree, va_gc> *outputs = NULL, *inputs = NULL, *clobbers = NULL;
   vec_safe_push (outputs, build_tree_list (build_tree_list (NULL_TREE,
@@ -150,15 +131,172 @@ add_asm (emitter &e, const char *templ, const char *constraint, tree out, tree i
                                               build_string (strlen (clobber) + 1, clobber)));
   gasm *g = gimple_build_asm_vec (templ, inputs, outputs, clobbers, NULL);
   gimple_asm_set_volatile (g, true);
-  e.add (g);
+  if (TREE_CODE (out) == SSA_NAME)
+    SSA_NAME_DEF_STMT (out) = g;
+  return g;
 }
 
-/* A fresh temporary holding the time-stamp counter: rdtsc, as the runtime's __rdtsc (). */
+/* Appends `frame = __builtin_dwarf_cfa ();` to SEQ and returns the temporary: the activation's
+ * name, as instrument.cc passes it to the runtime. */
+static tree
+add_frame_address (gimple_seq *seq, location_t loc)
+{
+  tree cfa = create_tmp_var (ptr_type_node, "spanprof_frame");
+  gcall *get = gimple_build_call (builtin_decl_explicit (BUILT_IN_DWARF_CFA), 0);
+  gimple_call_set_lhs (get, cfa);
+  gimple_set_location (get, loc);
+  gimple_seq_add_stmt (seq, get);
+  return cfa;
+}
+
+/* Appends to SEQ the enter of SITE on the inline path, for a site whose state the caller found
+ * not OFF (instrument.cc's guard):
+ *
+ *     cfa = __builtin_dwarf_cfa ();  entry = <address of this code>;
+ *     SPANPROF_ABI_ENTER (&SITE, cfa, entry);
+ *
+ * a call the late pass writes out as the inline enter (expand_enter), keeping it as the way to
+ * the runtime. */
+void
+spanplugin_add_inline_enter (gimple_seq *seq, tree site, location_t loc)
+{
+  build_enter_decl ();
+  mark_site (site);
+  tree cfa = add_frame_address (seq, loc);
+  /* The address of this code, as a call's return address would name it: each inlined or
+   * cloned copy of the function gets its own.  Volatile, so that no two copies are merged. */
+  tree entry = create_tmp_var (pointer_sized_int_node, "spanprof_entry");
+  gasm *lea = build_asm ("lea 0(%%rip), %0", "=r", entry, NULL_TREE, NULL);
+  gimple_set_location (lea, loc);
+  gimple_seq_add_stmt (seq, lea);
+  gcall *call = gimple_build_call (enter_abi_decl, 3, build_fold_addr_expr (site), cfa, entry);
+  gimple_set_location (call, loc);
+  gimple_seq_add_stmt (seq, call);
+}
+
+/* Appends to SEQ the exit of SITE on the inline path, unguarded:
+ * `cfa = __builtin_dwarf_cfa ();  EXIT_HOOK (&SITE, cfa);`, written out by the late pass with
+ * its test of the state (expand_exit). */
+void
+spanplugin_add_inline_exit (gimple_seq *seq, tree site, tree exit_hook, location_t loc)
+{
+  mark_site (site);
+  tree cfa = add_frame_address (seq, loc);
+  gcall *call = gimple_build_call (exit_hook, 2, build_fold_addr_expr (site), cfa);
+  gimple_set_location (call, loc);
+  gimple_seq_add_stmt (seq, call);
+}
+
+/* ---- the late pass: the calls written out --------------------------------------------------- */
+
+/* A builder of inline code in the CFG, in SSA form: statements appended to the block BB, each
+ * branch ending it with two edges, the runtime call CALL_BB (the call the code replaces, alone in
+ * its block) on the rare ones, DONE_BB the rest of the function.  Blocks are entered in order,
+ * after every edge into them is made, so each one's count is the sum of its incoming edges'. */
+struct emitter
+{
+  basic_block bb;
+  basic_block call_bb;
+  basic_block done_bb;
+  location_t loc;
+  cgraph_node *node;
+
+  void add (gimple *g)
+  {
+    gimple_set_location (g, loc);
+    gimple_stmt_iterator gsi = gsi_last_bb (bb);
+    gsi_insert_after (&gsi, g, GSI_NEW_STMT);
+  }
+  /* A call of a builtin, with its call-graph edge (every call of a body has one). */
+  void add_call (gcall *g)
+  {
+    add (g);
+    node->create_edge (cgraph_node::get_create (gimple_call_fndecl (g)), g, bb->count);
+  }
+  /* A fresh SSA name set to RHS (a load, a constant, a variable). */
+  tree let (tree type, tree rhs, const char *name)
+  {
+    tree t = make_temp_ssa_name (type, NULL, name);
+    add (gimple_build_assign (t, rhs));
+    return t;
+  }
+  tree let_op (tree type, enum tree_code code, tree a, tree b, const char *name)
+  {
+    tree t = make_temp_ssa_name (type, NULL, name);
+    add (gimple_build_assign (t, code, a, b));
+    return t;
+  }
+  tree let_conv (tree type, tree a, const char *name)
+  {
+    tree t = make_temp_ssa_name (type, NULL, name);
+    add (gimple_build_assign (t, NOP_EXPR, a));
+    return t;
+  }
+  /* A new empty block, in BB's loop. */
+  basic_block new_block ()
+  {
+    basic_block b = create_empty_bb (bb);
+    if (current_loops)
+      add_bb_to_loop (b, bb->loop_father);
+    return b;
+  }
+  /* Continues in B, whose incoming edges are all made. */
+  void enter (basic_block b)
+  {
+    bb = b;
+    set_count (b);
+  }
+  static void set_count (basic_block b)
+  {
+    profile_count count = profile_count::zero ();
+    edge e;
+    edge_iterator ei;
+    FOR_EACH_EDGE (e, ei, b->preds)
+      count += e->count ();
+    b->count = count;
+  }
+  /* Ends BB with `if (A CODE B)`: to YES with probability P, else to NO. */
+  void branch (enum tree_code code, tree a, tree b, basic_block yes, basic_block no,
+               profile_probability p)
+  {
+    add (gimple_build_cond (code, a, b, NULL_TREE, NULL_TREE));
+    make_edge (bb, yes, EDGE_TRUE_VALUE)->probability = p;
+    make_edge (bb, no, EDGE_FALSE_VALUE)->probability = p.invert ();
+  }
+  /* if (A CODE B) to YES with probability P; else on in a new block. */
+  void branch_if (enum tree_code code, tree a, tree b, basic_block yes, profile_probability p)
+  {
+    basic_block no = new_block ();
+    branch (code, a, b, yes, no, p);
+    enter (no);
+  }
+  /* if (A CODE B) to the runtime call: as rare as a branch to a label marked `cold`. */
+  void to_call_if (enum tree_code code, tree a, tree b)
+  {
+    branch_if (code, a, b, call_bb, profile_probability::very_unlikely ());
+  }
+  void to_done ()
+  {
+    make_single_succ_edge (bb, done_bb, EDGE_FALLTHRU);
+  }
+  void fence ()
+  {
+    add_call (gimple_build_call (builtin_decl_explicit (BUILT_IN_ATOMIC_SIGNAL_FENCE), 1,
+                                 build_int_cst (integer_type_node, MEMMODEL_SEQ_CST)));
+  }
+  void add_asm (const char *templ, const char *constraint, tree out, tree in,
+                const char *clobber)
+  {
+    add (build_asm (templ, constraint, out, in, clobber));
+  }
+};
+
+/* A fresh SSA name holding the time-stamp counter: rdtsc, as the runtime's __rdtsc (). */
 static tree
 read_tsc (emitter &e)
 {
-  tree now = create_tmp_var (uint64_type_node, "spanprof_now");
-  add_asm (e, "rdtsc\n\tsalq $32, %%rdx\n\torq %%rdx, %%rax", "=a", now, NULL_TREE, "rdx");
+  tree now = make_temp_ssa_name (uint64_type_node, NULL, "spanprof_now");
+  e.add_asm ("rdtsc\n\tsalq $32, %%rdx\n\torq %%rdx, %%rax", "=a", now, NULL_TREE, "rdx");
   return now;
 }
 
@@ -166,8 +304,7 @@ read_tsc (emitter &e)
 static void
 add_to_counter (emitter &e, tree mem, tree value)
 {
-  add_asm (e, "addq %1, %0", "+m", mem, value ? value : build_int_cst (uint64_type_node, 1),
-           NULL);
+  e.add_asm ("addq %1, %0", "+m", mem, value ? value : build_int_cst (uint64_type_node, 1), NULL);
 }
 
 /* The TYPE-typed memory at BASE + OFFSET, with alias set 0 (a ref-all pointer type): the
@@ -201,10 +338,28 @@ store_frame (emitter &e, tree frame, tree node, tree cfa, tree entry, tree ret)
   store (e, frame, SPANPROF_ABI_FRAME_RETURN, ret);
 }
 
-/* Appends to SEQ the inline enter of SITE, for a site whose STATE is neither OFF nor anything
- * the caller already branched away (instrument.cc tests OFF first):
+static tree
+state_const (tree state, unsigned value)
+{
+  return build_int_cst (TREE_TYPE (state), value);
+}
+
+/* Reads SITE's state afresh into E's block: a relaxed atomic load, as instrument.cc's guard. */
+static tree
+load_state (emitter &e, tree site)
+{
+  tree state = make_temp_ssa_name (uint32_type_node, NULL, "spanprof_state");
+  gcall *g = gimple_build_call (builtin_decl_explicit (BUILT_IN_ATOMIC_LOAD_4), 2,
+                                spanplugin_site_state (site),
+                                build_int_cst (integer_type_node, MEMMODEL_RELAXED));
+  gimple_call_set_lhs (g, state);
+  e.add_call (g);
+  return state;
+}
+
+/* The inline enter, in place of CALL = SPANPROF_ABI_ENTER (&SITE, cfa, entry) (E open on it),
+ * for a site whose STATE is not OFF:
  *
- *     cfa = __builtin_dwarf_cfa ();  entry = <address of this code>;
  *     if (state != COUNT && state != FAST) goto call;
  *     t = SPANPROF_ABI_THREAD;  f = t->top;  ret = *(cfa - 8);
  *     if (f->cfa <= cfa && (f->cfa != cfa || f->entry == entry || f->ret != ret)) goto call;
@@ -223,59 +378,51 @@ store_frame (emitter &e, tree frame, tree node, tree cfa, tree entry, tree ret)
  * The tests are the runtime's (hotpath.h, spanprof__record_enter), in its order; so are the
  * stores.  No call on the way through: 59 instructions for the enter and the exit together
  * (callgrind, counting; 81 through the entry points). */
-void
-spanplugin_add_inline_enter (gimple_seq *seq, tree site, tree state, location_t loc)
+static void
+expand_enter (emitter &e, gcall *call, tree state)
 {
-  build_decls ();
-  emitter e = { seq, loc };
-  tree uptr = pointer_sized_int_node;
-  tree site_addr = build_fold_addr_expr (site);
-  tree call = e.new_label (), done = e.new_label ();
+  tree site_addr = gimple_call_arg (call, 0);
+  tree cfa = gimple_call_arg (call, 1);
+  tree entry = gimple_call_arg (call, 2);
+  tree uptr = TREE_TYPE (entry);
 
-  tree cfa = e.frame_address ();
-  /* The address of this code, as a call's return address would name it: each inlined or
-   * cloned copy of the function gets its own.  Volatile, so that no two copies are merged. */
-  tree entry = create_tmp_var (uptr, "spanprof_entry");
-  add_asm (e, "lea 0(%%rip), %0", "=r", entry, NULL_TREE, NULL);
-  tree inline_state = e.new_label ();
-  e.branch_if (EQ_EXPR, state, build_int_cst (uint32_type_node, SPANPROF_STATE_COUNT),
-               inline_state);
-  e.branch_if (NE_EXPR, state, build_int_cst (uint32_type_node, SPANPROF_STATE_FAST), call);
-  e.label (inline_state);
+  basic_block inline_state = e.new_block ();
+  e.branch_if (EQ_EXPR, state, state_const (state, SPANPROF_STATE_COUNT), inline_state,
+               profile_probability::even ());
+  e.branch (NE_EXPR, state, state_const (state, SPANPROF_STATE_FAST), e.call_bb, inline_state,
+            profile_probability::very_unlikely ());
+  e.enter (inline_state);
 
-  tree t = e.let (ptr_type_node, thread_decl, "spanprof_thread");
+  tree t = e.let (ptr_type_node, get_thread_decl (), "spanprof_thread");
   tree f = load (e, ptr_type_node, t, SPANPROF_ABI_THREAD_TOP, "spanprof_top");
   tree ret = load (e, uptr, cfa, -(HOST_WIDE_INT) sizeof (void *), "spanprof_return");
-  tree cfa_int = e.let (uptr, fold_convert (uptr, cfa), "spanprof_cfa");
+  tree cfa_int = e.let_conv (uptr, cfa, "spanprof_cfa");
   /* The top frame dead or re-entered: f->cfa <= cfa && (f->cfa != cfa || ...). */
   tree f_cfa = load (e, uptr, f, SPANPROF_ABI_FRAME_CFA, "spanprof_top_cfa");
-  tree alive = e.new_label (), same = e.new_label ();
-  e.branch (GT_EXPR, f_cfa, cfa_int, alive, same);
-  e.label (same);
-  e.branch_if (NE_EXPR, f_cfa, cfa_int, call);
-  e.branch_if (EQ_EXPR, load (e, uptr, f, SPANPROF_ABI_FRAME_ENTRY, "spanprof_top_entry"), entry,
-               call);
+  basic_block alive = e.new_block (), same = e.new_block ();
+  e.branch (GT_EXPR, f_cfa, cfa_int, alive, same, profile_probability::very_likely ());
+  e.enter (same);
+  e.to_call_if (NE_EXPR, f_cfa, cfa_int);
+  e.to_call_if (EQ_EXPR, load (e, uptr, f, SPANPROF_ABI_FRAME_ENTRY, "spanprof_top_entry"), entry);
   e.branch (NE_EXPR, load (e, uptr, f, SPANPROF_ABI_FRAME_RETURN, "spanprof_top_return"), ret,
-            call, alive);
-  e.label (alive);
-  e.branch_if (EQ_EXPR, f, load (e, ptr_type_node, t, SPANPROF_ABI_THREAD_LIMIT, "spanprof_limit"),
-               call);
+            e.call_bb, alive, profile_probability::very_unlikely ());
+  e.enter (alive);
+  e.to_call_if (EQ_EXPR, f,
+                load (e, ptr_type_node, t, SPANPROF_ABI_THREAD_LIMIT, "spanprof_limit"));
 
   /* The child: the parent's hint, else the thread's cache (childcache.h). */
   tree parent = load (e, ptr_type_node, f, SPANPROF_ABI_FRAME_NODE, "spanprof_parent");
-  tree n = create_tmp_var (ptr_type_node, "spanprof_node");
-  e.add (gimple_build_assign (n, mem_at (ptr_type_node, parent, SPANPROF_ABI_NODE_HINT)));
-  tree found = e.new_label (), cache = e.new_label ();
-  e.branch (EQ_EXPR, load (e, ptr_type_node, n, SPANPROF_ABI_NODE_SITE, "spanprof_hint_site"),
-            site_addr, found, cache);
-  e.label (cache);
+  tree hint = load (e, ptr_type_node, parent, SPANPROF_ABI_NODE_HINT, "spanprof_node");
+  basic_block found = e.new_block (), cache = e.new_block ();
+  basic_block hint_bb = e.bb;
+  e.branch (EQ_EXPR, load (e, ptr_type_node, hint, SPANPROF_ABI_NODE_SITE, "spanprof_hint_site"),
+            site_addr, found, cache, profile_probability::likely ());
+  e.enter (cache);
   tree h = e.let_op (uint64_type_node, LSHIFT_EXPR,
-                     e.let (uint64_type_node, fold_convert (uint64_type_node, site_addr),
-                            "spanprof_site"),
+                     e.let_conv (uint64_type_node, site_addr, "spanprof_site"),
                      build_int_cst (integer_type_node, 16), "spanprof_hash");
   h = e.let_op (uint64_type_node, BIT_XOR_EXPR, h,
-                e.let (uint64_type_node, fold_convert (uint64_type_node, parent), "spanprof_p"),
-                "spanprof_hash");
+                e.let_conv (uint64_type_node, parent, "spanprof_p"), "spanprof_hash");
   h = e.let_op (uint64_type_node, MULT_EXPR, h,
                 build_int_cst (uint64_type_node, SPANPROF_ABI_CHILD_HASH), "spanprof_hash");
   h = e.let_op (uint64_type_node, RSHIFT_EXPR, h,
@@ -284,14 +431,18 @@ spanplugin_add_inline_enter (gimple_seq *seq, tree site, tree state, location_t 
   h = e.let_op (uint64_type_node, MULT_EXPR, h, build_int_cst (uint64_type_node, sizeof (void *)),
                 "spanprof_slot");
   tree slot = e.let_op (ptr_type_node, POINTER_PLUS_EXPR, t,
-                        e.let (sizetype, fold_convert (sizetype, h), "spanprof_slot"),
-                        "spanprof_slot");
-  e.add (gimple_build_assign (n, mem_at (ptr_type_node, slot, SPANPROF_ABI_THREAD_CHILD_CACHE)));
-  e.branch_if (NE_EXPR, load (e, ptr_type_node, n, SPANPROF_ABI_NODE_SITE, "spanprof_c_site"),
-               site_addr, call);
-  e.branch_if (NE_EXPR, load (e, ptr_type_node, n, SPANPROF_ABI_NODE_PARENT, "spanprof_c_parent"),
-               parent, call);
-  e.label (found);
+                        e.let_conv (sizetype, h, "spanprof_slot"), "spanprof_slot");
+  tree cached = load (e, ptr_type_node, slot, SPANPROF_ABI_THREAD_CHILD_CACHE, "spanprof_node");
+  e.to_call_if (NE_EXPR, load (e, ptr_type_node, cached, SPANPROF_ABI_NODE_SITE, "spanprof_c_site"),
+                site_addr);
+  basic_block cache_bb = e.bb;
+  e.branch (NE_EXPR, load (e, ptr_type_node, cached, SPANPROF_ABI_NODE_PARENT, "spanprof_c_parent"),
+            parent, e.call_bb, found, profile_probability::very_unlikely ());
+  e.enter (found);
+  tree n = make_temp_ssa_name (ptr_type_node, NULL, "spanprof_node");
+  gphi *phi = create_phi_node (n, found);
+  add_phi_arg (phi, hint, find_edge (hint_bb, found), e.loc);
+  add_phi_arg (phi, cached, find_edge (cache_bb, found), e.loc);
 
   add_to_counter (e, mem_at (uint64_type_node, n, SPANPROF_ABI_NODE_CALLS), NULL_TREE);
   /* The push: fields, top (the commit), fields again (spanprof__push_frame). */
@@ -303,46 +454,40 @@ spanplugin_add_inline_enter (gimple_seq *seq, tree site, tree state, location_t 
   e.fence ();
   store_frame (e, g, n, cfa_int, entry, ret);
   /* The start last, so the bookkeeping above is not charged to the span: rdtsc (FAST) or 0. */
-  tree timed = e.new_label (), untimed = e.new_label ();
-  e.branch (EQ_EXPR, state, build_int_cst (uint32_type_node, SPANPROF_STATE_FAST), timed,
-            untimed);
-  e.label (timed);
+  basic_block timed = e.new_block (), untimed = e.new_block ();
+  e.branch (EQ_EXPR, state, state_const (state, SPANPROF_STATE_FAST), timed, untimed,
+            profile_probability::even ());
+  e.enter (timed);
   store (e, g, SPANPROF_ABI_FRAME_START, read_tsc (e));
-  e.add (gimple_build_goto (done));
-  e.label (untimed);
+  e.to_done ();
+  e.enter (untimed);
   store (e, g, SPANPROF_ABI_FRAME_START, build_zero_cst (uint64_type_node));
-  e.add (gimple_build_goto (done));
-
-  e.cold_label (call);
-  e.add (gimple_build_call (enter_abi_decl, 3, site_addr, cfa, entry));
-  e.label (done);
+  e.to_done ();
 }
 
-/* Appends to E's sequence the pop of SITE's frame at frame address CFA, for the exit of a site
- * counting (NOW NULL) or timed (NOW: the exit's timestamp): the test that the top frame is this
- * activation's (else to CALL), the duration charged when timed, the pop, then to DONE. */
+/* The pop of SITE's frame at frame address CFA_INT, for the exit of a site counting (NOW NULL)
+ * or timed (NOW: the exit's timestamp): the test that the top frame is this activation's (else
+ * to the call), the duration charged when timed, the pop, then to the rest. */
 static void
-add_pop (emitter &e, tree site_addr, tree cfa, tree now, tree call, tree done)
+add_pop (emitter &e, tree site_addr, tree cfa_int, tree now)
 {
-  tree uptr = pointer_sized_int_node;
-  tree t = e.let (ptr_type_node, thread_decl, "spanprof_thread");
+  tree uptr = TREE_TYPE (cfa_int);
+  tree t = e.let (ptr_type_node, get_thread_decl (), "spanprof_thread");
   tree f = load (e, ptr_type_node, t, SPANPROF_ABI_THREAD_TOP, "spanprof_top");
   tree node = load (e, ptr_type_node, f, SPANPROF_ABI_FRAME_NODE, "spanprof_node");
-  e.branch_if (NE_EXPR, load (e, ptr_type_node, node, SPANPROF_ABI_NODE_SITE, "spanprof_site"),
-               site_addr, call);
-  e.branch_if (NE_EXPR, load (e, uptr, f, SPANPROF_ABI_FRAME_CFA, "spanprof_top_cfa"),
-               e.let (uptr, fold_convert (uptr, cfa), "spanprof_cfa"), call);
+  e.to_call_if (NE_EXPR, load (e, ptr_type_node, node, SPANPROF_ABI_NODE_SITE, "spanprof_site"),
+                site_addr);
+  e.to_call_if (NE_EXPR, load (e, uptr, f, SPANPROF_ABI_FRAME_CFA, "spanprof_top_cfa"), cfa_int);
   if (now)
     {
       /* d = max ((int64_t) (now - start), 0): total and the parent's child time (counter.h). */
       tree d = e.let_op (uint64_type_node, MINUS_EXPR, now,
                          load (e, uint64_type_node, f, SPANPROF_ABI_FRAME_START, "spanprof_start"),
                          "spanprof_ticks");
-      tree sd = e.let (long_long_integer_type_node, fold_convert (long_long_integer_type_node, d),
-                       "spanprof_ticks");
+      tree sd = e.let_conv (long_long_integer_type_node, d, "spanprof_ticks");
       sd = e.let_op (long_long_integer_type_node, MAX_EXPR, sd,
                      build_zero_cst (long_long_integer_type_node), "spanprof_ticks");
-      d = e.let (uint64_type_node, fold_convert (uint64_type_node, sd), "spanprof_ticks");
+      d = e.let_conv (uint64_type_node, sd, "spanprof_ticks");
       add_to_counter (e, mem_at (uint64_type_node, node, SPANPROF_ABI_NODE_TOTAL), d);
       tree parent = load (e, ptr_type_node, f,
                           SPANPROF_ABI_FRAME_NODE - (HOST_WIDE_INT) SPANPROF_ABI_FRAME_SIZE,
@@ -353,17 +498,19 @@ add_pop (emitter &e, tree site_addr, tree cfa, tree now, tree call, tree done)
   tree below = e.let_op (ptr_type_node, POINTER_PLUS_EXPR, f,
                          size_int (-(HOST_WIDE_INT) SPANPROF_ABI_FRAME_SIZE), "spanprof_new_top");
   store (e, t, SPANPROF_ABI_THREAD_TOP, below);
-  e.add (gimple_build_goto (done));
+  e.to_done ();
 }
 
-/* Appends to SEQ the inline exit of SITE, for a site whose STATE is not OFF:
+/* The inline exit, in place of CALL = __spanprof_exit (&SITE, cfa) (E open on it), with the
+ * guard instrument.cc writes for the calls (a relaxed atomic load of the state, read afresh):
  *
- *     cfa = __builtin_dwarf_cfa ();
+ *     state = SITE.state;
+ *     if (state == OFF) goto done;
  *     if (state == COUNT) { POP; goto done; }
  *     if (state != FAST) goto call;
  *     now = rdtsc;  POP, charging now - start;  goto done;
  *   call:
- *     EXIT_HOOK (&SITE, cfa);
+ *     __spanprof_exit (&SITE, cfa);
  *   done:
  *
  * where POP is add_pop's: `f = t->top;  if (f->node->site != &SITE || f->cfa != cfa) goto call;`,
@@ -371,26 +518,226 @@ add_pop (emitter &e, tree site_addr, tree cfa, tree now, tree call, tree done)
  * (f - 1)->node->child += d;`, then `t->top = f - 1`: spanprof__record_exit's work, its
  * timestamp first, so the bookkeeping is not charged.  The two modes get a tail each, so the
  * counting one tests the state once. */
-void
-spanplugin_add_inline_exit (gimple_seq *seq, tree site, tree state, tree exit_hook,
-                            location_t loc)
+static void
+expand_exit (emitter &e, gcall *call, tree site)
 {
-  build_decls ();
-  emitter e = { seq, loc };
-  tree site_addr = build_fold_addr_expr (site);
-  tree call = e.new_label (), done = e.new_label ();
+  tree site_addr = gimple_call_arg (call, 0);
+  tree state = load_state (e, site);
+  e.branch_if (EQ_EXPR, state, state_const (state, SPANPROF_STATE_OFF), e.done_bb,
+               profile_probability::even ());
+  tree cfa_int = e.let_conv (pointer_sized_int_node, gimple_call_arg (call, 1), "spanprof_cfa");
+  basic_block counting = e.new_block (), other = e.new_block ();
+  e.branch (EQ_EXPR, state, state_const (state, SPANPROF_STATE_COUNT), counting, other,
+            profile_probability::even ());
+  e.enter (counting);
+  add_pop (e, site_addr, cfa_int, NULL_TREE);
+  e.enter (other);
+  e.to_call_if (NE_EXPR, state, state_const (state, SPANPROF_STATE_FAST));
+  add_pop (e, site_addr, cfa_int, read_tsc (e));
+}
 
-  tree cfa = e.frame_address ();
-  tree counting = e.new_label (), other = e.new_label ();
-  e.branch (EQ_EXPR, state, build_int_cst (uint32_type_node, SPANPROF_STATE_COUNT), counting,
-            other);
-  e.label (counting);
-  add_pop (e, site_addr, cfa, NULL_TREE, call, done);
-  e.label (other);
-  e.branch_if (NE_EXPR, state, build_int_cst (uint32_type_node, SPANPROF_STATE_FAST), call);
-  add_pop (e, site_addr, cfa, read_tsc (e), call, done);
+/* Whether FNDECL's assembler name is NAME. */
+static bool
+decl_named (tree fndecl, const char *name)
+{
+  const char *asmname = IDENTIFIER_POINTER (DECL_ASSEMBLER_NAME (fndecl));
+  if (asmname[0] == '*')
+    asmname++;
+  return strcmp (asmname, name) == 0;
+}
 
-  e.cold_label (call);
-  e.add (gimple_build_call (exit_hook, 2, site_addr, cfa));
-  e.label (done);
+enum marker { NOT_A_MARKER, ENTER_MARKER, EXIT_MARKER };
+
+/* What STMT is: an enter or exit call the inline path asked for (its site in *SITE), or
+ * neither.  By the callee's name, as the LTO ltrans stage has its own declarations; the exit by
+ * its site's mark too (mark_site).  The frame address must be the SSA name
+ * __builtin_dwarf_cfa set, as it is when the calls are made. */
+static marker
+marker_of (gimple *stmt, tree *site)
+{
+  gcall *call = dyn_cast<gcall *> (stmt);
+  if (!call)
+    return NOT_A_MARKER;
+  tree fndecl = gimple_call_fndecl (call);
+  if (!fndecl || gimple_call_num_args (call) < 2 || gimple_call_lhs (call))
+    return NOT_A_MARKER;
+  tree site_addr = gimple_call_arg (call, 0);
+  if (TREE_CODE (site_addr) != ADDR_EXPR || !VAR_P (TREE_OPERAND (site_addr, 0))
+      || TREE_CODE (gimple_call_arg (call, 1)) != SSA_NAME)
+    return NOT_A_MARKER;
+  *site = TREE_OPERAND (site_addr, 0);
+  if (gimple_call_num_args (call) == 3 && decl_named (fndecl, SPANPROF_ABI_ENTER))
+    return ENTER_MARKER;
+  if (gimple_call_num_args (call) == 2 && decl_named (fndecl, SPANPLUGIN_EXIT_HOOK)
+      && lookup_attribute (INLINE_SITE_MARK, DECL_ATTRIBUTES (*site)))
+    return EXIT_MARKER;
+  return NOT_A_MARKER;
+}
+
+/* Whether ADDR (an argument) is the address of SITE's state. */
+static bool
+is_state_of (tree addr, tree site)
+{
+  if (TREE_CODE (addr) != ADDR_EXPR)
+    return false;
+  poly_int64 offset, state_offset;
+  tree base = get_addr_base_and_unit_offset (TREE_OPERAND (addr, 0), &offset);
+  tree state = TREE_OPERAND (spanplugin_site_state (site), 0);
+  return base == site && get_addr_base_and_unit_offset (state, &state_offset) == site
+         && known_eq (offset, state_offset);
+}
+
+/* The state instrument.cc's guard read before CALL, an enter of SITE: the SSA name set by the
+ * nearest relaxed load of SITE's state that dominates CALL with no other call in between (the
+ * frame address aside), as the guard reads it just before.  NULL_TREE if there is none, which
+ * no code the plugin emits gives; then the caller reads it afresh.  Needs dominators. */
+static tree
+guard_state (gcall *call, tree site)
+{
+  basic_block bb = gimple_bb (call);
+  gimple_stmt_iterator gsi = gsi_for_stmt (call);
+  gsi_prev (&gsi);
+  for (int blocks = 0; blocks < 16; blocks++)
+    {
+      for (; !gsi_end_p (gsi); gsi_prev (&gsi))
+        {
+          gcall *c = dyn_cast<gcall *> (gsi_stmt (gsi));
+          if (!c || gimple_call_builtin_p (c, BUILT_IN_DWARF_CFA))
+            continue;
+          tree lhs = gimple_call_lhs (c);
+          if (gimple_call_builtin_p (c, BUILT_IN_ATOMIC_LOAD_4)
+              && is_state_of (gimple_call_arg (c, 0), site) && lhs && TREE_CODE (lhs) == SSA_NAME)
+            return lhs;
+          return NULL_TREE;
+        }
+      bb = get_immediate_dominator (CDI_DOMINATORS, bb);
+      if (!bb || bb == ENTRY_BLOCK_PTR_FOR_FN (cfun))
+        return NULL_TREE;
+      gsi = gsi_last_bb (bb);
+    }
+  return NULL_TREE;
+}
+
+/* Opens E on CALL: its block split before and after it, so that CALL is alone in CALL_BB
+ * between the block of the code before it (where E continues, with no edge out yet) and the
+ * block of the code after it.  A call at the end of its block (one that may reach a setjmp
+ * receiver keeps its abnormal edge there) gets a new empty block after it.  False, with nothing
+ * changed, if CALL has not exactly one ordinary way on. */
+static bool
+open_on (emitter &e, gcall *call)
+{
+  basic_block bb = gimple_bb (call);
+  bool last = gsi_stmt (gsi_last_bb (bb)) == call;
+  edge on = NULL;
+  if (last)
+    {
+      edge s;
+      edge_iterator ei;
+      FOR_EACH_EDGE (s, ei, bb->succs)
+        if (!(s->flags & (EDGE_ABNORMAL | EDGE_EH)))
+          {
+            if (on)
+              return false;
+            on = s;
+          }
+      if (!on)
+        return false;
+    }
+  gimple_stmt_iterator gsi = gsi_for_stmt (call);
+  gsi_prev (&gsi);
+  e.call_bb = split_block (bb, gsi_end_p (gsi) ? NULL : gsi_stmt (gsi))->dest;
+  if (last)
+    {
+      /* The split moved the edges out along with the call. */
+      e.done_bb = split_edge (find_edge (e.call_bb, on->dest));
+    }
+  else
+    e.done_bb = split_block (e.call_bb, call)->dest;
+  remove_edge (find_edge (bb, e.call_bb));
+  e.bb = bb;
+  e.loc = gimple_location (call);
+  /* The call is now the rare way, followed by more code: never a tail call. */
+  gimple_call_set_tail (call, false);
+  return true;
+}
+
+struct marker_call
+{
+  gcall *call;
+  marker kind;
+  tree site;
+  tree state;
+};
+
+static const pass_data inline_pass_data = {
+  GIMPLE_PASS,         /* type */
+  "spanprof_inline",   /* name */
+  OPTGROUP_NONE,       /* optinfo_flags */
+  TV_NONE,             /* tv_id */
+  PROP_ssa | PROP_cfg, /* properties_required */
+  0,                   /* properties_provided */
+  0,                   /* properties_destroyed */
+  0,                   /* todo_flags_start */
+  0,                   /* todo_flags_finish */
+};
+
+namespace {
+
+class inline_pass : public gimple_opt_pass
+{
+public:
+  inline_pass (gcc::context *ctxt) : gimple_opt_pass (inline_pass_data, ctxt) {}
+  opt_pass *clone () final override { return new inline_pass (m_ctxt); }
+  bool gate (function *fun) final override { return spanplugin_inline_possible (); }
+  unsigned int execute (function *fun) final override;
+};
+
+unsigned int
+inline_pass::execute (function *fun)
+{
+  /* First every marker and its guard's state, on the dominators of the CFG as it is: writing
+   * one out puts code between two blocks, which changes no dominance between old statements. */
+  auto_vec<marker_call> markers;
+  calculate_dominance_info (CDI_DOMINATORS);
+  basic_block bb;
+  FOR_EACH_BB_FN (bb, fun)
+    for (gimple_stmt_iterator gsi = gsi_start_bb (bb); !gsi_end_p (gsi); gsi_next (&gsi))
+      {
+        marker_call m;
+        m.kind = marker_of (gsi_stmt (gsi), &m.site);
+        if (m.kind == NOT_A_MARKER)
+          continue;
+        m.call = as_a<gcall *> (gsi_stmt (gsi));
+        m.state = m.kind == ENTER_MARKER ? guard_state (m.call, m.site) : NULL_TREE;
+        markers.safe_push (m);
+      }
+  free_dominance_info (CDI_DOMINATORS);
+  if (markers.is_empty ())
+    return 0;
+
+  cgraph_node *node = cgraph_node::get (fun->decl);
+  for (marker_call &m : markers)
+    {
+      emitter e;
+      e.node = node;
+      if (!open_on (e, m.call))
+        continue;
+      if (m.kind == ENTER_MARKER)
+        expand_enter (e, m.call, m.state ? m.state : load_state (e, m.site));
+      else
+        expand_exit (e, m.call, m.site);
+      emitter::set_count (e.call_bb);
+      emitter::set_count (e.done_bb);
+    }
+  /* New loads, stores and calls: their virtual operands, and the PHIs of them at the joins. */
+  mark_virtual_operands_for_renaming (fun);
+  return TODO_update_ssa_only_virtuals;
+}
+
+} // anon namespace
+
+opt_pass *
+spanplugin_make_inline_pass (gcc::context *ctxt)
+{
+  return new inline_pass (ctxt);
 }

@@ -15,8 +15,10 @@
  *
  * where ON (site, hook) is `site.state != SPANPROF_STATE_OFF && &hook != 0` (add_guard): with
  * recording off no call is made.  By default (x86-64) the enter and exit calls are the inline
- * path instead (inline.cc): recorded without a call while the site counts, the runtime called
- * otherwise, and no address test, as those references are strong.  With inline=0 the hooks are
+ * path's instead (inline.cc): calls to the runtime's strong entry points (no address test; the
+ * exit's without its state test here) that a late pass writes out as inline code after the
+ * optimisers, with the exit's state test, recorded without a call while the site counts, the
+ * runtime called otherwise.  With inline=0 the hooks are
  * weak, so an object compiled with the plugin also links and runs without the runtime (spans
  * off).  A small span's body (offpath.cc) is
  * also copied, and the enter call's guard chooses between the two:
@@ -100,7 +102,7 @@ build_hook_decls (void)
   if (!enter_decl)
     enter_decl = build_hook_decl ("__spanprof_enter");
   if (!exit_decl)
-    exit_decl = build_hook_decl ("__spanprof_exit");
+    exit_decl = build_hook_decl (SPANPLUGIN_EXIT_HOOK);
   if (!progress_decl)
     {
       /* void __spanprof_progress (struct spanprof_site *), nothrow and weak like the others. */
@@ -132,8 +134,8 @@ add_hook_test (gimple_seq *seq, tree hook, tree skip, location_t loc)
  *     if (&HOOK != 0) goto call; else goto skip;          (not with the inline path: HOOK NULL)
  *   call:
  *
- * and returns the label `skip`, for the caller to append after the call, and the temporary
- * holding the state in *STATE (the inline path tests it again).  The state test comes
+ * and returns the label `skip`, for the caller to append after the call (the inline path's late
+ * pass finds the state this load read, and tests it again, inline.cc).  The state test comes
  * first: with recording off it is all that runs (a load from a static of this object, one
  * compare, one branch taken the same way every time); the address test only runs on the way to
  * a call.  A site stays NEW (0) until its first call, which registers it, so a NEW site must
@@ -143,7 +145,7 @@ add_hook_test (gimple_seq *seq, tree hook, tree skip, location_t loc)
  * atomically while other threads test it).  Plain labels and conditional gotos, as the gimplifier writes an `if` before "lower":
  * in a finally clause, lower_try_finally copies them (renamed) for each way out. */
 static tree
-add_guard (gimple_seq *seq, tree hook, tree site, location_t loc, tree *state_out = NULL)
+add_guard (gimple_seq *seq, tree hook, tree site, location_t loc)
 {
   tree skip = create_artificial_label (loc);
   tree test = create_artificial_label (loc);
@@ -162,8 +164,6 @@ add_guard (gimple_seq *seq, tree hook, tree site, location_t loc, tree *state_ou
   gimple_seq_add_stmt (seq, gimple_build_label (test));
   if (hook)
     add_hook_test (seq, hook, skip, loc);
-  if (state_out)
-    *state_out = state;
   return skip;
 }
 
@@ -188,7 +188,10 @@ add_unguarded_hook_call (gimple_seq *seq, tree hook, tree site, location_t loc)
 
 /* The span's enter and exit, behind their guards: with the inline path (INLINE_PATH, inline.cc)
  * recorded inline when the state allows and through the runtime otherwise; without it, calls to
- * the hooks (weak ones, unless the inline path is on for this compilation).
+ * the hooks (weak ones, unless the inline path is on for this compilation).  The inline path's
+ * exit is one call here, its guard written by the late pass with the rest (inline.cc): a test
+ * at every way out that the optimisers and late warnings never see (GCC 11's predicate analysis
+ * gives up on a variable set before it and used after it, where the plain build's does not).
  * The enter's guard label `skip` is returned rather than placed when OFF_LABEL is given: the
  * caller puts the copy of the body that runs while the span is off there (offpath.cc), after
  * the fresh parameters. */
@@ -197,12 +200,11 @@ add_enter (gimple_seq *seq, tree fndecl, tree site, location_t loc, bool inline_
            tree *off_label)
 {
   bool weak = !spanplugin_inline_possible ();
-  tree state;
-  tree skip = add_guard (seq, weak ? enter_decl : NULL_TREE, site, loc, &state);
+  tree skip = add_guard (seq, weak ? enter_decl : NULL_TREE, site, loc);
   if (off_label)
     spanplugin_fresh_params (seq, fndecl, loc);
   if (inline_path)
-    spanplugin_add_inline_enter (seq, site, state, loc);
+    spanplugin_add_inline_enter (seq, site, loc);
   else
     add_unguarded_hook_call (seq, enter_decl, site, loc);
   if (off_label)
@@ -214,13 +216,14 @@ add_enter (gimple_seq *seq, tree fndecl, tree site, location_t loc, bool inline_
 static void
 add_exit (gimple_seq *seq, tree site, location_t loc, bool inline_path)
 {
-  bool weak = !spanplugin_inline_possible ();
-  tree state;
-  tree skip = add_guard (seq, weak ? exit_decl : NULL_TREE, site, loc, &state);
   if (inline_path)
-    spanplugin_add_inline_exit (seq, site, state, exit_decl, loc);
-  else
-    add_unguarded_hook_call (seq, exit_decl, site, loc);
+    {
+      spanplugin_add_inline_exit (seq, site, exit_decl, loc);
+      return;
+    }
+  bool weak = !spanplugin_inline_possible ();
+  tree skip = add_guard (seq, weak ? exit_decl : NULL_TREE, site, loc);
+  add_unguarded_hook_call (seq, exit_decl, site, loc);
   gimple_seq_add_stmt (seq, gimple_build_label (skip));
 }
 

@@ -63,11 +63,15 @@
  * instrumenting pass before "lower" (instrument.cc; it also brackets every call that may return
  * twice, setjmp and the like, in every function, with the runtime's longjmp repair; every call
  * it inserts is skipped inline when the site is off; with inline=0 every reference to the
- * runtime is weak, so the objects also link without it), and defines the macro __SPANPROF__=1 so spanprof.h's SPAN / SPAN_NAMED / PROGRESS_POINT macros
- * expand to the attributes.
+ * runtime is weak, so the objects also link without it), inserts the inline path's late pass
+ * after "optimized" (inline.cc: the enter and exit calls of the inline path written out as inline
+ * code once the GIMPLE optimisers and the late warnings have run, so the warnings are those of
+ * the plain build), and defines the macro __SPANPROF__=1 so spanprof.h's SPAN / SPAN_NAMED /
+ * PROGRESS_POINT macros expand to the attributes.
  *
- * For -flto, pass -fplugin at link time too if lto1 should load it; the instrumentation itself
- * is already done at compile time, so lto1 only needs the plugin to load cleanly.
+ * For -flto, pass -fplugin at link time too: the instrumentation itself is done at compile time,
+ * but the inline path is written out in the ltrans stage, by lto1 with the plugin loaded.  Without
+ * it the objects still link and record the same, through calls to the runtime.
  */
 #include "spanplugin.h"
 #include "plugin-version.h"   /* gcc_version: the GCC these headers come from */
@@ -134,6 +138,14 @@ plugin_init (struct plugin_name_args *info, struct plugin_gcc_version *version)
   pass_info.ref_pass_instance_number = 1;
   pass_info.pos_op = PASS_POS_INSERT_BEFORE;
   register_callback (name, PLUGIN_PASS_MANAGER_SETUP, NULL, &pass_info);
+
+  /* The inline path written out after every GIMPLE optimisation and late warning (inline.cc). */
+  struct register_pass_info late_info;
+  late_info.pass = spanplugin_make_inline_pass (g);
+  late_info.reference_pass_name = SPANPLUGIN_LATE_PASS_AFTER;
+  late_info.ref_pass_instance_number = 1;
+  late_info.pos_op = PASS_POS_INSERT_AFTER;
+  register_callback (name, PLUGIN_PASS_MANAGER_SETUP, NULL, &late_info);
 
   /* __SPANPROF__: PLUGIN_PRAGMAS is the first event at which cpplib is ready (earlier, in
    * plugin_init, cpp_define crashes).  It fires in cc1/cc1plus also for -E, before the built-in

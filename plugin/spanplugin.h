@@ -8,10 +8,12 @@
  *   offpath.cc    the copy of a small body that runs while its span is off (no frame, tail
  *                 calls kept)
  *   inline.cc     the inline path: a span's enter and exit recorded without a call while the
- *                 runtime counts or times with bare rdtsc (spanprof.h's SPANPROF_ABI_*)
+ *                 runtime counts or times with bare rdtsc (spanprof.h's SPANPROF_ABI_*): calls
+ *                 before "lower", written out as inline code by a late pass before "expand"
  *   instrument.cc the GIMPLE pass that wraps a function body in enter/try/finally-exit(+progress)
  *                 and brackets every setjmp-like call with the longjmp repair; every inserted
- *                 call behind an inline test (site not OFF, weak hook linked in)
+ *                 call behind an inline test (site not OFF, weak hook linked in; the inline
+ *                 path's exit gets its test from the late pass)
  *   plugin.cc     plugin_init: version check, callbacks, __SPANPROF__; lists every option
  */
 #ifndef SPANPLUGIN_H
@@ -82,10 +84,15 @@ bool spanplugin_small_body (tree fndecl);
 #define SPANPLUGIN_INLINE_ALL 2
 /* Whether the inline path is on for this compilation (option and target). */
 bool spanplugin_inline_possible (void);
-void spanplugin_add_inline_enter (gimple_seq *seq, tree site, tree state, location_t loc);
-void spanplugin_add_inline_exit (gimple_seq *seq, tree site, tree state, tree exit_hook,
-                                 location_t loc);
+/* The enter and exit calls of the inline path, for instrument.cc (before "lower"), and the late
+ * pass that writes them out as inline code (after the GIMPLE optimisers and late warnings). */
+void spanplugin_add_inline_enter (gimple_seq *seq, tree site, location_t loc);
+void spanplugin_add_inline_exit (gimple_seq *seq, tree site, tree exit_hook, location_t loc);
+opt_pass *spanplugin_make_inline_pass (gcc::context *ctxt);
 extern const struct ggc_root_tab spanplugin_inline_roots[];
+
+/* The runtime's exit hook (spanprof.h): the calls' and the inline path's. */
+#define SPANPLUGIN_EXIT_HOOK "__spanprof_exit"
 
 /* site.cc */
 tree spanplugin_site_type (void);
