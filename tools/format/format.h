@@ -8,6 +8,7 @@
 #include <json-c/json.h>
 
 #include "lib/lib.h"
+#include "pprof.h"
 
 /* ---- JSON profile (json_profile.c) ---- */
 
@@ -182,6 +183,31 @@ void folded_merge_free(struct folded_merge *m);
 
 /* pprof profiles (gzip-compressed profile.proto): values summed per stack and thread label,
  * inputs of one kind (sample types, period) only (merge_pprof.c). */
+/* Reading a pprof profile (any gzip-compressed profile.proto): pprof_read gunzips and decodes
+ * the LEN bytes at GZ (WHAT names them in messages), calls KIND with its run information, then
+ * SAMPLE for each sample: its stack outermost first (a location's inlined lines are frames of
+ * their own, innermost last; an unsymbolized address is named by its hex form), its values in the
+ * profile's type order, and its "thread" label or NULL.  Every string is the profile's, valid
+ * during the call only.  A callback's non-zero return stops the read.  0, or -1 after a message
+ * (or when a callback stopped it).  pprof_gunzip is its first step, alone. */
+#define PPROF_MAX_TYPES 64
+struct pprof_info {
+    const struct spanprof__pprof_type *types;
+    size_t ntypes;
+    struct spanprof__pprof_type period_type;
+    int64_t period, duration_ns, time_ns;
+    const char *program;         /* the first mapping's file, or NULL */
+};
+struct pprof_reader {
+    int (*kind)(void *arg, const struct pprof_info *info);
+    int (*sample)(void *arg, const struct spanprof__pprof_frame *stack, size_t depth,
+                  const int64_t *values, const char *thread);
+};
+int pprof_read(const unsigned char *gz, size_t len, const char *what, const struct pprof_reader *r,
+               void *arg);
+int pprof_gunzip(const unsigned char *gz, size_t len, const char *what, unsigned char **out,
+                 size_t *outlen);
+
 struct pprof_merge;
 struct pprof_merge *pprof_merge_new(void);
 int pprof_merge_add_file(struct pprof_merge *m, const char *path);    /* -1 with a message */
