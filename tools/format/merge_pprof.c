@@ -106,12 +106,12 @@ void pprof_merge_free(struct pprof_merge *m)
 /* The LEN bytes at GZ gunzipped into *OUT (malloc'd), WHAT naming them in messages; -1 with a
  * message. */
 int pprof_gunzip(const unsigned char *gz, size_t len, const char *what, unsigned char **out,
-                 size_t *outlen)
+                 size_t *outlen, FILE *msgs)
 {
     z_stream z;
     memset(&z, 0, sizeof z);
     if (inflateInit2(&z, 16 + MAX_WBITS) != Z_OK) {
-        fputs("spanprof: out of memory\n", stderr);
+        fputs("spanprof: out of memory\n", msgs);
         return -1;
     }
     size_t cap = 1 << 16, n = 0, used = 0;
@@ -121,7 +121,7 @@ int pprof_gunzip(const unsigned char *gz, size_t len, const char *what, unsigned
         if (z.avail_in == 0) {
             size_t chunk = len - used > (1u << 30) ? (1u << 30) : len - used;
             if (chunk == 0) {
-                fprintf(stderr, "spanprof: '%s': the gzip data ends early (byte %lu)\n", what,
+                fprintf(msgs, "spanprof: '%s': the gzip data ends early (byte %lu)\n", what,
                         (unsigned long)z.total_in);
                 goto fail;
             }
@@ -131,7 +131,7 @@ int pprof_gunzip(const unsigned char *gz, size_t len, const char *what, unsigned
         }
         if (n == cap) {
             if (cap >= PPROF_MAX_INFLATED) {
-                fprintf(stderr, "spanprof: '%s' decompresses to more than %zu MiB, the most "
+                fprintf(msgs, "spanprof: '%s' decompresses to more than %zu MiB, the most "
                                 "spanprof reads of a pprof profile\n",
                         what, PPROF_MAX_INFLATED >> 20);
                 goto fail;
@@ -143,7 +143,7 @@ int pprof_gunzip(const unsigned char *gz, size_t len, const char *what, unsigned
         rc = inflate(&z, Z_NO_FLUSH);
         n = cap - z.avail_out;
         if (rc != Z_OK && rc != Z_STREAM_END) {
-            fprintf(stderr, "spanprof: '%s' is not valid gzip data: %s (byte %lu)\n", what,
+            fprintf(msgs, "spanprof: '%s' is not valid gzip data: %s (byte %lu)\n", what,
                     z.msg ? z.msg : "corrupt", (unsigned long)z.total_in);
             goto fail;
         }
@@ -254,14 +254,15 @@ static void push(struct walk *w, const char *name, const char *file, int64_t lin
 int pprof_read(const unsigned char *gz, size_t len, const char *what, const struct pprof_reader *r,
                void *arg)
 {
+    FILE *msgs = r->messages ? r->messages : stderr;
     unsigned char *data;
     size_t n;
-    if (pprof_gunzip(gz, len, what, &data, &n))
+    if (pprof_gunzip(gz, len, what, &data, &n, msgs))
         return -1;
     Profile *p = spanprof__pprof__profile__unpack(NULL, n, data);
     free(data);
     if (!p) {
-        fprintf(stderr, "spanprof: '%s' is gzip-compressed but not a pprof profile (profile.proto "
+        fprintf(msgs, "spanprof: '%s' is gzip-compressed but not a pprof profile (profile.proto "
                         "does not decode)\n",
                 what);
         return -1;
@@ -270,13 +271,13 @@ int pprof_read(const unsigned char *gz, size_t len, const char *what, const stru
     struct walk w = {NULL, 0, 0};
     struct spanprof__pprof_type types[PPROF_MAX_TYPES];
     if (!strings_valid(p)) {
-        fprintf(stderr, "spanprof: '%s' refers to strings its string table does not hold: a "
+        fprintf(msgs, "spanprof: '%s' refers to strings its string table does not hold: a "
                         "damaged pprof profile\n",
                 what);
         goto out;
     }
     if (p->n_sample_type == 0 || p->n_sample_type > PPROF_MAX_TYPES) {
-        fprintf(stderr, "spanprof: '%s' has %zu sample types: not a profile spanprof can read\n",
+        fprintf(msgs, "spanprof: '%s' has %zu sample types: not a profile spanprof can read\n",
                 what, p->n_sample_type);
         goto out;
     }
@@ -303,7 +304,7 @@ int pprof_read(const unsigned char *gz, size_t len, const char *what, const stru
     for (size_t i = 0; i < p->n_sample; i++) {
         const Spanprof__Pprof__Sample *s = p->sample[i];
         if (s->n_value != p->n_sample_type) {
-            fprintf(stderr, "spanprof: '%s': sample %zu has %zu values for %zu sample types: a "
+            fprintf(msgs, "spanprof: '%s': sample %zu has %zu values for %zu sample types: a "
                             "damaged pprof profile\n",
                     what, i + 1, s->n_value, p->n_sample_type);
             goto out;
@@ -314,7 +315,7 @@ int pprof_read(const unsigned char *gz, size_t len, const char *what, const stru
         for (size_t j = s->n_location_id; j-- > 0;) {
             Location *loc = find_loc(p->location, p->n_location, s->location_id[j]);
             if (!loc) {
-                fprintf(stderr, "spanprof: '%s': sample %zu names location %llu, which the profile "
+                fprintf(msgs, "spanprof: '%s': sample %zu names location %llu, which the profile "
                                 "does not hold: a damaged pprof profile\n",
                         what, i + 1, (unsigned long long)s->location_id[j]);
                 goto out;
@@ -324,7 +325,7 @@ int pprof_read(const unsigned char *gz, size_t len, const char *what, const stru
             for (size_t l = loc->n_line; l-- > 0;) {
                 Function *fn = find_func(p->function, p->n_function, loc->line[l]->function_id);
                 if (!fn) {
-                    fprintf(stderr, "spanprof: '%s': location %llu names function %llu, which the "
+                    fprintf(msgs, "spanprof: '%s': location %llu names function %llu, which the "
                                     "profile does not hold: a damaged pprof profile\n",
                             what, (unsigned long long)loc->id, (unsigned long long)loc->line[l]->function_id);
                     goto out;
@@ -468,7 +469,7 @@ int pprof_merge_add_file(struct pprof_merge *m, const char *path)
     size_t len;
     if (read_whole_file(path, &data, &len))
         return -1;
-    static const struct pprof_reader reader = {merge_kind, merge_sample};
+    static const struct pprof_reader reader = {merge_kind, merge_sample, NULL};
     m->path = path;
     int rc = pprof_read(data, len, path, &reader, m);
     free(data);

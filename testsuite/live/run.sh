@@ -1,0 +1,317 @@
+#!/bin/sh
+# run.sh — `spanprof serve` (make check-live): the live profiles of running processes over HTTP,
+# against stand-ins for the processes (responder.c: a Unix socket answering with a snapshot file
+# the test writes, live/protocol.h's framing around a JSON profile and a pprof profile) and for
+# Pyroscope (receiver.py), read back by curl, promtool and `go tool pprof`:
+#   metrics            /metrics of two processes (server.json, worker.json) with --max-spans 3:
+#                      exactly metrics.expected (escaping, "(other)", the histogram's buckets),
+#                      and `promtool check metrics` passes it
+#   monotonic          a later snapshot whose sampled calls went down and times up: the calls
+#                      published stay at their largest, the times follow
+#   final              PID.START.final read once (its process counted ended) and unlinked
+#   profile-window     /debug/pprof/profile?seconds=2 while the process goes from server-a to
+#                      server-b: exactly the difference per stack, pid labels, both processes
+#   profile-cumulative without seconds, and ?pid=: the snapshots' stacks whole, one process
+#   push               --push to receiver.py every second: name, from, until and format in the
+#                      query, a body `go tool pprof` reads with the interval's values
+#   hostile            bad parameters get 400 with one line, other paths 404, POST 405, a 20 KB
+#                      query a 4xx, 60 connections at once; serve answers /metrics after all that
+#   timeout            a process that never answers: /metrics within 2 s of the socket timeout,
+#                      spanprof_scrape_errors_total 1
+# Each test starts its own serve on a free loopback port.
+#
+# Environment: TOOL (the spanprof command), RESPONDER (testsuite/live/responder.c, built), CURL,
+# PROMTOOL, GO, PYTHON (each empty: the tests that need it are skipped).  ONLY, REGEN: lib.sh.
+# shellcheck source=testsuite/lib.sh
+. "$(dirname "$0")/../lib.sh"
+
+make_work_dir
+mkdir -p "$work/home" "$work/tmp"
+export HOME="$work/home" GOCACHE="$work/home/cache" GOPATH="$work/home/go" GOENV=off \
+       GOPROXY=off GOFLAGS= GOTOOLCHAIN=local GOTELEMETRY=off PPROF_TMPDIR="$work/tmp" \
+       PPROF_BINARY_PATH="$work/none"
+if [ -z "${CURL:-}" ]; then
+    skip "live: curl not found (install the Debian package curl and re-run ./configure)"
+    finish
+fi
+
+pids=""
+cleanup() {
+    for p in $pids; do kill "$p" 2>/dev/null; done
+    for p in $pids; do wait "$p" 2>/dev/null; done
+    pids=""
+}
+trap 'cleanup; rm -rf "$work"' EXIT
+
+# wait_for SECONDS COMMAND...: true as soon as COMMAND succeeds (tried every 0.1 s), false after
+# SECONDS.
+wait_for() {
+    lib_deadline=$(($(date +%s) + $1))
+    shift
+    while ! "$@" 2>/dev/null; do
+        [ "$(date +%s)" -ge "$lib_deadline" ] && return 1
+        sleep 0.1
+    done
+}
+
+# frame JSON PPROF OUT: the snapshot of live/protocol.h around a JSON profile and a pprof file.
+frame() {
+    { printf 'spanprof-live 1\njson %d\n' "$(wc -c <"$1")"; cat "$1"
+      printf '\npprof %d\n' "$(wc -c <"$2")"; cat "$2"; printf '\nend\n'; } >"$3.tmp"
+    mv "$3.tmp" "$3"
+}
+
+for f in server-a server-b worker; do
+    "$TOOL" convert -o "$work/$f.pb.gz" "$here/$f.folded" >/dev/null || exit 2
+done
+frame "$here/server.json" "$work/server-a.pb.gz" "$work/server-a.snap"
+frame "$here/worker.json" "$work/worker.pb.gz" "$work/worker.snap"
+
+# respond DIR PID SNAPFILE: a stand-in process PID answering on DIR/PID.sock.
+respond() {
+    "$RESPONDER" "$1/$2.sock" "$3" "$1/$2.log" &
+    pids="$pids $!"
+    wait_for 10 test -S "$1/$2.sock"
+}
+
+# serve DIR ARGS...: starts spanprof serve on a free loopback port; sets $port and $serve_pid.
+serve() {
+    lib_dir=$1
+    shift
+    "$TOOL" serve --listen 127.0.0.1:0 "$@" "$lib_dir" >"$lib_dir.out" 2>"$lib_dir.err" &
+    serve_pid=$!
+    pids="$pids $serve_pid"
+    wait_for 20 grep -q 'http://' "$lib_dir.out" || { echo "  serve did not start:"; cat "$lib_dir.err"; return 1; }
+    port=$(sed -n 's|.*http://127.0.0.1:\([0-9]*\)/.*|\1|p' "$lib_dir.out")
+}
+
+get() {
+    "$CURL" -sS --max-time 30 "http://127.0.0.1:$port$1"
+}
+
+# status PATH [CURL-OPTIONS]: the HTTP status code, a space, the body's first line.
+status() {
+    lib_path=$1
+    shift
+    "$CURL" -sS --max-time 30 -o "$work/body" -w '%{http_code}' "$@" "http://127.0.0.1:$port$lib_path"
+    printf ' %s\n' "$(head -n 1 "$work/body")"
+}
+
+# pprof_raw FILE: `go tool pprof -raw`'s samples of FILE, one "VALUES: FRAMES [LABELS]" a line,
+# sorted, with frame ids replaced by names.
+pprof_raw() {
+    "$GO" tool pprof -symbolize=none -raw "$1" 2>/dev/null | awk '
+        /^Samples:/ { s = 1; next } /^Locations/ { s = 0; l = 1; next } /^Mappings/ { l = 0 }
+        s && /^ *[0-9]/ { n++; line[n] = $0; next }
+        s && /^ *[a-z]+:\[/ { lab[n] = lab[n] " " $1; next }
+        l && /^ *[0-9]+:/ { sub(":", "", $1); name[$1] = $4 }
+        END { for (i = 1; i <= n; i++) { split(line[i], a, ":"); m = split(a[2], ids, " ");
+              st = ""; for (j = m; j >= 1; j--) st = st (st ? ";" : "") name[ids[j]];
+              gsub(/^ +| +$/, "", a[1]); gsub(/ +/, " ", a[1]); print a[1] ": " st lab[i] } }' | sort
+}
+
+if selected metrics || selected monotonic; then
+    d="$work/metrics"
+    mkdir -p "$d"
+    cp "$work/server-a.snap" "$d/s.snap"
+    respond "$d" 4242 "$d/s.snap" && respond "$d" 5151 "$work/worker.snap" && serve "$d" --max-spans 3
+    get /metrics >"$work/metrics.txt"
+    if selected metrics; then
+        compare_expected metrics "/metrics of server.json and worker.json" "$work/metrics.txt"
+        if [ -n "${PROMTOOL:-}" ]; then
+            "$PROMTOOL" check metrics <"$work/metrics.txt" >"$work/promtool.out" 2>&1
+            st=$?
+            result $st "metrics [promtool check metrics]"
+            [ $st -eq 0 ] || sed 's/^/  | /' "$work/promtool.out"
+        else
+            skip "metrics [promtool check metrics]: promtool not found (Debian package prometheus)"
+        fi
+    fi
+    if selected monotonic; then
+        # sampled estimates: calls went down (990), times went up
+        sed -e 's/"calls": 1000, "total_ns": 2500000000/"calls": 990, "total_ns": 2600000000/' \
+            "$here/server.json" >"$work/server-wobble.json"
+        frame "$work/server-wobble.json" "$work/server-a.pb.gz" "$d/s.snap"
+        get /metrics >"$work/metrics2.txt"
+        got=$(grep -E '^spanprof_span_(calls|seconds)_total\{pid="4242",exe="server",span="handle"\}' "$work/metrics2.txt")
+        want='spanprof_span_calls_total{pid="4242",exe="server",span="handle"} 1000
+spanprof_span_seconds_total{pid="4242",exe="server",span="handle"} 2.600000000'
+        if [ "$got" = "$want" ]; then pass "monotonic [calls kept at 1000, total 2.6 s]"
+        else fail "monotonic: got"; echo "$got" | sed 's/^/  | /'; fi
+    fi
+    cleanup
+fi
+
+if selected final; then
+    d="$work/final"
+    mkdir -p "$d"
+    serve "$d"
+    cp "$work/worker.snap" "$d/5151.123456.final"
+    if wait_for 10 test ! -e "$d/5151.123456.final"; then
+        get /metrics >"$work/final.txt"
+        got=$(grep -E '^spanprof_(processes|processes_ended_total) |^spanprof_span_calls_total' "$work/final.txt")
+        want='spanprof_processes 0
+spanprof_processes_ended_total 1
+spanprof_span_calls_total{pid="5151",exe="worker",span="job"} 7'
+        if [ "$got" = "$want" ]; then pass "final [read once, unlinked, the process ended with 7 calls]"
+        else fail "final: got"; echo "$got" | sed 's/^/  | /'; fi
+    else
+        fail "final: 5151.123456.final was not unlinked within 10 s"
+    fi
+    cleanup
+fi
+
+if [ -z "${GO:-}" ]; then
+    skip "profile-window profile-cumulative push: go not found (Debian package golang-go)"
+else
+    if selected profile-window || selected profile-cumulative; then
+        d="$work/profile"
+        mkdir -p "$d"
+        cp "$work/server-a.snap" "$d/s.snap"
+        respond "$d" 4242 "$d/s.snap" && respond "$d" 5151 "$work/worker.snap" && serve "$d"
+        if selected profile-window; then
+            : >"$d/4242.log"
+            get '/debug/pprof/profile?seconds=2' >"$work/window.pb.gz" &
+            fetch=$!
+            # the window's first snapshot taken: the process moves on to server-b
+            wait_for 10 grep -q answered "$d/4242.log"
+            frame "$here/server.json" "$work/server-b.pb.gz" "$d/s.snap"
+            wait $fetch
+            got=$(pprof_raw "$work/window.pb.gz")
+            # server-b less server-a: handle 3500-1000, parse 500-500 (left out), idle new; worker
+            # did nothing
+            want='2500: main;handle pid:[4242]
+700: main;idle pid:[4242]'
+            if [ "$got" = "$want" ]; then pass "profile-window [handle 2500, idle 700, nothing else]"
+            else fail "profile-window: got"; echo "$got" | sed 's/^/  | /'; fi
+            dur=$("$GO" tool pprof -symbolize=none -raw "$work/window.pb.gz" 2>/dev/null | sed -n 's/^Duration: //p')
+            case $dur in 2.[0-9]*) pass "profile-window [duration $dur: the window]" ;;
+                         *) fail "profile-window: duration '$dur', not the 2 s window" ;; esac
+        fi
+        if selected profile-cumulative; then
+            get '/debug/pprof/profile' >"$work/cumul.pb.gz"
+            got=$(pprof_raw "$work/cumul.pb.gz")
+            s=$(cmp -s "$d/s.snap" "$work/server-a.snap" && echo a || echo b)
+            if [ "$s" = a ]; then h=1000; else h=3500; fi
+            want=$(printf '%s\n' "$h: main;handle pid:[4242]" "500: main;handle;parse pid:[4242]" \
+                   "7000000: main;job pid:[5151]" $( [ "$s" = b ] && echo "700:_main;idle_pid:[4242]") |
+                   tr _ ' ' | sort)
+            if [ "$got" = "$want" ]; then pass "profile-cumulative [both processes whole]"
+            else fail "profile-cumulative: got"; echo "$got" | sed 's/^/  | /'; fi
+            get '/debug/pprof/profile?pid=5151' >"$work/one.pb.gz"
+            got=$(pprof_raw "$work/one.pb.gz")
+            if [ "$got" = "7000000: main;job pid:[5151]" ]; then pass "profile-cumulative [?pid=5151: that process only]"
+            else fail "profile-cumulative ?pid=5151: got"; echo "$got" | sed 's/^/  | /'; fi
+        fi
+        cleanup
+    fi
+
+    if selected push; then
+        if [ -z "${PYTHON:-}" ]; then
+            skip "push: python3 not found"
+        else
+            d="$work/push"
+            mkdir -p "$d" "$work/bodies"
+            "$PYTHON" "$here/receiver.py" 0 "$work/push.log" "$work/bodies" >"$work/receiver.port" &
+            pids="$pids $!"
+            wait_for 10 test -s "$work/receiver.port"
+            rport=$(cat "$work/receiver.port")
+            cp "$work/server-a.snap" "$d/s.snap"
+            respond "$d" 4242 "$d/s.snap"
+            serve "$d" --push "http://127.0.0.1:$rport/" --interval 1 --service app
+            wait_for 20 test -s "$work/push.log"
+            first=$(head -n 1 "$work/push.log")
+            frame "$here/server.json" "$work/server-b.pb.gz" "$d/s.snap"
+            wait_for 20 test "$(wc -l <"$work/push.log")" -ge 2
+            second=$(sed -n 2p "$work/push.log")
+            pattern='^/ingest\?name=app%7Bpid%3D4242%2Cexe%3Dserver%7D&from=[0-9]{10}&until=[0-9]{10}&format=pprof$'
+            if echo "$first" | grep -Eq "$pattern" && echo "$second" | grep -Eq "$pattern"; then
+                pass "push [query: name=app{pid=4242,exe=server}, from, until, format=pprof]"
+            else
+                fail "push: the query strings"; printf '  | %s\n' "$first" "$second"
+            fi
+            from2=$(echo "$second" | sed 's/.*from=\([0-9]*\).*/\1/')
+            until1=$(echo "$first" | sed 's/.*until=\([0-9]*\).*/\1/')
+            until2=$(echo "$second" | sed 's/.*until=\([0-9]*\).*/\1/')
+            if [ "$from2" = "$until1" ] && [ "$until2" -ge "$from2" ]; then
+                pass "push [the second interval starts where the first ended: $from2]"
+            else fail "push: from $from2 after until $until1 (until $until2)"; fi
+            got1=$(pprof_raw "$work/bodies/body.1")
+            got2=$(pprof_raw "$work/bodies/body.2")
+            want1='1000: main;handle pid:[4242]
+500: main;handle;parse pid:[4242]'
+            want2='2500: main;handle pid:[4242]
+700: main;idle pid:[4242]'
+            if [ "$got1" = "$want1" ] && [ "$got2" = "$want2" ]; then
+                pass "push [bodies: the whole profile, then the interval's difference]"
+            else
+                fail "push: bodies"; printf '%s\n--\n%s\n' "$got1" "$got2" | sed 's/^/  | /'
+            fi
+            cleanup
+        fi
+    fi
+fi
+
+if selected hostile; then
+    d="$work/hostile"
+    mkdir -p "$d"
+    respond "$d" 5151 "$work/worker.snap" && serve "$d"
+    got=$( {
+        status '/debug/pprof/profile?seconds=0'
+        status '/debug/pprof/profile?seconds=abc'
+        status '/debug/pprof/profile?seconds=3601'
+        status '/debug/pprof/profile?seconds=-1'
+        status '/debug/pprof/profile?seconds=1e3'
+        status '/debug/pprof/profile?pid=x'
+        status '/nope'
+        status '/metrics/../etc/passwd' --path-as-is
+        status '/metrics' -X POST -d 'x=1'
+      } )
+    want='400 seconds must be a whole number from 1 to 3600
+400 seconds must be a whole number from 1 to 3600
+400 seconds must be a whole number from 1 to 3600
+400 seconds must be a whole number from 1 to 3600
+400 seconds must be a whole number from 1 to 3600
+400 pid must be a process id (a whole number > 0)
+404 no such page: try /metrics or /debug/pprof/profile
+404 no such page: try /metrics or /debug/pprof/profile
+405 only GET and HEAD'
+    if [ "$got" = "$want" ]; then pass "hostile [bad parameters 400, paths 404, POST 405]"
+    else fail "hostile: got"; echo "$got" | sed 's/^/  | /'; fi
+    long=$(head -c 20000 /dev/zero | tr '\0' a)
+    code=$("$CURL" -sS --max-time 30 -o /dev/null -w '%{http_code}' "http://127.0.0.1:$port/metrics?x=$long")
+    case $code in 4??) pass "hostile [a 20 KB query: $code]" ;; *) fail "hostile: a 20 KB query got '$code'" ;; esac
+    # 60 connections at once, each sending half a request and stalling
+    i=0
+    stalled=""
+    while [ $i -lt 60 ]; do
+        (printf 'GET /metrics HTTP/1.1\r\nHost: x\r\n'; sleep 3) | "$CURL" -s --max-time 5 "telnet://127.0.0.1:$port" >/dev/null 2>&1 &
+        stalled="$stalled $!"
+        i=$((i + 1))
+    done
+    sleep 1
+    wait_for 30 sh -c "\"$CURL\" -s --max-time 5 http://127.0.0.1:$port/metrics | grep -q '^spanprof_processes 1'"
+    result $? "hostile [60 stalled connections: /metrics answers again]"
+    for p in $stalled; do wait "$p"; done
+    if kill -0 "$serve_pid" 2>/dev/null; then pass "hostile [serve still running]"; else fail "hostile: serve ended"; fi
+    cleanup
+fi
+
+if selected timeout; then
+    d="$work/timeout"
+    mkdir -p "$d"
+    HANG=1 "$RESPONDER" "$d/7777.sock" "$work/worker.snap" "$d/7777.log" &
+    pids="$pids $!"
+    wait_for 10 test -S "$d/7777.sock"
+    serve "$d"
+    t0=$(date +%s)
+    get /metrics >"$work/timeout.txt"
+    t1=$(date +%s)
+    got=$(grep '^spanprof_scrape_errors_total' "$work/timeout.txt")
+    if [ "$got" = "spanprof_scrape_errors_total 1" ] && [ $((t1 - t0)) -le 4 ]; then
+        pass "timeout [answered in $((t1 - t0)) s, one scrape error]"
+    else fail "timeout: '$got' after $((t1 - t0)) s"; fi
+    cleanup
+fi
+
+finish
