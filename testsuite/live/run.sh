@@ -16,6 +16,8 @@
 #                      query, a body `go tool pprof` reads with the interval's values
 #   hostile            bad parameters get 400 with one line, other paths 404, POST 405, a 20 KB
 #                      query a 4xx, 60 connections at once; serve answers /metrics after all that
+#   record-serve       `spanprof record --serve`: CMD sees SPANPROF_LIVE=RUN/live, serve answers
+#                      while CMD runs, RUN/live is gone afterwards
 #   timeout            a process that never answers: /metrics within 2 s of the socket timeout,
 #                      spanprof_scrape_errors_total 1
 # Each test starts its own serve on a free loopback port.
@@ -295,6 +297,23 @@ if selected hostile; then
     for p in $stalled; do wait "$p"; done
     if kill -0 "$serve_pid" 2>/dev/null; then pass "hostile [serve still running]"; else fail "hostile: serve ended"; fi
     cleanup
+fi
+
+if selected record-serve; then
+    rport=$("$PYTHON" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+    (cd "$work" && "$TOOL" record -o run --serve "127.0.0.1:$rport" -- sh -c '
+        echo "live=$SPANPROF_LIVE"
+        i=0
+        while [ $i -lt 100 ]; do
+            "$0" -s "http://127.0.0.1:$1/metrics" >metrics.txt && break
+            sleep 0.1; i=$((i + 1))
+        done
+        grep "^spanprof_processes " metrics.txt' "$CURL" "$rport" >"$work/record.out" 2>"$work/record.err")
+    got="$(cat "$work/record.out"); $( [ -e "$work/run/live" ] && echo "run/live left" || echo "run/live removed")"
+    want="live=$work/run/live
+spanprof_processes 0; run/live removed"
+    if [ "$got" = "$want" ]; then pass "record-serve [SPANPROF_LIVE=run/live, /metrics while CMD runs, run/live removed]"
+    else fail "record-serve: got"; echo "$got" | sed 's/^/  | /'; sed 's/^/  ! /' "$work/record.err"; fi
 fi
 
 if selected timeout; then

@@ -68,6 +68,8 @@ extern const char serve_usage[], serve_help[];
 /* Serves until SIGINT or SIGTERM; 0, or EXIT_BAD_INPUT after a message. */
 int cmd_serve(const struct serve_opts *o);
 int run_serve(int argc, char **argv);
+/* Whether LISTEN has the form ADDR:PORT: a non-empty ADDR, PORT a number up to 65535. */
+int serve_listen_form_ok(const char *listen);
 
 /* ---- the commands that parse their own arguments (convert.c, record.c, diff.c): their help
  * texts and entry points, for the command table in spanprof.c.  Each entry point takes argv[0]

@@ -643,8 +643,7 @@ static void on_stop(int sig)
     S.stop = 1;
 }
 
-/* Whether LISTEN has the form ADDR:PORT: a non-empty ADDR, PORT a number up to 65535. */
-static int listen_form_ok(const char *listen)
+int serve_listen_form_ok(const char *listen)
 {
     const char *colon = strrchr(listen, ':');
     return colon && colon != listen && colon[1] && strspn(colon + 1, "0123456789") == strlen(colon + 1) &&
@@ -818,7 +817,7 @@ int run_serve(int argc, char **argv)
     while ((ch = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
         switch (ch) {
         case 'l':
-            if (!listen_form_ok(optarg))
+            if (!serve_listen_form_ok(optarg))
                 return tool_usage_error("--listen needs ADDR:PORT (e.g. 127.0.0.1:6061), not '%s'", optarg);
             o.listen = optarg;
             break;
