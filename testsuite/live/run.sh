@@ -18,6 +18,15 @@
 #                      query a 4xx, 60 connections at once; serve answers /metrics after all that
 #   record-serve       `spanprof record --serve`: CMD sees SPANPROF_LIVE=RUN/live, serve answers
 #                      while CMD runs, RUN/live is gone afterwards
+#   runtime-*          with the real runtime (skipped while it does not answer SPANPROF_LIVE):
+#                      phases.c built whole-program (-fplugin-arg-spanplugin-all, no markup)
+#                      runs phase A then phase B; `go tool pprof -seconds 3` taken in phase B
+#                      holds phase_b, not phase_a, with calls within 30% of the program's own
+#                      rate times the window (runtime-window); a real prometheus scraping serve
+#                      every second: rate(spanprof_span_calls_total{span="phase_b"}[5s]) within
+#                      25% of the program's own rate (runtime-prometheus); a pre-fork server
+#                      (a parent and 3 workers, one replaced): every worker's pid in /metrics
+#                      (runtime-prefork)
 #   timeout            a process that never answers: /metrics within 2 s of the socket timeout,
 #                      spanprof_scrape_errors_total 1
 # Each test starts its own serve on a free loopback port.
@@ -314,6 +323,103 @@ if selected record-serve; then
 spanprof_processes 0; run/live removed"
     if [ "$got" = "$want" ]; then pass "record-serve [SPANPROF_LIVE=run/live, /metrics while CMD runs, run/live removed]"
     else fail "record-serve: got"; echo "$got" | sed 's/^/  | /'; sed 's/^/  ! /' "$work/record.err"; fi
+fi
+
+# ---- with the real runtime ----
+runtime_tests="runtime-window runtime-prometheus runtime-prefork"
+want_runtime=0
+for t in $runtime_tests; do selected "$t" && want_runtime=1; done
+if [ $want_runtime = 1 ]; then
+    need_plugin
+    rt="$work/rt"
+    mkdir -p "$rt/probe"
+    cp "$here/phases.c" "$rt/phases.c"
+    if ! build "runtime" "$rt/build.log" $CC -O1 -fplugin="$PLUGIN" -fplugin-arg-spanplugin-all \
+            -I"$INCLUDE_DIR" "$rt/phases.c" -o "$rt/phases" -L"$LIBDIR" -Wl,--no-as-needed -lspanprof \
+            -Wl,-rpath,"$LIBDIR" -pthread; then
+        :
+    else
+        # does the runtime answer SPANPROF_LIVE?
+        SPANPROF_LIVE="$rt/probe" "$rt/phases" 3 0 "$rt/probe.mark" >/dev/null 2>&1 &
+        probe=$!
+        if wait_for 5 sh -c "ls '$rt/probe' | grep -q '\.sock\$'"; then has_live=1; else has_live=0; fi
+        wait $probe
+        if [ $has_live = 0 ]; then
+            for t in $runtime_tests; do selected "$t" && skip "$t: the runtime does not answer SPANPROF_LIVE"; done
+        fi
+    fi
+fi
+if [ $want_runtime = 1 ] && [ "${has_live:-0}" = 1 ] && { selected runtime-window || selected runtime-prometheus; }; then
+    d="$rt/live"
+    mkdir -p "$d"
+    serve "$d"
+    if selected runtime-prometheus && [ -n "${PROMETHEUS:-}" ]; then
+        pport=$("$PYTHON" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+        printf 'global:\n  scrape_interval: 1s\n  evaluation_interval: 1s\nscrape_configs:\n  - job_name: spanprof\n    static_configs:\n      - targets: ["127.0.0.1:%s"]\n' "$port" >"$rt/prometheus.yml"
+        "$PROMETHEUS" --config.file="$rt/prometheus.yml" --storage.tsdb.path="$rt/tsdb" \
+            --web.listen-address="127.0.0.1:$pport" >"$rt/prometheus.log" 2>&1 &
+        pids="$pids $!"
+        wait_for 60 "$CURL" -sf "http://127.0.0.1:$pport/-/ready" >/dev/null || echo "  prometheus is not ready after 60 s"
+    fi
+    SPANPROF_LIVE="$d" SPANPROF_HISTOGRAM=1 "$rt/phases" 4 20 "$rt/mark" >"$rt/phases.out" 2>"$rt/phases.err" &
+    prog=$!
+    wait_for 60 grep -q 'phase B' "$rt/mark"
+    sleep 1
+    if selected runtime-window; then
+        (cd "$rt" && "$GO" tool pprof -symbolize=none -raw -seconds 3 \
+            "http://127.0.0.1:$port/debug/pprof/profile" >"$rt/window.raw" 2>"$rt/window.err")
+    fi
+    if selected runtime-prometheus && [ -n "${PROMETHEUS:-}" ]; then
+        # 8 s of phase B scraped, the 5 s range inside it
+        sleep 8
+        "$CURL" -s "http://127.0.0.1:$pport/api/v1/query" \
+            --data-urlencode 'query=rate(spanprof_span_calls_total{span="phase_b"}[5s])' >"$rt/query.json"
+    fi
+    wait $prog
+    rate=$(sed -n 's/^b_rate //p' "$rt/phases.out")
+    if selected runtime-window; then
+        # -raw's samples: "CALLS WALL...: IDS" with the ids of the locations, leaf first
+        b_id=$(sed -n 's/^ *\([0-9]*\): .* phase_b .*/\1/p' "$rt/window.raw" | head -n 1)
+        a_id=$(sed -n 's/^ *\([0-9]*\): .* phase_a .*/\1/p' "$rt/window.raw" | head -n 1)
+        b_calls=$(awk -v id="$b_id" '/^Samples:/ {s=1; next} /^Locations/ {s=0} s && /:/ { split($0, a, ":"); split(a[2], ids, " "); if (ids[1] == id) { split(a[1], v, " "); n += v[1] } } END { print n + 0 }' "$rt/window.raw")
+        a_calls=$(awk -v id="${a_id:-none}" '/^Samples:/ {s=1; next} /^Locations/ {s=0} s && /:/ { split($0, a, ":"); split(a[2], ids, " "); if (ids[1] == id) { split(a[1], v, " "); n += v[1] } } END { print n + 0 }' "$rt/window.raw")
+        dur=$(sed -n 's/^Duration: \([0-9.]*\).*/\1/p' "$rt/window.raw")
+        verdict=$(awk -v b="$b_calls" -v a="$a_calls" -v r="${rate:-0}" -v d="${dur:-0}" 'BEGIN {
+            want = r * d; ok = a == 0 && want > 0 && b >= 0.7 * want && b <= 1.3 * want
+            printf "%s phase_b %d calls in %.2f s, the program'"'"'s rate %.1f/s gives %.0f (%+.1f%%); phase_a %d", ok ? "ok" : "bad", b, d, r, want, want > 0 ? 100 * (b - want) / want : 0, a }')
+        case $verdict in ok*) pass "runtime-window [${verdict#ok }]" ;;
+            *) fail "runtime-window: ${verdict#bad }"; sed 's/^/  | /' "$rt/window.err" "$rt/window.raw" | head -40 ;; esac
+    fi
+    if selected runtime-prometheus; then
+        if [ -z "${PROMETHEUS:-}" ]; then
+            skip "runtime-prometheus: prometheus not found (Debian package prometheus)"
+        else
+            prate=$("$PYTHON" -c 'import json, sys; r = json.load(open(sys.argv[1]))["data"]["result"]; print(sum(float(x["value"][1]) for x in r) if r else 0)' "$rt/query.json" 2>/dev/null)
+            verdict=$(awk -v p="${prate:-0}" -v r="${rate:-0}" 'BEGIN { ok = r > 0 && p >= 0.75 * r && p <= 1.25 * r
+                printf "%s rate() %.1f/s, the program'"'"'s own %.1f/s (%+.1f%%)", ok ? "ok" : "bad", p, r, r > 0 ? 100 * (p - r) / r : 0 }')
+            case $verdict in ok*) pass "runtime-prometheus [${verdict#ok }]" ;;
+                *) fail "runtime-prometheus: ${verdict#bad }"; sed 's/^/  | /' "$rt/query.json"; echo ;; esac
+        fi
+    fi
+    cleanup
+fi
+if [ $want_runtime = 1 ] && [ "${has_live:-0}" = 1 ] && selected runtime-prefork; then
+    d="$rt/prefork"
+    mkdir -p "$d"
+    serve "$d"
+    WORKERS=3 SPANPROF_LIVE="$d" "$rt/phases" 0 0 "$rt/prefork.mark" >/dev/null 2>&1 &
+    prog=$!
+    pids="$pids $prog"
+    wait_for 60 grep -q done "$rt/prefork.mark"
+    workers=$(grep -v done "$rt/prefork.mark" | tr '\n' ' ')
+    all_in() {
+        get /metrics >"$rt/prefork.metrics" || return 1
+        for w in $workers; do grep -q "^spanprof_span_calls_total{pid=\"$w\",.*span=\"phase_b\"}" "$rt/prefork.metrics" || return 1; done
+    }
+    if wait_for 60 all_in; then pass "runtime-prefork [workers $workers(one replaced) all in /metrics]"
+    else fail "runtime-prefork: not every worker of $workers in /metrics:"; grep '^spanprof_span_calls_total' "$rt/prefork.metrics" | sed 's/^/  | /'; fi
+    kill "$prog"
+    cleanup
 fi
 
 if selected timeout; then

@@ -200,7 +200,7 @@ static struct snap *parse(char *buf, size_t len, const char *what)
 }
 
 /* Reads the final snapshot NAME in DIR (a regular file, no link followed), then unlinks it. */
-static void ingest_final(int dfd, const char *name)
+static void ingest_final(int dfd, const char *name, long long pid)
 {
     char what[PATH_MAX + 32];
     snprintf(what, sizeof what, "%s/%s", S.o->dir, name);
@@ -217,6 +217,8 @@ static void ingest_final(int dfd, const char *name)
         while (n < (size_t)st.st_size && (r = read(fd, buf + n, (size_t)st.st_size - n)) > 0)
             n += (size_t)r;
         struct snap *sn = parse(buf, n, what);
+        if (sn)
+            sn->s.pid = pid;   /* the file's name is the process's word, as a socket's */
         if (sn)
             update(sn, 1);
         else
@@ -254,8 +256,8 @@ static void query(const char *name, long long pid)
         S.scrape_errors++;
         return;
     }
-    if (sn->s.pid != pid)
-        sn->s.pid = pid;   /* the socket's name is the process's word */
+    sn->s.pid = pid;   /* the socket's name is the process's word (serve may be in another pid
+                        * namespace than the process) */
     update(sn, 0);
 }
 
@@ -297,7 +299,7 @@ static void collect(int query_sockets)
         }
     }
     for (size_t i = 0; i < nfinals; i++) {
-        ingest_final(dfd, finals[i]);
+        ingest_final(dfd, finals[i], name_pid(finals[i], SPANPROF_LIVE_FINAL_SUFFIX, 1));
         free(finals[i]);
     }
     free(finals);
