@@ -323,7 +323,8 @@ static void collect(int query_sockets)
     }
     free(socks);
     closedir(d);
-    qsort(S.v, S.n, sizeof *S.v, by_pid);   /* the order of what is served */
+    if (S.n > 1)
+        qsort(S.v, S.n, sizeof *S.v, by_pid);   /* the order of what is served */
 }
 
 /* Drops the processes that ended more than RETAIN_S ago and have nothing left to push. */

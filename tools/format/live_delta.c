@@ -108,7 +108,8 @@ void live_spans_keep_max(struct live_snapshot *kept, const struct live_snapshot 
             k->name = xstrdup(f->name);
             k->file = xstrdup(f->file);
             k->buckets = xmalloc((f->nbuckets + 1) * sizeof *k->buckets);
-            memcpy(k->buckets, f->buckets, f->nbuckets * sizeof *k->buckets);
+            if (f->nbuckets)
+                memcpy(k->buckets, f->buckets, f->nbuckets * sizeof *k->buckets);
             continue;
         }
         struct live_span *k = &kept->spans[idx];
