@@ -7,6 +7,7 @@
 #   make bench-sampler              only the sampler thread's cost (SPANPROF=sample)
 #   make bench-speedtest1           the speedtest1 tables alone
 #   make bench-zstd                 the zstd table alone
+#   make bench-live                 the live-profile tables alone
 # Rows are listed in bench/rows.txt.  Then more tables: the cost of writing a folded file that is
 # expensive to write (bench/deepjson.sh), thread churn (bench/churn.sh: 20,000 short-lived
 # threads, memory and time), SQLite's speedtest1 in every configuration (bench/speedtest1.sh:
@@ -27,7 +28,8 @@ CALL_FLAGS = $(WHOLE_FLAGS) -fplugin-arg-spanplugin-min-size=0
 SPAN_FLAGS = $(CALL_FLAGS) -fplugin-arg-spanplugin-inline=all
 BENCH_BINS = $(BB)/plain $(BB)/floor $(BB)/floor-so $(BB)/sp-static $(BB)/sp-shared $(BB)/sp-calls $(BB)/sp-none $(BB)/pg \
              $(BB)/libspanprof-alloc.so \
-             $(BB)/run $(BB)/measure $(BB)/deepjson $(BB)/sampler $(BB)/churn-plain $(BB)/churn-sp
+             $(BB)/run $(BB)/measure $(BB)/deepjson $(BB)/sampler $(BB)/churn-plain $(BB)/churn-sp \
+             $(BB)/livebench
 BENCH_DEPS = bench/work.c bench/bench.h $(BB)/driver.o bench/bench.mk
 
 $(BB)/driver.o: bench/driver.c bench/bench.h bench/bench.mk
@@ -88,6 +90,12 @@ $(BB)/deepjson: bench/deepjson.c bench/bench.mk $(B)/spanplugin.so $(B)/libspanp
 	$(CC) -std=gnu11 -O2 -fplugin=$(CURDIR)/$(B)/spanplugin.so -Iinclude $< -u __spanprof_enter $(B)/libspanprof.a \
 	  $(RUNTIME_LIBS) -o $@
 
+# Live profiles (bench/live.sh): 500 marked spans, the shared runtime.
+$(BB)/livebench: bench/live.c bench/bench.mk live/protocol.h $(B)/spanplugin.so $(B)/libspanprof.so
+	@mkdir -p $(@D)
+	$(CC) $(BENCH_CFLAGS) -I. $(WHOLE_FLAGS) $< -L$(B) -Wl,--no-as-needed -lspanprof \
+	  -Wl,-rpath,'$$ORIGIN/..' -o $@
+
 # Thread churn (bench/churn.sh): the lifecycle test's program, without and with the plugin.
 CHURN_SRC = testsuite/lifecycle/thread_churn.c
 $(BB)/churn-plain: $(CHURN_SRC) bench/bench.mk
@@ -129,6 +137,8 @@ bench: $(BENCH_BINS) bench-tools-bins
 	@echo | tee -a $(BB)/results.md
 	BENCH_BIN='$(CURDIR)/$(BB)' sh bench/churn.sh | tee -a $(BB)/results.md
 	@echo | tee -a $(BB)/results.md
+	BENCH_BIN='$(CURDIR)/$(BB)' sh bench/live.sh | tee -a $(BB)/results.md
+	@echo | tee -a $(BB)/results.md
 	@$(MAKE) -s bench-sampler | tee -a $(BB)/results.md
 	@echo | tee -a $(BB)/results.md
 	@if [ '$(BENCH_QUICK)' = 1 ]; then \
@@ -142,6 +152,9 @@ bench: $(BENCH_BINS) bench-tools-bins
 	else \
 	  $(ZSTDBENCH); \
 	fi | tee -a $(BB)/results.md
+
+bench-live: $(BB)/livebench $(BB)/measure
+	BENCH_BIN='$(CURDIR)/$(BB)' sh bench/live.sh
 
 # SQLite's speedtest1 tables alone (bench/speedtest1.sh; SPEEDTEST_REPS, SPEEDTEST_SIZE and
 # SPEEDTEST_DBS apply).
@@ -166,4 +179,4 @@ bench-tools-bins: $(B)/toolbench $(B)/spanprof
 bench-tools: bench-tools-bins
 	$(TOOLBENCH)
 
-.PHONY: bench bench-sampler bench-speedtest1 bench-zstd bench-tools bench-tools-bins
+.PHONY: bench bench-sampler bench-speedtest1 bench-zstd bench-tools bench-tools-bins bench-live

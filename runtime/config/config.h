@@ -32,7 +32,20 @@ void spanprof__writer_ensure(void);
  * process); TICKET is what spanprof__writer_wait waits for, at most MS milliseconds (0: written,
  * -1: not in time). */
 int spanprof__writer_request(uint32_t *ticket);
+/* The same, for the write before the process dies of a signal: the live snapshot's last too. */
+int spanprof__writer_request_last(uint32_t *ticket);
 int spanprof__writer_wait(uint32_t ticket, int ms);
+
+/* ---- live.c: SPANPROF_LIVE ---- */
+/* At start-up: the directory (NULL: none), checked and made if missing (else a warning), and
+ * the fork handler.  1 when live profiles are on. */
+int spanprof__live_setup(const char *dir);
+/* The socket and its thread, in this process, if SPANPROF_LIVE is set and they are not there
+ * yet (a thread's first span; never from a signal handler). */
+void spanprof__live_ensure(void);
+/* The final snapshot into the directory; ENDING (exit, a terminating signal): the socket goes
+ * too.  Not ending: an exec, after which the new image takes the socket's name. */
+void spanprof__live_final(int ending);
 
 /* ---- signals.c ---- */
 /* Installs the handlers for terminating signals and crashes where the program has none, and

@@ -60,6 +60,7 @@ static int before_exec(char *marker, size_t size)
     if (pid == spanprof__image_pid) {
         if (spanprof__image_recorded())
             spanprof__write_serial();
+        spanprof__live_final(0);
         written = spanprof__outputs.image + (unsigned)spanprof__image_wrote;
     }
     spanprof__marker(marker, size, pid, written);

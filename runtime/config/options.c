@@ -27,6 +27,7 @@ enum kind {
     SECONDS, /* a decimal number of seconds > 0 and <= MAX (a double); unset: 0 */
     MARKER, /* set by the runtime for the programs it starts; any text, never a warning */
     COUNT,  /* a whole number >= 1 and <= MAX */
+    DIRECTORY, /* a directory (not a pattern), with room for a file name; empty: none (NULL) */
     GLOBS,  /* comma-separated fnmatch patterns, none empty, shorter than PATH_MAX in all; an
              * empty value is an empty list ("") */
 };
@@ -108,6 +109,9 @@ static const struct option options[] = {
     {"SPANPROF_DUMP_INTERVAL", SECONDS, FIELD(dump_interval), NULL, NULL, 31536000,
      "write every output every so many seconds (fractions allowed), so a killed process loses "
      "at most that much"},
+    {"SPANPROF_LIVE", DIRECTORY, FIELD(live), NULL, NULL, 0,
+     "a directory (made if missing, mode 0700) where each process offers its live profile to "
+     "`spanprof serve` on a socket of its own (see *Live profiles*); unset or empty: none"},
     {"SPANPROF_COZ_PROGRESS", GLOBS, FIELD(coz_progress), NULL, NULL, 0,
      "under coz: spans whose names match one of these comma-separated patterns (`*` any "
      "characters, as in the shell) are throughput points of their name, each exit a visit: a "
@@ -125,8 +129,8 @@ static const struct option options[] = {
      "programs*); not meant to be set by hand"},
 };
 #define NOPTIONS (sizeof options / sizeof options[0])
-_Static_assert(SPANPROF__OPTION_TEXTS >= 9 * PATH_MAX,
-               "room for the texts of the 9 PATH, GLOBS and MARKER variables");
+_Static_assert(SPANPROF__OPTION_TEXTS >= 10 * PATH_MAX,
+               "room for the texts of the 10 PATH, DIRECTORY, GLOBS and MARKER variables");
 
 /* The smallest trace buffer: two 16-byte events. */
 #define TRACE_BUFFER_MIN 32
@@ -145,6 +149,11 @@ static int parse(const struct option *o, const char *text, void *value)
         return 0;
     case PATH:
         if (!spanprof__path_valid(text) || strlen(text) >= PATH_MAX)
+            return 0;
+        *(const char **)value = *text ? text : NULL;
+        return 1;
+    case DIRECTORY:
+        if (strlen(text) >= PATH_MAX - 64)
             return 0;
         *(const char **)value = *text ? text : NULL;
         return 1;
@@ -211,6 +220,9 @@ static void print_expected(const struct option *o, const char *text, FILE *err)
         fputs(strlen(text) >= PATH_MAX ? "is longer than PATH_MAX"
                                        : "has a '%' not followed by 'p' or '%'", err);
         break;
+    case DIRECTORY:
+        fputs("is too long a directory name", err);
+        break;
     case BYTES:
         fputs("is not a positive number of bytes", err);
         break;
@@ -239,7 +251,7 @@ static void print_expected(const struct option *o, const char *text, FILE *err)
 /* Kinds whose value is a text of the environment, kept as a copy. */
 static int keeps_text(enum kind kind)
 {
-    return kind == PATH || kind == MARKER || kind == GLOBS;
+    return kind == PATH || kind == DIRECTORY || kind == MARKER || kind == GLOBS;
 }
 
 /* A copy of TEXT in O's own storage (NULL when full: only values longer than a path fill it). */

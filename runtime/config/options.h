@@ -19,8 +19,8 @@ enum {
 };
 
 /* Room for the values of the variables that keep their text (paths, pattern lists and markers):
- * 9 of them, a path each at most. */
-#define SPANPROF__OPTION_TEXTS (9 * 4096)
+ * 10 of them, a path each at most. */
+#define SPANPROF__OPTION_TEXTS (10 * 4096)
 
 /* The parsed values, one field per variable. */
 struct spanprof__options {
@@ -48,6 +48,7 @@ struct spanprof__options {
     const char *alloc_folded; /* SPANPROF_ALLOC_FOLDED pattern, NULL: not written */
     int dump_signal;       /* SPANPROF_DUMP_SIGNAL, 0: unset */
     double dump_interval;  /* SPANPROF_DUMP_INTERVAL, seconds, 0: unset */
+    const char *live;      /* SPANPROF_LIVE directory, NULL: unset */
     const char *ancestor;  /* SPANPROF_ANCESTOR, NULL: unset */
     const char *handover;  /* SPANPROF_HANDOVER, NULL: unset */
     const char *coz_progress; /* SPANPROF_COZ_PROGRESS patterns, NULL: unset */

@@ -84,7 +84,7 @@ static void term_handler(int sig, siginfo_t *info, void *uc)
     }
     settle_self();
     uint32_t ticket;
-    if (spanprof__writer_request(&ticket) != 0) {
+    if (spanprof__writer_request_last(&ticket) != 0) {
         spanprof__folded_write_safe(&spanprof__outputs);
     } else if (spanprof__writer_wait(ticket, TERM_WAIT_MS) != 0) {
         say("warning: the profile was not written within 10 s of SIG", sigabbrev_np(sig),

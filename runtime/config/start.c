@@ -91,6 +91,7 @@ static void write_at_exit(void *arg)
 }
 
 static void (*collectors_thread_new)(struct spanprof__thread *t);
+static int live_on; /* SPANPROF_LIVE: the live socket comes with the first span */
 
 /* A thread's first span.  The first one in the process starts the writer thread when a
  * terminating signal would need it: for the outputs the async-signal-safe writer cannot write
@@ -100,8 +101,10 @@ static void thread_new(struct spanprof__thread *t)
     if (collectors_thread_new)
         collectors_thread_new(t);
     const struct spanprof__outputs *o = &spanprof__outputs;
-    if (spanprof__term_handled && (o->json || o->trace || o->alloc_folded || o->pprof))
+    if (spanprof__term_handled && (o->json || o->trace || o->alloc_folded || o->pprof || live_on))
         spanprof__writer_ensure();
+    if (live_on)
+        spanprof__live_ensure();
 }
 
 static void fork_child(void)
@@ -173,6 +176,7 @@ static void start(void)
             pthread_atfork(spanprof__fork_prepare, spanprof__fork_parent, spanprof__fork_child);
             pthread_atfork(NULL, NULL, fork_child);
             spanprof__writer_setup(o->dump_interval);
+            live_on = spanprof__live_setup(o->live);
             spanprof__exec_start();
             spanprof__dlclose_start();
             __cxa_atexit(write_at_exit, NULL, &__dso_handle ? __dso_handle : NULL);

@@ -34,6 +34,7 @@ static pid_t writer_pid; /* the process whose writer thread runs; 0: none */
 static double interval;  /* SPANPROF_DUMP_INTERVAL seconds, 0: no timer */
 static uint32_t requests, done; /* futex words */
 static uint32_t started;        /* futex word: the writer thread is in its loop */
+static int last_requested;      /* the process dies once this write is done (a signal) */
 static int stopping;            /* the runtime is being unloaded: the thread returns */
 static pthread_t writer;        /* joined when the runtime is unloaded */
 
@@ -60,6 +61,7 @@ void spanprof__write_final(void)
     if (!final_written) {
         spanprof__image_wrote = 1;
         spanprof__write_all(&spanprof__outputs, 1);
+        spanprof__live_final(1);
         final_written = 1;
     }
     pthread_mutex_unlock(&write_lock);
@@ -102,6 +104,8 @@ static void *writer_main(void *arg)
             continue;
         }
         spanprof__write_serial();
+        if (__atomic_load_n(&last_requested, __ATOMIC_ACQUIRE))
+            spanprof__live_final(1);
         served = r;
         __atomic_store_n(&done, r, __ATOMIC_RELEASE);
         futex(&done, FUTEX_WAKE_PRIVATE, INT32_MAX, NULL);
@@ -152,6 +156,12 @@ int spanprof__writer_request(uint32_t *ticket)
     return 0;
 }
 
+int spanprof__writer_request_last(uint32_t *ticket)
+{
+    __atomic_store_n(&last_requested, 1, __ATOMIC_RELEASE);
+    return spanprof__writer_request(ticket);
+}
+
 int spanprof__writer_wait(uint32_t ticket, int ms)
 {
     struct timespec now, end;
@@ -187,6 +197,7 @@ static void fork_child(void)
     pthread_mutex_init(&create_lock, NULL);
     writer_pid = 0;
     requests = done = 0;
+    last_requested = 0;
     spanprof__image_wrote = 0;
     if (had_writer)
         spanprof__writer_ensure();

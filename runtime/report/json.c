@@ -81,6 +81,12 @@ json_object *spanprof__json_build(const struct spanprof__view *v, const struct s
     json_object_object_add(o, "wall_ns", spanprof__json_u64(m->wall_ns));
     json_object_object_add(o, "thread_count", spanprof__json_u64(spanprof__thread_count(v)));
     json_object_object_add(o, "clock", spanprof__json_str(m->clock));
+    if (m->live) {
+        json_object_object_add(o, "host", spanprof__json_str(m->live->host));
+        json_object_object_add(o, "exe", spanprof__json_str(m->program));
+        json_object_object_add(o, "start_unix_ns", spanprof__json_u64(m->live->start_unix_ns));
+        json_object_object_add(o, "live_seq", spanprof__json_u64(m->live->seq));
+    }
     if (v->sample_hz) {
         json_object_object_add(o, "mode", json_object_new_string("sample"));
         json_object_object_add(o, "sample_hz", spanprof__json_u64(v->sample_hz));
@@ -134,6 +140,8 @@ json_object *spanprof__json_build(const struct spanprof__view *v, const struct s
             json_object_object_add(js, "samples", spanprof__json_u64(st[i].samples));
         }
         spanprof__res_json(res, s, js, v); /* p50_ns…, cpu_*_ns, allocs… when enabled */
+        if (m->live)
+            spanprof__res_json_histogram(res, s, js, v);
         json_object_array_add(spans, js);
     }
     free(st);

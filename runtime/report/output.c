@@ -194,14 +194,9 @@ static void program_path(char *buf, size_t size)
     snprintf(buf, size, "%s", program_invocation_name);
 }
 
-int spanprof__write_all(const struct spanprof__outputs *o, int final)
+int spanprof__capture_begin(struct spanprof__capture *c, const struct spanprof__outputs *o)
 {
-    if (!spanprof__flags.recording ||
-        (!o->folded && !o->json && !o->alloc_folded && !o->trace && !o->pprof))
-        return 0;
-    struct spanprof__guard guard = spanprof__guard_enter();
-    int rc = 0;
-
+    c->guard = spanprof__guard_enter();
     spanprof__lock();
     struct spanprof__thread *self = spanprof__tls;
     if (self != &spanprof__sentinel_thread)
@@ -209,11 +204,11 @@ int spanprof__write_all(const struct spanprof__outputs *o, int final)
     size_t n = 0;
     for (struct spanprof__thread *t = spanprof__g.threads; t; t = t->next)
         n++;
-    struct spanprof__thread **ts = calloc(n ? n : 1, sizeof *ts);
-    if (!ts) {
-        fprintf(stderr, "spanprof: error: out of memory writing the profile\n");
-        rc = -1;
-        goto out;
+    c->threads = calloc(n ? n : 1, sizeof *c->threads);
+    if (!c->threads) {
+        spanprof__unlock();
+        spanprof__guard_leave(c->guard);
+        return -1;
     }
     /* The registry is newest first: list threads in the order they started. */
     size_t i = n;
@@ -221,50 +216,71 @@ int spanprof__write_all(const struct spanprof__outputs *o, int final)
         spanprof__thread_refresh_name(t);
         if (spanprof__collect.sample_hz)
             spanprof__sample_sums(t); /* the sampled inclusive figures, as of now */
-        ts[--i] = t;
+        c->threads[--i] = t;
     }
-    struct spanprof__view v = spanprof__view_of(o);
+    struct spanprof__view *v = &c->view;
+    *v = spanprof__view_of(o);
     static int warned;
-    if (v.compensation_failed && !__atomic_exchange_n(&warned, 1, __ATOMIC_RELAXED))
+    if (v->compensation_failed && !__atomic_exchange_n(&warned, 1, __ATOMIC_RELAXED))
         fprintf(stderr, "spanprof: warning: exact times keep the profiler's own cost: it could "
-                        "not be measured (%s)\n", v.compensation_failed);
-    v.threads = ts;
-    v.nthreads = n;
-    spanprof__view_fit_costs(&v, self);
-    v.folded_limits = &o->folded_limits;
-    char program[PATH_MAX], start[64];
-    program_path(program, sizeof program);
+                        "not be measured (%s)\n", v->compensation_failed);
+    v->threads = c->threads;
+    v->nthreads = n;
+    spanprof__view_fit_costs(v, self);
+    v->folded_limits = &o->folded_limits;
+    program_path(c->program, sizeof c->program);
     struct tm tm;
     time_t sec = (time_t)spanprof__g.start_real_sec;
     gmtime_r(&sec, &tm);
-    size_t len = strftime(start, sizeof start, "%Y-%m-%dT%H:%M:%S", &tm);
-    snprintf(start + len, sizeof start - len, ".%03ldZ", (long)(spanprof__g.start_real_nsec / 1000000));
-    v.now = spanprof__clock_now(); /* next to wall_ns: the main thread's time adds up to it */
-    struct spanprof__json_meta m = {
+    size_t len = strftime(c->start, sizeof c->start, "%Y-%m-%dT%H:%M:%S", &tm);
+    snprintf(c->start + len, sizeof c->start - len, ".%03ldZ",
+             (long)(spanprof__g.start_real_nsec / 1000000));
+    v->now = spanprof__clock_now(); /* next to wall_ns: the main thread's time adds up to it */
+    c->meta = (struct spanprof__json_meta){
         .pid = (long)getpid(),
-        .program = program,
-        .start_time = start,
+        .program = c->program,
+        .start_time = c->start,
         .wall_ns = spanprof__mono_ns() - spanprof__g.start_mono_ns,
         .clock = spanprof__clock_name(),
         .extra_unmatched = __atomic_load_n(&spanprof__g.unmatched_no_thread, __ATOMIC_RELAXED),
     };
+    return 0;
+}
+
+void spanprof__capture_end(struct spanprof__capture *c)
+{
+    free(c->threads);
+    spanprof__unlock();
+    spanprof__guard_leave(c->guard);
+}
+
+int spanprof__write_all(const struct spanprof__outputs *o, int final)
+{
+    if (!spanprof__flags.recording ||
+        (!o->folded && !o->json && !o->alloc_folded && !o->trace && !o->pprof))
+        return 0;
+    struct spanprof__capture c;
+    if (spanprof__capture_begin(&c, o)) {
+        fprintf(stderr, "spanprof: error: out of memory writing the profile\n");
+        return -1;
+    }
+    const struct spanprof__view *v = &c.view;
+    const struct spanprof__json_meta *m = &c.meta;
+    int rc = 0;
     struct written w = {.len = 0};
-    if (o->folded && write_one(o->folded, write_folded, &v, &m, o, final, &w))
+    if (o->folded && write_one(o->folded, write_folded, v, m, o, final, &w))
         rc = -1;
-    if (o->json && write_one(o->json, spanprof__json_write, &v, &m, o, final, &w))
+    if (o->json && write_one(o->json, spanprof__json_write, v, m, o, final, &w))
         rc = -1;
-    if (o->alloc_folded && write_one(o->alloc_folded, write_alloc_folded, &v, &m, o, final, &w))
+    if (o->alloc_folded && write_one(o->alloc_folded, write_alloc_folded, v, m, o, final, &w))
         rc = -1;
-    if (o->trace && write_one(o->trace, spanprof__trace_write, &v, &m, o, final, &w))
+    if (o->trace && write_one(o->trace, spanprof__trace_write, v, m, o, final, &w))
         rc = -1;
-    if (o->pprof && write_one(o->pprof, spanprof__pprof_write_view, &v, &m, o, final, &w))
+    if (o->pprof && write_one(o->pprof, spanprof__pprof_write_view, v, m, o, final, &w))
         rc = -1;
-    free(ts);
     /* Only for a person watching: a log or a pipe gets nothing it did not ask for. */
     if (final && o->announce && w.len && isatty(STDERR_FILENO))
         fprintf(stderr, "spanprof: wrote %s%s\n", w.text, w.cut ? ", ..." : "");
-out:
-    spanprof__unlock();
-    spanprof__guard_leave(guard);
+    spanprof__capture_end(&c);
     return rc;
 }

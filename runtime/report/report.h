@@ -178,6 +178,14 @@ struct spanprof__json_meta {
     uint64_t wall_ns;
     const char *clock;      /* "tsc", "monotonic" or "none" (SPANPROF=count) */
     uint64_t extra_unmatched; /* exits seen in threads with no data */
+    const struct spanprof__live_meta *live; /* a live snapshot's extras (live/protocol.h), or NULL */
+};
+/* What a live snapshot adds to the JSON profile: the process's identity for a collector that
+ * sees many, and each kept histogram's buckets (resreport.c). */
+struct spanprof__live_meta {
+    const char *host;
+    uint64_t start_unix_ns;
+    uint64_t seq; /* snapshots taken so far, this one included */
 };
 struct json_object;
 struct json_object *spanprof__json_build(const struct spanprof__view *v,
@@ -187,6 +195,26 @@ int spanprof__json_write(FILE *f, const struct spanprof__view *v,
 /* [ { "name", "file", "line", "hits" } ] for every progress point hit so far, sorted by name,
  * file and line.  Call with the process lock held. */
 struct json_object *spanprof__progress_json(void);
+
+/* One consistent capture of every thread, what every write (and a live snapshot) renders from:
+ * _begin takes the process lock (thread starts wait; recording threads never do) and fills the
+ * view and the JSON's metadata; _end releases it.  -1: out of memory, nothing held. */
+struct spanprof__capture {
+    struct spanprof__view view;
+    struct spanprof__json_meta meta;
+    struct spanprof__thread **threads;
+    struct spanprof__guard guard;
+    char program[4096];
+    char start[64];
+};
+int spanprof__capture_begin(struct spanprof__capture *c, const struct spanprof__outputs *o);
+void spanprof__capture_end(struct spanprof__capture *c);
+
+/* ---- live.c: a live snapshot (live/protocol.h) ---- */
+/* Writes the snapshot of C to F: the framing, the JSON profile with LIVE's extras and the pprof
+ * profile.  0, or -1 with errno set. */
+int spanprof__live_snapshot_write(FILE *f, struct spanprof__capture *c,
+                                  const struct spanprof__live_meta *live);
 
 /* ---- jsonvalue.c: the few json-c values every JSON writer shares ---- */
 /* An unsigned counter as a JSON integer (json-c's are signed 64-bit: clamped). */
@@ -203,6 +231,10 @@ struct spanprof__res_sites;
 struct spanprof__res_sites *spanprof__res_collect(const struct spanprof__view *v);
 void spanprof__res_json(const struct spanprof__res_sites *r, const struct spanprof_site *site,
                         struct json_object *js, const struct spanprof__view *v);
+/* SITE's kept histogram as a live snapshot's "histogram" object (live/protocol.h), if it has one. */
+void spanprof__res_json_histogram(const struct spanprof__res_sites *r,
+                                  const struct spanprof_site *site, struct json_object *js,
+                                  const struct spanprof__view *v);
 void spanprof__res_free(struct spanprof__res_sites *r);
 
 /* ---- allocfolded.c ---- */

@@ -268,6 +268,50 @@ void spanprof__res_json(const struct spanprof__res_sites *r, const struct spanpr
     }
 }
 
+void spanprof__res_json_histogram(const struct spanprof__res_sites *r,
+                                  const struct spanprof_site *site, struct json_object *js,
+                                  const struct spanprof__view *v)
+{
+    if (!r || !r->cap)
+        return;
+    const struct res_site *s = &r->v[slot(r, site)];
+    if (s->site != site || !s->hist)
+        return;
+    unsigned first = 0;
+    while (first < SPANPROF_HIST_BUCKETS && !s->hist->count[first])
+        first++;
+    if (first == SPANPROF_HIST_BUCKETS)
+        return; /* no activation timed (SPANPROF=count, or none completed yet) */
+    struct json_object *h = json_object_new_object(), *buckets = json_object_new_array();
+    double sum = 0; /* ticks; a double, as the sum of a long run's durations passes 2^64 */
+    uint64_t le = 0, pending = 0; /* buckets narrower than a ns share their bound: merged */
+    uint64_t count = 0;           /* of the buckets as read (a running thread adds to them) */
+    for (unsigned i = first; i <= SPANPROF_HIST_BUCKETS; i++) {
+        uint64_t n = i < SPANPROF_HIST_BUCKETS ? s->hist->count[i] : 0, low = 0, width = 1;
+        if (i < SPANPROF_HIST_BUCKETS) {
+            if (!n)
+                continue;
+            spanprof__hist_bucket(i, &low, &width);
+            sum += ((double)low + (double)(width - 1) / 2) * (double)n;
+        }
+        uint64_t bound = spanprof__ticks_to_ns(v, low + width - 1);
+        if (pending && (bound != le || i == SPANPROF_HIST_BUCKETS)) {
+            struct json_object *b = json_object_new_array();
+            json_object_array_add(b, spanprof__json_u64(le));
+            json_object_array_add(b, spanprof__json_u64(pending));
+            json_object_array_add(buckets, b);
+            pending = 0;
+        }
+        le = bound;
+        pending += n;
+        count += n;
+    }
+    put(h, "count", count);
+    put(h, "sum_ns", (uint64_t)(sum * v->ns_per_tick));
+    json_object_object_add(h, "buckets", buckets);
+    json_object_object_add(js, "histogram", h);
+}
+
 void spanprof__res_free(struct spanprof__res_sites *r)
 {
     if (!r)

@@ -148,7 +148,8 @@ test_privileged() {
             # folder (open), a misspelt variable and a bad value that would draw warnings.
             run "$d/open" $as_nobody -- SPANPROF_FOLDED="$d/protected/precious" \
                 SPANPROF_JSON="$d/protected/new.json" SPANPROF_TRACE="$d/protected/trace.json" \
-                SPANPROF_PPROF="$d/protected/new.pb.gz" SPANPROF_THREADS=yes SPANPROF_TYPO=1 \
+                SPANPROF_PPROF="$d/protected/new.pb.gz" SPANPROF_LIVE="$d/protected/live" \
+                SPANPROF_THREADS=yes SPANPROF_TYPO=1 \
                 -- privileged
             echo "## $prog, run as another user"
             describe "$d/open" | sed "s|$d|DIR|g"

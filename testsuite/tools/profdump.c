@@ -4,6 +4,7 @@
  *   profdump [--resources] PROFILE.json [PROFILE.folded]
  *   profdump --times PROFILE.json
  *   profdump --compensation PROFILE.json
+ *   profdump --live SNAPSHOT.json
  *
  * Output, each section sorted:
  *   span NAME calls=N            one per span site in the JSON (sites with equal names summed)
@@ -18,6 +19,9 @@
  * With --times, only the times, for a test that computes with them (shares of a run):
  *   NAME total_ns=N self_ns=N [cpu_total_ns=N cpu_self_ns=N samples=N] [cpu_ns=N]   in the
  *   JSON's order
+ * With --live, a live snapshot's JSON part (live/protocol.h): what dump_json prints, then
+ *   live pid=N seq=N exe=BASENAME host=set|empty start_unix_ns=set|missing
+ *   histogram NAME count=N       per span with one (buckets ascending, their counts summing to N)
  * With --compensation, only the JSON's "compensation": "call_ns=X inside_ns=Y" (and
  *   " measured_call_ns=Z" when the run's times lowered it), "failed=REASON", or "none".
  * It also checks what is time-dependent but still has rules (self <= total, values are
@@ -315,8 +319,54 @@ static void dump_compensation(const char *path)
     json_object_put(root);
 }
 
+/* A live snapshot's own fields (see the header). */
+static void dump_live(const char *path)
+{
+    json_object *root = json_object_from_file(path), *v, *spans;
+    if (!root) {
+        fprintf(stderr, "profdump: %s: %s\n", path, json_util_get_last_err());
+        exit(1);
+    }
+    const char *exe = json_object_object_get_ex(root, "exe", &v) ? json_object_get_string(v) : "";
+    const char *host = json_object_object_get_ex(root, "host", &v) ? json_object_get_string(v) : "";
+    printf("live pid=%" PRId64 " seq=%" PRId64 " exe=%s host=%s start_unix_ns=%s\n",
+           get_int(root, "pid", "top-level field"), get_int(root, "live_seq", "top-level field"),
+           strrchr(exe, '/') ? strrchr(exe, '/') + 1 : exe, *host ? "set" : "empty",
+           get_int(root, "start_unix_ns", "top-level field") > 0 ? "set" : "missing");
+    if (!json_object_object_get_ex(root, "spans", &spans))
+        return;
+    for (size_t i = 0; i < json_object_array_length(spans); i++) {
+        json_object *span = json_object_array_get_idx(spans, i), *h, *buckets, *name;
+        if (!json_object_object_get_ex(span, "histogram", &h))
+            continue;
+        json_object_object_get_ex(span, "name", &name);
+        int64_t count = get_int(h, "count", "histogram field"), sum = 0, last = -1;
+        get_int(h, "sum_ns", "histogram field");
+        if (!json_object_object_get_ex(h, "buckets", &buckets))
+            fail(path, "histogram without buckets");
+        for (size_t b = 0; buckets && b < json_object_array_length(buckets); b++) {
+            json_object *pair = json_object_array_get_idx(buckets, b);
+            int64_t le = json_object_get_int64(json_object_array_get_idx(pair, 0));
+            int64_t n = json_object_get_int64(json_object_array_get_idx(pair, 1));
+            if (le <= last || n <= 0)
+                fail(json_object_get_string(name), "needs ascending buckets, none empty");
+            last = le;
+            sum += n;
+        }
+        if (sum != count)
+            fail(json_object_get_string(name), "needs bucket counts that sum to count");
+        printf("histogram %s count=%" PRId64 "\n", json_object_get_string(name), count);
+    }
+    json_object_put(root);
+}
+
 int main(int argc, char **argv)
 {
+    if (argc == 3 && strcmp(argv[1], "--live") == 0) {
+        dump_json(argv[2]);
+        dump_live(argv[2]);
+        return failed;
+    }
     if (argc == 3 && strcmp(argv[1], "--times") == 0) {
         dump_times(argv[2]);
         return failed;
@@ -333,7 +383,8 @@ int main(int argc, char **argv)
     if (argc < 2 || argc > 3) {
         fprintf(stderr, "usage: profdump [--resources] PROFILE.json [PROFILE.folded]\n"
                         "       profdump --times PROFILE.json\n"
-                        "       profdump --compensation PROFILE.json\n");
+                        "       profdump --compensation PROFILE.json\n"
+                        "       profdump --live SNAPSHOT.json\n");
         return 2;
     }
     dump_json(argv[1]);

@@ -1,0 +1,382 @@
+/* live.c — SPANPROF_LIVE=DIR: each process offers its profile, as it is now, to `spanprof serve`
+ * through a Unix socket of its own in DIR, and leaves its last one there when it ends
+ * (live/protocol.h says what is where and what is said).
+ *
+ * Why a socket and a thread of its own, and not the dump signal: a signal interrupts the
+ * program's blocking calls (EINTR) every time it is sent, which is fine on demand and not every
+ * few seconds for the life of a server.  The socket is a file in a directory of the user's (mode
+ * 0700, made here if missing), so only that user (and root) can connect; the peer's credentials
+ * are checked too.  Nothing listens on the network.
+ *
+ * The live thread is made with the first span of a process (a process that records nothing
+ * offers nothing), with every signal blocked, and answers one connection at a time: read one
+ * request line (1 s at most), capture under the process lock as every write does (threads that
+ * start wait; recording threads never do), render into memory, release the lock, send (5 s at
+ * most, MSG_NOSIGNAL: a client that goes away must not raise SIGPIPE in the program).  The work
+ * per request is one capture; a client that sends nothing or reads nothing costs its timeout.
+ *
+ * Fork: the child closes the parent's socket (without removing its name) and makes its own.
+ * Exec: the ending image leaves its final snapshot; the new one, if it records with
+ * SPANPROF_LIVE, takes over the socket's name (same pid).  Exit (and a terminating signal the
+ * runtime handles): the final snapshot, then the socket's name is removed.  A privileged program
+ * (AT_SECURE) never gets here: its SPANPROF_* variables are ignored (start.c). */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "config/config.h"
+#include "live/protocol.h"
+
+#define REQUEST_WAIT_MS 1000 /* for the request line */
+#define SEND_WAIT_S 5        /* for the client to take the snapshot */
+
+static char dir[PATH_MAX];  /* absolute; "" when SPANPROF_LIVE is unset or unusable */
+static char host[256];
+static int listen_fd = -1;
+static pid_t live_pid;      /* the process whose socket and thread these are; 0: none */
+static pthread_t live_thread;
+static uint64_t seq;        /* snapshots taken by this image (the live thread and the last one) */
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER; /* starting, stopping, final */
+
+static void fork_child(void);
+
+static void warn(const char *what, int err)
+{
+    fprintf(stderr, "spanprof: warning: SPANPROF_LIVE='%s': %s%s%s; no live profile\n", dir, what,
+            err ? ": " : "", err ? strerror(err) : "");
+}
+
+/* DIR as an absolute path (a later chdir of the program does not move it), made with mode 0700
+ * if missing; it must be a directory of this user's, writable by no one else. */
+int spanprof__live_setup(const char *path)
+{
+    if (!path)
+        return 0;
+    if (path[0] == '/' || !getcwd(dir, sizeof dir - 64 - strlen(path)))
+        snprintf(dir, sizeof dir, "%s", path);
+    else
+        snprintf(dir + strlen(dir), sizeof dir - strlen(dir), "/%s", path);
+    if (mkdir(dir, 0700) != 0 && errno != EEXIST) {
+        warn("cannot make the directory", errno);
+        dir[0] = 0;
+        return 0;
+    }
+    struct stat st;
+    const char *bad = NULL;
+    if (lstat(dir, &st) != 0)
+        bad = "cannot read the directory";
+    else if (!S_ISDIR(st.st_mode))
+        bad = "not a directory";
+    else if (st.st_uid != geteuid())
+        bad = "a directory of another user";
+    else if (st.st_mode & (S_IWGRP | S_IWOTH))
+        bad = "a directory others can write to";
+    if (bad) {
+        warn(bad, bad[0] == 'c' ? errno : 0);
+        dir[0] = 0;
+        return 0;
+    }
+    if (gethostname(host, sizeof host) != 0)
+        host[0] = 0;
+    host[sizeof host - 1] = 0;
+    pthread_atfork(NULL, NULL, fork_child);
+    return 1;
+}
+
+static int sock_path(char *out, size_t size, pid_t pid, const char *prefix, const char *suffix)
+{
+    int n = snprintf(out, size, "%s/%s%ld%s", dir, prefix, (long)pid, suffix);
+    return n > 0 && (size_t)n < size && (size_t)n < sizeof ((struct sockaddr_un *)0)->sun_path
+               ? 0 : -1;
+}
+
+/* The snapshot of this moment, rendered into a buffer (*BUF, *LEN; free it). */
+static int snapshot(char **buf, size_t *len)
+{
+    *buf = NULL;
+    FILE *mem = open_memstream(buf, len);
+    if (!mem)
+        return -1;
+    struct spanprof__capture c;
+    int rc = -1;
+    if (spanprof__capture_begin(&c, &spanprof__outputs) == 0) {
+        struct spanprof__live_meta meta = {
+            .host = host,
+            .start_unix_ns = (uint64_t)spanprof__g.start_real_sec * 1000000000u +
+                             (uint64_t)spanprof__g.start_real_nsec,
+            .seq = __atomic_add_fetch(&seq, 1, __ATOMIC_RELAXED),
+        };
+        rc = spanprof__live_snapshot_write(mem, &c, &meta);
+        spanprof__capture_end(&c);
+    }
+    if (fclose(mem) != 0)
+        rc = -1;
+    if (rc) {
+        free(*buf);
+        *buf = NULL;
+    }
+    return rc;
+}
+
+static int send_all(int fd, const char *p, size_t n)
+{
+    while (n) {
+        ssize_t k = send(fd, p, n, MSG_NOSIGNAL);
+        if (k < 0 && errno == EINTR)
+            continue;
+        if (k <= 0)
+            return -1;
+        p += k;
+        n -= (size_t)k;
+    }
+    return 0;
+}
+
+/* One request line, within REQUEST_WAIT_MS: 1 when it is SPANPROF_LIVE_REQUEST (what follows
+ * the line is not read). */
+static int read_request(int fd, char *line, size_t size)
+{
+    size_t got = 0;
+    struct timespec end;
+    clock_gettime(CLOCK_MONOTONIC, &end);
+    long end_ms = (long)end.tv_sec * 1000 + end.tv_nsec / 1000000 + REQUEST_WAIT_MS;
+    while (got < size - 1 && !memchr(line, '\n', got)) {
+        struct timespec now;
+        clock_gettime(CLOCK_MONOTONIC, &now);
+        long left = end_ms - ((long)now.tv_sec * 1000 + now.tv_nsec / 1000000);
+        struct pollfd p = {fd, POLLIN, 0};
+        if (left <= 0 || poll(&p, 1, (int)left) <= 0)
+            return 0;
+        ssize_t k = recv(fd, line + got, size - 1 - got, 0);
+        if (k <= 0)
+            return 0;
+        got += (size_t)k;
+    }
+    line[got] = 0;
+    size_t n = strlen(SPANPROF_LIVE_REQUEST);
+    return got >= n && memcmp(line, SPANPROF_LIVE_REQUEST, n) == 0;
+}
+
+static void answer(int fd)
+{
+    struct ucred peer;
+    socklen_t len = sizeof peer;
+    if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &peer, &len) != 0 ||
+        (peer.uid != geteuid() && peer.uid != 0))
+        return; /* closed without a word */
+    char line[SPANPROF_LIVE_REQUEST_MAX + 1] = "";
+    if (!read_request(fd, line, sizeof line)) {
+        static const char bad[] = "error unknown request\n";
+        send_all(fd, bad, sizeof bad - 1);
+        return;
+    }
+    struct timeval limit = {SEND_WAIT_S, 0};
+    setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &limit, sizeof limit);
+    char *buf;
+    size_t n;
+    if (snapshot(&buf, &n) == 0) {
+        send_all(fd, buf, n);
+        free(buf);
+    } else {
+        static const char oom[] = "error out of memory\n";
+        send_all(fd, oom, sizeof oom - 1);
+    }
+}
+
+/* The connection being answered, -1 between them: the end shuts it down too, so that a client
+ * that stopped reading does not hold the program's exit for SEND_WAIT_S.  Set and closed under
+ * conn_lock, so the end never shuts down a descriptor number the program reuses. */
+static int conn_fd = -1;
+static pthread_mutex_t conn_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void *live_main(void *arg)
+{
+    int fd = (int)(intptr_t)arg;
+    for (;;) {
+        int c = accept4(fd, NULL, NULL, SOCK_CLOEXEC);
+        if (c < 0) {
+            if (errno == EINTR || errno == ECONNABORTED || errno == EMFILE || errno == ENFILE ||
+                errno == ENOBUFS || errno == ENOMEM) {
+                if (errno != EINTR && errno != ECONNABORTED)
+                    usleep(100000); /* out of descriptors: no busy loop */
+                continue;
+            }
+            return NULL; /* shut down: the image ends or the runtime is unloaded */
+        }
+        pthread_mutex_lock(&conn_lock);
+        conn_fd = c;
+        pthread_mutex_unlock(&conn_lock);
+        answer(c);
+        pthread_mutex_lock(&conn_lock);
+        close(c);
+        conn_fd = -1;
+        pthread_mutex_unlock(&conn_lock);
+    }
+}
+
+/* The socket, bound under a temporary name, made 0600, then renamed into place: a client never
+ * finds the name before it answers.  A name left by an earlier image of this pid is replaced. */
+static int open_socket(pid_t pid)
+{
+    struct sockaddr_un a = {.sun_family = AF_UNIX};
+    char final[PATH_MAX];
+    if (sock_path(a.sun_path, sizeof a.sun_path, pid, ".", ".sock.tmp") ||
+        sock_path(final, sizeof final, pid, "", SPANPROF_LIVE_SOCK_SUFFIX)) {
+        warn("the directory's name is too long for a socket", 0);
+        return -1;
+    }
+    int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0)
+        return -1;
+    unlink(a.sun_path);
+    if (bind(fd, (struct sockaddr *)&a, sizeof a) != 0 || chmod(a.sun_path, 0600) != 0 ||
+        listen(fd, 16) != 0 || rename(a.sun_path, final) != 0) {
+        int err = errno;
+        unlink(a.sun_path);
+        close(fd);
+        warn("cannot make the socket", err);
+        return -1;
+    }
+    return fd;
+}
+
+void spanprof__live_ensure(void)
+{
+    pid_t pid = getpid();
+    if (!dir[0] || __atomic_load_n(&live_pid, __ATOMIC_ACQUIRE) == pid)
+        return;
+    pthread_mutex_lock(&lock);
+    if (live_pid != pid && (listen_fd = open_socket(pid)) >= 0) {
+        sigset_t all, old;
+        sigfillset(&all);
+        pthread_sigmask(SIG_SETMASK, &all, &old); /* the new thread inherits the mask */
+        if (pthread_create(&live_thread, NULL, live_main, (void *)(intptr_t)listen_fd) == 0) {
+            pthread_setname_np(live_thread, "spanprof-live");
+            __atomic_store_n(&live_pid, pid, __ATOMIC_RELEASE);
+        } else {
+            char name[PATH_MAX];
+            if (sock_path(name, sizeof name, pid, "", SPANPROF_LIVE_SOCK_SUFFIX) == 0)
+                unlink(name);
+            close(listen_fd);
+            listen_fd = -1;
+        }
+        pthread_sigmask(SIG_SETMASK, &old, NULL);
+    }
+    pthread_mutex_unlock(&lock);
+}
+
+/* The final snapshot into DIR/PID.START.final, through a temporary name. */
+static void leave_final(pid_t pid)
+{
+    char tmp[PATH_MAX], name[PATH_MAX], suffix[48];
+    snprintf(suffix, sizeof suffix, ".%llu.tmp", (unsigned long long)spanprof__g.start_mono_ns);
+    if (sock_path(tmp, sizeof tmp, pid, ".", suffix))
+        return;
+    snprintf(suffix, sizeof suffix, ".%llu%s", (unsigned long long)spanprof__g.start_mono_ns,
+             SPANPROF_LIVE_FINAL_SUFFIX);
+    if (sock_path(name, sizeof name, pid, "", suffix))
+        return;
+    char *buf;
+    size_t n;
+    if (snapshot(&buf, &n) != 0)
+        return;
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+    int ok = fd >= 0;
+    for (size_t done = 0; ok && done < n;) {
+        ssize_t k = write(fd, buf + done, n - done);
+        if (k < 0 && errno == EINTR)
+            continue;
+        ok = k > 0;
+        done += ok ? (size_t)k : 0;
+    }
+    if (fd >= 0 && close(fd) != 0)
+        ok = 0;
+    if (!ok || rename(tmp, name) != 0) {
+        int err = errno;
+        unlink(tmp);
+        fprintf(stderr, "spanprof: error: cannot write '%s': %s\n", name, strerror(err));
+    }
+    free(buf);
+}
+
+/* No more answers: the socket's name goes, and shutdown wakes the thread out of accept to end.
+ * Joined only when the runtime is unloaded: at exit the process ends it. */
+static int ended;
+
+static void end_answering(pid_t pid)
+{
+    char name[PATH_MAX];
+    if (sock_path(name, sizeof name, pid, "", SPANPROF_LIVE_SOCK_SUFFIX) == 0)
+        unlink(name);
+    shutdown(listen_fd, SHUT_RDWR);
+    pthread_mutex_lock(&conn_lock);
+    if (conn_fd >= 0)
+        shutdown(conn_fd, SHUT_RDWR);
+    pthread_mutex_unlock(&conn_lock);
+    ended = 1;
+}
+
+void spanprof__live_final(int ending)
+{
+    pid_t pid = getpid();
+    if (__atomic_load_n(&live_pid, __ATOMIC_ACQUIRE) != pid)
+        return;
+    pthread_mutex_lock(&lock);
+    if (live_pid == pid && !ended) {
+        leave_final(pid);
+        if (ending)
+            end_answering(pid);
+    }
+    pthread_mutex_unlock(&lock);
+}
+
+/* In a fork child the live thread is gone and the socket is the parent's: closed (its name
+ * stays: the parent still answers on it); the child makes its own if the parent had one. */
+static void fork_child(void)
+{
+    pthread_mutex_init(&lock, NULL);
+    pthread_mutex_init(&conn_lock, NULL);
+    conn_fd = -1;
+    int had = live_pid != 0;
+    if (listen_fd >= 0)
+        close(listen_fd);
+    listen_fd = -1;
+    live_pid = 0;
+    seq = 0;
+    ended = 0;
+    if (had)
+        spanprof__live_ensure();
+}
+
+/* The runtime is being unloaded (a stop stage; at exit too, when the runtime is a shared library
+ * whose destructors run before its exit handler): the image's last snapshot, and the thread must
+ * not outlive its code. */
+static void stop_live(void)
+{
+    pid_t pid = getpid();
+    if (__atomic_load_n(&live_pid, __ATOMIC_ACQUIRE) != pid)
+        return;
+    pthread_mutex_lock(&lock);
+    if (!ended) {
+        leave_final(pid);
+        end_answering(pid);
+    }
+    pthread_mutex_unlock(&lock);
+    pthread_join(live_thread, NULL);
+    close(listen_fd);
+    listen_fd = -1;
+    __atomic_store_n(&live_pid, 0, __ATOMIC_RELEASE);
+}
+SPANPROF_STOP_STAGE(stop_live);

@@ -1,0 +1,138 @@
+/* liveget.c — the live tests' client: asks the process behind a SPANPROF_LIVE socket for its
+ * snapshot, or sends whatever a hostile test wants, and checks the answer's framing
+ * (live/protocol.h).
+ *
+ *   liveget SOCKET [OUT]     sends the request; with OUT, writes OUT.json and OUT.pb.gz; prints
+ *                            "snapshot: json N bytes, pprof N bytes", or what is wrong
+ *   liveget -s TEXT SOCKET   sends TEXT (C escapes \n, \\) and prints the answer as it came
+ *   liveget -q SOCKET        connects, sends nothing, prints the answer
+ *   liveget -c SOCKET        connects, sends the request, closes without reading
+ *   liveget -f FILE [OUT]    checks a final snapshot file as the first form does */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "live/protocol.h"
+
+static int connect_to(const char *path)
+{
+    struct sockaddr_un a = {.sun_family = AF_UNIX};
+    snprintf(a.sun_path, sizeof a.sun_path, "%s", path);
+    int fd = socket(AF_UNIX, SOCK_STREAM, 0);
+    if (fd < 0 || connect(fd, (struct sockaddr *)&a, sizeof a) != 0) {
+        printf("connect: %s\n", strerror(errno));
+        exit(1);
+    }
+    return fd;
+}
+
+static char *read_all(FILE *f, size_t *n)
+{
+    size_t cap = 1 << 16;
+    char *buf = malloc(cap);
+    *n = 0;
+    for (size_t k; (k = fread(buf + *n, 1, cap - *n, f)) > 0;)
+        if ((*n += k) == cap)
+            buf = realloc(buf, cap *= 2);
+    return buf;
+}
+
+/* Parses "WORD LEN\n" at *P, returns the part's start and sets *LEN. */
+static const char *part(const char **p, const char *end, const char *word, size_t *len)
+{
+    size_t w = strlen(word);
+    if ((size_t)(end - *p) < w + 2 || memcmp(*p, word, w) || (*p)[w] != ' ')
+        return NULL;
+    char *nl;
+    *len = strtoul(*p + w + 1, &nl, 10);
+    if (*nl != '\n' || (size_t)(end - nl - 1) < *len + 1 || nl[1 + *len] != '\n')
+        return NULL;
+    const char *start = nl + 1;
+    *p = start + *len + 1;
+    return start;
+}
+
+static int check(const char *buf, size_t n, const char *out)
+{
+    const char *p = buf, *end = buf + n;
+    size_t m = strlen(SPANPROF_LIVE_MAGIC), jl, pl;
+    if (n < m || memcmp(buf, SPANPROF_LIVE_MAGIC, m)) {
+        printf("not a snapshot: %.*s", (int)(n < 80 ? n : 80), buf);
+        return 1;
+    }
+    p += m;
+    const char *j = part(&p, end, "json", &jl), *pb = j ? part(&p, end, "pprof", &pl) : NULL;
+    if (!pb || (size_t)(end - p) != 4 || memcmp(p, "end\n", 4)) {
+        printf("bad framing\n");
+        return 1;
+    }
+    printf("snapshot: json %s, pprof %s\n", jl ? "present" : "empty", pl ? "present" : "empty");
+    if (out) {
+        char path[4096];
+        snprintf(path, sizeof path, "%s.json", out);
+        FILE *f = fopen(path, "w");
+        fwrite(j, 1, jl, f);
+        fclose(f);
+        snprintf(path, sizeof path, "%s.pb.gz", out);
+        f = fopen(path, "w");
+        fwrite(pb, 1, pl, f);
+        fclose(f);
+    }
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    size_t n;
+    if (argc >= 3 && strcmp(argv[1], "-f") == 0) {
+        FILE *f = fopen(argv[2], "r");
+        if (!f) {
+            printf("%s: %s\n", argv[2], strerror(errno));
+            return 1;
+        }
+        char *buf = read_all(f, &n);
+        return check(buf, n, argc > 3 ? argv[3] : NULL);
+    }
+    const char *send_text = SPANPROF_LIVE_REQUEST;
+    int quiet = 0, no_read = 0, raw = 0;
+    if (argc >= 4 && strcmp(argv[1], "-s") == 0) {
+        static char text[1 << 16];
+        size_t k = 0;
+        for (const char *s = argv[2]; *s && k < sizeof text - 1; s++)
+            text[k++] = s[0] == '\\' && s[1] == 'n' ? (s++, '\n') : s[0] == '\\' && s[1] == '\\' ? (s++, '\\') : *s;
+        text[k] = 0;
+        send_text = text;
+        raw = 1;
+        argv += 2, argc -= 2;
+    } else if (argc >= 3 && (strcmp(argv[1], "-q") == 0 || strcmp(argv[1], "-c") == 0)) {
+        quiet = argv[1][1] == 'q';
+        no_read = argv[1][1] == 'c';
+        raw = quiet;
+        argv++, argc--;
+    }
+    if (argc < 2) {
+        fprintf(stderr, "usage: liveget [-s TEXT|-q|-c] SOCKET [OUT] | liveget -f FILE [OUT]\n");
+        return 2;
+    }
+    int fd = connect_to(argv[1]);
+    if (!quiet && send(fd, send_text, strlen(send_text), MSG_NOSIGNAL) < 0)
+        printf("send: %s\n", strerror(errno));
+    if (no_read) {
+        close(fd);
+        printf("closed\n");
+        return 0;
+    }
+    FILE *f = fdopen(fd, "r");
+    char *buf = read_all(f, &n);
+    if (raw) {
+        if (n > 16 && memcmp(buf, SPANPROF_LIVE_MAGIC, strlen(SPANPROF_LIVE_MAGIC)) == 0)
+            return check(buf, n, NULL);
+        printf("answer: %.*s%s", (int)n, buf, n && buf[n - 1] == '\n' ? "" : "(closed)\n");
+        return 0;
+    }
+    return check(buf, n, argc > 2 ? argv[2] : NULL);
+}
