@@ -386,7 +386,8 @@ if [ $want_runtime = 1 ] && [ "${has_live:-0}" = 1 ] && { selected runtime-windo
         dur=$(sed -n 's/^Duration: \([0-9.]*\).*/\1/p' "$rt/window.raw")
         verdict=$(awk -v b="$b_calls" -v a="$a_calls" -v r="${rate:-0}" -v d="${dur:-0}" 'BEGIN {
             want = r * d; ok = a == 0 && want > 0 && b >= 0.7 * want && b <= 1.3 * want
-            printf "%s phase_b %d calls in %.2f s, the program'"'"'s rate %.1f/s gives %.0f (%+.1f%%); phase_a %d", ok ? "ok" : "bad", b, d, r, want, want > 0 ? 100 * (b - want) / want : 0, a }')
+            dev = want > 0 ? 100 * (b - want) / want : 0
+            printf("%s phase_b %d calls in %.2f s, the program'"'"'s rate %.1f/s gives %.0f (%+.1f%%); phase_a %d calls", (ok ? "ok" : "bad"), b, d, r, want, dev, a) }')
         case $verdict in ok*) pass "runtime-window [${verdict#ok }]" ;;
             *) fail "runtime-window: ${verdict#bad }"; sed 's/^/  | /' "$rt/window.err" "$rt/window.raw" | head -40 ;; esac
     fi
@@ -396,7 +397,8 @@ if [ $want_runtime = 1 ] && [ "${has_live:-0}" = 1 ] && { selected runtime-windo
         else
             prate=$("$PYTHON" -c 'import json, sys; r = json.load(open(sys.argv[1]))["data"]["result"]; print(sum(float(x["value"][1]) for x in r) if r else 0)' "$rt/query.json" 2>/dev/null)
             verdict=$(awk -v p="${prate:-0}" -v r="${rate:-0}" 'BEGIN { ok = r > 0 && p >= 0.75 * r && p <= 1.25 * r
-                printf "%s rate() %.1f/s, the program'"'"'s own %.1f/s (%+.1f%%)", ok ? "ok" : "bad", p, r, r > 0 ? 100 * (p - r) / r : 0 }')
+                dev = r > 0 ? 100 * (p - r) / r : 0
+                printf("%s rate() %.1f/s, the program'"'"'s own %.1f/s (%+.1f%%)", (ok ? "ok" : "bad"), p, r, dev) }')
             case $verdict in ok*) pass "runtime-prometheus [${verdict#ok }]" ;;
                 *) fail "runtime-prometheus: ${verdict#bad }"; sed 's/^/  | /' "$rt/query.json"; echo ;; esac
         fi
