@@ -7,7 +7,8 @@
 #                      exactly metrics.expected (escaping, "(other)", the histogram's buckets),
 #                      and `promtool check metrics` passes it
 #   monotonic          a later snapshot whose sampled calls went down and times up: the calls
-#                      published stay at their largest, the times follow
+#                      published stay at their largest, the times follow; then an exec (a new
+#                      start): the new image's series alone, from its own counts
 #   final              PID.START.final read once (its process counted ended) and unlinked
 #   profile-window     /debug/pprof/profile?seconds=2 while the process goes from server-a to
 #                      server-b: exactly the difference per stack, pid labels, both processes
@@ -149,6 +150,21 @@ if selected metrics || selected monotonic; then
 spanprof_span_seconds_total{pid="4242",exe="server",span="handle"} 2.600000000'
         if [ "$got" = "$want" ]; then pass "monotonic [calls kept at 1000, total 2.6 s]"
         else fail "monotonic: got"; echo "$got" | sed 's/^/  | /'; fi
+        # the process execs: a new image (another start), its counters from 0, its series alone
+        sed -e 's/"start_unix_ns": 1700000000123456789/"start_unix_ns": 1700000009000000000/' \
+            -e 's/"calls": 1000, "total_ns": 2500000000/"calls": 5, "total_ns": 2000/' \
+            "$here/server.json" >"$work/server-exec.json"
+        frame "$work/server-exec.json" "$work/server-a.pb.gz" "$d/s.snap"
+        get /metrics >"$work/metrics3.txt"
+        got=$(grep -E '^spanprof_span_calls_total\{pid="4242",exe="server",span="handle"\}|^spanprof_process_start_time_seconds\{pid="4242"' "$work/metrics3.txt")
+        want='spanprof_process_start_time_seconds{pid="4242",exe="server"} 1700000009.000000000
+spanprof_span_calls_total{pid="4242",exe="server",span="handle"} 5'
+        if [ "$got" = "$want" ]; then pass "monotonic [an exec'd image: its own series, calls 5, no duplicates]"
+        else fail "monotonic: after exec, got"; echo "$got" | sed 's/^/  | /'; fi
+        if [ -n "${PROMTOOL:-}" ]; then
+            "$PROMTOOL" check metrics <"$work/metrics3.txt" >"$work/promtool3.out" 2>&1
+            result $? "monotonic [promtool check metrics after the exec]"
+        fi
     fi
     cleanup
 fi

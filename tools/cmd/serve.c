@@ -384,10 +384,13 @@ static enum MHD_Result metrics(struct MHD_Connection *c)
     pthread_mutex_lock(&S.lock);
     collect(1);
     struct live_metrics_proc *mp = xmalloc((S.n + 1) * sizeof *mp);
+    size_t n = 0;
     for (size_t i = 0; i < S.n; i++)
-        mp[i] = (struct live_metrics_proc){&S.v[i]->kept, &S.v[i]->named};
+        /* an ended image whose pid a later one has (exec) would repeat its series' labels */
+        if (!(S.v[i]->ended && i + 1 < S.n && S.v[i + 1]->pid == S.v[i]->pid))
+            mp[n++] = (struct live_metrics_proc){&S.v[i]->kept, &S.v[i]->named};
     struct live_metrics_totals t = {running(), S.scrape_errors, S.ended};
-    live_metrics_write(f, mp, S.n, S.o->max_spans, &t);
+    live_metrics_write(f, mp, n, S.o->max_spans, &t);
     pthread_mutex_unlock(&S.lock);
     free(mp);
     fclose(f);
