@@ -23,7 +23,8 @@
 #                      phases.c built whole-program (-fplugin-arg-spanplugin-all, no markup)
 #                      runs phase A then phase B; `go tool pprof -seconds 3` taken in phase B
 #                      holds phase_b, not phase_a, with calls within 30% of the program's own
-#                      rate times the window (runtime-window); a real prometheus scraping serve
+#                      rate times the window, and the real runtime's /metrics passes promtool
+#                      with phase_b's histogram counting its calls (runtime-window); a real prometheus scraping serve
 #                      every second: rate(spanprof_span_calls_total{span="phase_b"}[5s]) within
 #                      25% of the program's own rate (runtime-prometheus); a pre-fork server
 #                      (a parent and 3 workers, one replaced): every worker's pid in /metrics
@@ -384,6 +385,27 @@ if [ $want_runtime = 1 ] && [ "${has_live:-0}" = 1 ] && { selected runtime-windo
     if selected runtime-window; then
         (cd "$rt" && "$GO" tool pprof -symbolize=none -raw -seconds 3 \
             "http://127.0.0.1:$port/debug/pprof/profile" >"$rt/window.raw" 2>"$rt/window.err")
+    fi
+    if selected runtime-window; then
+        get /metrics >"$rt/real.metrics"
+        if [ -n "${PROMTOOL:-}" ]; then
+            "$PROMTOOL" check metrics <"$rt/real.metrics" >"$rt/promtool.out" 2>&1
+            st=$?
+            result $st "runtime-window [promtool check metrics of the real runtime's /metrics]"
+            [ $st -eq 0 ] || sed 's/^/  | /' "$rt/promtool.out"
+        fi
+        calls=$(sed -n 's/^spanprof_span_calls_total{.*span="phase_b"} //p' "$rt/real.metrics")
+        count=$(sed -n 's/^spanprof_span_duration_seconds_count{.*span="phase_b"} //p' "$rt/real.metrics")
+        le1ms=$(sed -n 's/^spanprof_span_duration_seconds_bucket{.*span="phase_b",le="0.001"} //p' "$rt/real.metrics")
+        # every activation in the histogram: within 1% of the calls (the runtime reads the two
+        # moments apart while the program runs on), and the 200 µs spins mostly under 1 ms
+        if [ -n "$calls" ] && [ -n "$count" ] && [ $((count - calls)) -le $((calls / 100)) ] &&
+           [ $((calls - count)) -le $((calls / 100)) ] && [ "$calls" -gt 0 ] &&
+           [ "${le1ms:-0}" -ge $((count * 9 / 10)) ]; then
+            pass "runtime-window [phase_b's histogram: $count of $calls calls, $le1ms under 1 ms]"
+        else
+            fail "runtime-window: phase_b's histogram: count '$count', calls '$calls', under 1 ms '$le1ms'"
+        fi
     fi
     if selected runtime-prometheus && [ -n "${PROMETHEUS:-}" ]; then
         # 8 s of phase B scraped, the 5 s range inside it
