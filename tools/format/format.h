@@ -320,7 +320,8 @@ void live_stacks_add(struct live_stacks *st, const struct spanprof__pprof_frame 
 void live_stacks_delta(const struct live_stacks *after, const struct live_stacks *before,
                        struct live_stacks *out);
 /* KEPT's span counters become the larger of theirs and FRESH's, span by span (name, file, line),
- * histogram bucket by bucket; FRESH's spans KEPT lacks are added.  KEPT's other fields become
+ * histogram bucket by bucket, the buckets folded into live_hist_le_ns's bounds (and one for
+ * +Inf, LE_NS INT64_MAX); FRESH's spans KEPT lacks are added.  KEPT's other fields become
  * FRESH's.  So counters published from KEPT never go backwards, though sampled estimates may. */
 void live_spans_keep_max(struct live_snapshot *kept, const struct live_snapshot *fresh);
 

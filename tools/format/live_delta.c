@@ -56,24 +56,34 @@ static uint64_t max_u64(uint64_t a, uint64_t b)
     return a > b ? a : b;
 }
 
-/* Keeps in K the largest of each of F's bucket counts (both ascending by le). */
+/* F's histogram in the metrics' fixed bounds (live_hist_le_ns, then INT64_MAX for +Inf): each
+ * bucket under the smallest bound >= its LE_NS.  Folding first makes the kept counts immune to a
+ * runtime bucket's LE_NS written differently from one snapshot to the next (262143 and 262144
+ * have been seen for one bucket), which kept bucket by bucket would count twice. */
+static struct live_bucket *fold(const struct live_span *f)
+{
+    struct live_bucket *out = xmalloc((live_hist_nle + 1) * sizeof *out);
+    for (size_t k = 0; k <= live_hist_nle; k++)
+        out[k] = (struct live_bucket){k < live_hist_nle ? live_hist_le_ns[k] : INT64_MAX, 0};
+    for (size_t b = 0; b < f->nbuckets; b++) {
+        size_t k = 0;
+        while (k < live_hist_nle && live_hist_le_ns[k] < f->buckets[b].le_ns)
+            k++;
+        out[k].count += f->buckets[b].count;
+    }
+    return out;
+}
+
+/* Keeps in K (folded) the largest of each of F's folded bucket counts. */
 static void keep_buckets(struct live_span *k, const struct live_span *f)
 {
-    size_t n = 0, i = 0, j = 0;
-    struct live_bucket *m = xmalloc((k->nbuckets + f->nbuckets + 1) * sizeof *m);
-    while (i < k->nbuckets || j < f->nbuckets) {
-        if (j == f->nbuckets || (i < k->nbuckets && k->buckets[i].le_ns < f->buckets[j].le_ns))
-            m[n++] = k->buckets[i++];
-        else if (i == k->nbuckets || f->buckets[j].le_ns < k->buckets[i].le_ns)
-            m[n++] = f->buckets[j++];
-        else {
-            m[n++] = (struct live_bucket){k->buckets[i].le_ns, max_u64(k->buckets[i].count, f->buckets[j].count)};
-            i++, j++;
-        }
-    }
+    struct live_bucket *m = fold(f);
+    if (k->nbuckets == live_hist_nle + 1)
+        for (size_t i = 0; i <= live_hist_nle; i++)
+            m[i].count = max_u64(m[i].count, k->buckets[i].count);
     free(k->buckets);
     k->buckets = m;
-    k->nbuckets = n;
+    k->nbuckets = live_hist_nle + 1;
 }
 
 static char *span_key(const struct live_span *s, size_t *len)
@@ -107,9 +117,8 @@ void live_spans_keep_max(struct live_snapshot *kept, const struct live_snapshot 
             *k = *f;
             k->name = xstrdup(f->name);
             k->file = xstrdup(f->file);
-            k->buckets = xmalloc((f->nbuckets + 1) * sizeof *k->buckets);
-            if (f->nbuckets)
-                memcpy(k->buckets, f->buckets, f->nbuckets * sizeof *k->buckets);
+            k->buckets = fold(f);
+            k->nbuckets = live_hist_nle + 1;
             continue;
         }
         struct live_span *k = &kept->spans[idx];
