@@ -12,6 +12,7 @@
 #   final              PID.START.final read once (its process counted ended) and unlinked
 #   profile-window     /debug/pprof/profile?seconds=2 while the process goes from server-a to
 #                      server-b: exactly the difference per stack, pid labels, both processes
+#   profile-final      a process that ends during the window: counted up to its final snapshot
 #   profile-cumulative without seconds, and ?pid=: the snapshots' stacks whole, one process
 #   push               --push to receiver.py every second: name, from, until and format in the
 #                      query, a body `go tool pprof` reads with the interval's values
@@ -194,7 +195,7 @@ fi
 if [ -z "${GO:-}" ]; then
     skip "profile-window profile-cumulative push: go not found (Debian package golang-go)"
 else
-    if selected profile-window || selected profile-cumulative; then
+    if selected profile-window || selected profile-cumulative || selected profile-final; then
         d="$work/profile"
         mkdir -p "$d"
         cp "$work/server-a.snap" "$d/s.snap"
@@ -217,6 +218,33 @@ else
             dur=$("$GO" tool pprof -symbolize=none -raw "$work/window.pb.gz" 2>/dev/null | sed -n 's/^Duration: //p')
             case $dur in 2.[0-9]*) pass "profile-window [duration $dur: the window]" ;;
                          *) fail "profile-window: duration '$dur', not the 2 s window" ;; esac
+        fi
+        if selected profile-final; then
+            # the process ends during the window: its socket goes, its final snapshot (server-b)
+            # comes; the window counts up to it
+            d2="$work/profile-final"
+            mkdir -p "$d2"
+            cp "$work/server-a.snap" "$d2/s.snap"
+            "$RESPONDER" "$d2/4242.sock" "$d2/s.snap" "$d2/4242.log" &
+            ender=$!
+            wait_for 10 test -S "$d2/4242.sock"
+            port_before=$port
+            serve "$d2"
+            get '/debug/pprof/profile?seconds=2' >"$work/final-window.pb.gz" &
+            fetch=$!
+            wait_for 10 grep -q answered "$d2/4242.log"
+            kill $ender
+            wait $ender 2>/dev/null
+            rm -f "$d2/4242.sock"
+            frame "$here/server.json" "$work/server-b.pb.gz" "$d2/.4242.77.tmp"
+            mv "$d2/.4242.77.tmp" "$d2/4242.77.final"
+            wait $fetch
+            got=$(pprof_raw "$work/final-window.pb.gz")
+            want='2500: main;handle pid:[4242]
+700: main;idle pid:[4242]'
+            if [ "$got" = "$want" ]; then pass "profile-final [a process ended in the window: counted up to its final snapshot]"
+            else fail "profile-final: got"; echo "$got" | sed 's/^/  | /'; fi
+            port=$port_before
         fi
         if selected profile-cumulative; then
             get '/debug/pprof/profile' >"$work/cumul.pb.gz"
