@@ -2,7 +2,9 @@
 # install-deps.sh — installs the Debian 12 packages spanprof needs to build, test and run the
 # demo, skipping those already installed.  Uses sudo when not run as root.
 # nodejs and npm fetch speedscope for `spanprof view`; golang-go provides `go tool pprof`, which
-# the pprof test (make check-pprof) uses to read spanprof's pprof files; libcap2-bin's setcap makes
+# the pprof test (make check-pprof) uses to read spanprof's pprof files; libmicrohttpd-dev and
+# libcurl4-openssl-dev are `spanprof serve`'s HTTP server and push client; prometheus (promtool and
+# the server), curl and python3 (a push receiver) are the live profiles' test's (make check-live); libcap2-bin's setcap makes
 # the file-capability program of the security test (make check-security); man-db reads the manual
 # pages in the install test (and brings groff, which check-options reads them with); cmake builds
 # the CMake package test's scratch project (make check-install); WITH_BROWSER=1 adds
@@ -15,7 +17,8 @@
 set -eu
 default_major=$( (gcc -dumpversion 2>/dev/null || echo 12) | sed 's/\..*//')
 packages="gcc g++ make autoconf pkg-config libjson-c-dev libunwind-dev check coz-profiler dpkg-dev
-          libprotobuf-c-dev protobuf-c-compiler zlib1g-dev golang-go libcap2-bin man-db cmake"
+          libprotobuf-c-dev protobuf-c-compiler zlib1g-dev golang-go libcap2-bin man-db cmake
+          libmicrohttpd-dev libcurl4-openssl-dev prometheus curl python3"
 # A node.js that is already there (e.g. from another repository, whose nodejs package bundles
 # npm and conflicts with Debian's npm package) is used as it is.
 command -v npm >/dev/null 2>&1 || packages="$packages nodejs npm"

@@ -77,6 +77,7 @@ struct enc {
     size_t nsamples, samples_cap;
     size_t *loc_off, *val_off;      /* per sample, offsets into the pools */
     int64_t *thread;                /* per sample: string index of its thread, 0 for none */
+    int64_t *lkey, *lval;           /* per sample: its further label's key and value, 0 for none */
     uint64_t *locs;
     size_t nlocs, locs_cap;
     int64_t *vals;
@@ -86,7 +87,7 @@ struct enc {
     /* the sample being looked up (its ids sit past the pool's end until it is kept) */
     const uint64_t *probe_locs;
     size_t probe_depth;
-    int64_t probe_thread;
+    int64_t probe_thread, probe_lkey, probe_lval;
     const char *probe_str;
     Function probe_func;
     /* Frames repeat the same name and file pointers (the runtime's are its span sites): a small
@@ -247,9 +248,11 @@ static uint64_t frame_id(struct enc *e, const struct spanprof__pprof_frame *fr)
 
 /* ---- samples ---- */
 
-static uint64_t sample_key(const uint64_t *locs, size_t depth, int64_t thread)
+static uint64_t sample_key(const uint64_t *locs, size_t depth, int64_t thread, int64_t lkey, int64_t lval)
 {
     uint64_t h = mix(0, (uint64_t)thread);
+    if (lkey)
+        h = mix(mix(h, (uint64_t)lkey), (uint64_t)lval);
     for (size_t i = 0; i < depth; i++)
         h = mix(h, locs[i]);
     return mix(h, depth);
@@ -263,12 +266,14 @@ static size_t sample_depth(const struct enc *e, uint32_t idx)
 
 static uint64_t sample_hash(const struct enc *e, uint32_t idx)
 {
-    return sample_key(e->locs + e->loc_off[idx], sample_depth(e, idx), e->thread[idx]);
+    return sample_key(e->locs + e->loc_off[idx], sample_depth(e, idx), e->thread[idx], e->lkey[idx],
+                      e->lval[idx]);
 }
 
 static int sample_eq(const struct enc *e, uint32_t idx)
 {
-    return e->thread[idx] == e->probe_thread && sample_depth(e, idx) == e->probe_depth &&
+    return e->thread[idx] == e->probe_thread && e->lkey[idx] == e->probe_lkey &&
+           e->lval[idx] == e->probe_lval && sample_depth(e, idx) == e->probe_depth &&
            memcmp(e->locs + e->loc_off[idx], e->probe_locs, e->probe_depth * sizeof *e->probe_locs) == 0;
 }
 
@@ -280,7 +285,8 @@ static int64_t add_sat(int64_t a, int64_t b)
     return r;
 }
 
-static void add_sample(struct enc *e, const struct spanprof__pprof_sample *s)
+static void add_sample(struct enc *e, const struct spanprof__pprof_sample *s, const char *key,
+                       const char *value)
 {
     /* The ids go just past the pool's end: kept there if the stack is new. */
     if (grow((void **)&e->locs, &e->locs_cap, e->nlocs + s->depth + 1, sizeof *e->locs)) {
@@ -292,6 +298,8 @@ static void add_sample(struct enc *e, const struct spanprof__pprof_sample *s)
         e->locs[e->nlocs + i] = id;
     }
     int64_t thread = intern(e, s->thread);
+    int64_t lkey = key ? intern(e, key) : 0;
+    int64_t lval = key ? intern(e, value ? value : "") : 0;
     if (e->oom || set_reserve(&e->sample_set, e, sample_hash)) {
         e->oom = 1;
         return;
@@ -299,8 +307,11 @@ static void add_sample(struct enc *e, const struct spanprof__pprof_sample *s)
     e->probe_locs = e->locs + e->nlocs;
     e->probe_depth = s->depth;
     e->probe_thread = thread;
+    e->probe_lkey = lkey;
+    e->probe_lval = lval;
     size_t slot;
-    long found = set_find(&e->sample_set, sample_key(e->probe_locs, s->depth, thread), sample_eq, e, &slot);
+    long found = set_find(&e->sample_set, sample_key(e->probe_locs, s->depth, thread, lkey, lval),
+                          sample_eq, e, &slot);
     if (found >= 0) {
         int64_t *v = e->vals + e->val_off[found];
         for (size_t i = 0; i < e->ntypes; i++)
@@ -323,7 +334,13 @@ static void add_sample(struct enc *e, const struct spanprof__pprof_sample *s)
     int64_t *th = realloc(e->thread, e->samples_cap * sizeof *th);
     if (th)
         e->thread = th;
-    if (!lo || !vo || !th) {
+    int64_t *lk = realloc(e->lkey, e->samples_cap * sizeof *lk);
+    if (lk)
+        e->lkey = lk;
+    int64_t *lv = realloc(e->lval, e->samples_cap * sizeof *lv);
+    if (lv)
+        e->lval = lv;
+    if (!lo || !vo || !th || !lk || !lv) {
         e->oom = 1;
         return;
     }
@@ -332,6 +349,8 @@ static void add_sample(struct enc *e, const struct spanprof__pprof_sample *s)
     e->loc_off[n] = e->nlocs;
     e->val_off[n] = e->nvals;
     e->thread[n] = thread;
+    e->lkey[n] = lkey;
+    e->lval[n] = lval;
     memcpy(e->vals + e->nvals, s->values, e->ntypes * sizeof *e->vals);
     e->nvals += e->ntypes;
     e->nlocs += s->depth;
@@ -426,6 +445,8 @@ static void enc_free(struct enc *e)
     free(e->loc_off);
     free(e->val_off);
     free(e->thread);
+    free(e->lkey);
+    free(e->lval);
     free(e->locs);
     free(e->vals);
     free(e->sample_set.slot);
@@ -507,8 +528,14 @@ struct spanprof__pprof_builder *spanprof__pprof_begin(const struct spanprof__ppr
 
 int spanprof__pprof_add(struct spanprof__pprof_builder *b, const struct spanprof__pprof_sample *s)
 {
+    return spanprof__pprof_add_labelled(b, s, NULL, NULL);
+}
+
+int spanprof__pprof_add_labelled(struct spanprof__pprof_builder *b, const struct spanprof__pprof_sample *s,
+                                 const char *key, const char *value)
+{
     if (!b->e.oom)
-        add_sample(&b->e, s);
+        add_sample(&b->e, s, key, value);
     if (b->e.oom) {
         errno = ENOMEM;
         return -1;
@@ -541,8 +568,8 @@ int spanprof__pprof_finish(struct spanprof__pprof_builder *b, FILE *f)
         lines = calloc(e->nfuncs + 1, sizeof *lines);
         line_ptrs = calloc(e->nfuncs + 1, sizeof *line_ptrs);
         func_ptrs = calloc(e->nfuncs + 1, sizeof *func_ptrs);
-        labels = calloc(e->nsamples + 1, sizeof *labels);
-        label_ptrs = calloc(e->nsamples + 1, sizeof *label_ptrs);
+        labels = calloc(2 * e->nsamples + 1, sizeof *labels);
+        label_ptrs = calloc(2 * e->nsamples + 1, sizeof *label_ptrs);
         if (!sample_ptrs || !locs || !loc_ptrs || !lines || !line_ptrs || !func_ptrs || !labels ||
             !label_ptrs)
             e->oom = 1;
@@ -570,14 +597,26 @@ int spanprof__pprof_finish(struct spanprof__pprof_builder *b, FILE *f)
             s->location_id = e->locs + e->loc_off[i];
             s->n_value = e->ntypes;
             s->value = e->vals + e->val_off[i];
+            size_t nl = 0;
             if (e->thread[i]) {
                 Label l = SPANPROF__PPROF__LABEL__INIT;
                 l.key = b->label_key;
                 l.str = e->thread[i];
-                labels[i] = l;
-                label_ptrs[i] = &labels[i];
-                s->n_label = 1;
-                s->label = &label_ptrs[i];
+                labels[2 * i + nl] = l;
+                label_ptrs[2 * i + nl] = &labels[2 * i + nl];
+                nl++;
+            }
+            if (e->lkey[i]) {
+                Label l = SPANPROF__PPROF__LABEL__INIT;
+                l.key = e->lkey[i];
+                l.str = e->lval[i];
+                labels[2 * i + nl] = l;
+                label_ptrs[2 * i + nl] = &labels[2 * i + nl];
+                nl++;
+            }
+            if (nl) {
+                s->n_label = nl;
+                s->label = &label_ptrs[2 * i];
             }
             sample_ptrs[i] = s;
         }

@@ -4,8 +4,8 @@
  *
  * The model knows nothing of protobuf: stacks of frames (name, file, first line), one value per
  * sample type for each stack, the run's period, duration and start, and an optional thread name
- * per stack.  The encoder does the rest: the string table, one Function per distinct frame, one
- * Location per Function, location ids leaf first, and one Sample per distinct (stack, thread):
+ * per stack and one optional further label (key and value) per stack.  The encoder does the rest: the string table, one Function per distinct frame, one
+ * Location per Function, location ids leaf first, and one Sample per distinct (stack, thread, label):
  * samples that repeat a stack are summed.  One Mapping, the program, says that functions, file
  * names and lines are all there: nothing is left for a reader to symbolize.
  *
@@ -66,6 +66,10 @@ int spanprof__pprof_write(FILE *f, const struct spanprof__pprof_model *m);
 struct spanprof__pprof_builder;
 struct spanprof__pprof_builder *spanprof__pprof_begin(const struct spanprof__pprof_model *m);
 int spanprof__pprof_add(struct spanprof__pprof_builder *b, const struct spanprof__pprof_sample *s);
+/* The same with one more string label on the sample, KEY=VALUE (e.g. "pid"="1234" in a profile of
+ * several processes): samples that differ in it are kept apart, as by thread. */
+int spanprof__pprof_add_labelled(struct spanprof__pprof_builder *b, const struct spanprof__pprof_sample *s,
+                                 const char *key, const char *value);
 int spanprof__pprof_finish(struct spanprof__pprof_builder *b, FILE *f);
 /* Replaces the duration, start and program begin took from its model, for callers that learn
  * them while adding samples (a merge: the sum of its inputs' durations). */

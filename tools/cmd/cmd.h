@@ -52,6 +52,25 @@ int cmd_view(const char *profile, const char *out, const char *unit);
 /* Makes process PID (a decimal number, checked) write its profile; waits TIMEOUT seconds. */
 int cmd_dump(const char *pid, double timeout);
 
+/* ---- spanprof serve (serve.c) ---- */
+
+/* The default --listen: loopback only. */
+#define SERVE_DEFAULT_LISTEN "127.0.0.1:6061"
+struct serve_opts {
+    const char *dir;             /* SPANPROF_LIVE's directory */
+    const char *listen;          /* ADDR:PORT */
+    const char *push;            /* Pyroscope's URL, or NULL */
+    const char *service;         /* the pushed profiles' name, NULL: each executable's */
+    double interval;             /* seconds between pushes */
+    size_t max_spans;            /* per process, the span names with series of their own */
+};
+extern const char serve_usage[], serve_help[];
+/* Serves until SIGINT or SIGTERM; 0, or EXIT_BAD_INPUT after a message. */
+int cmd_serve(const struct serve_opts *o);
+int run_serve(int argc, char **argv);
+/* Whether LISTEN has the form ADDR:PORT: a non-empty ADDR, PORT a number up to 65535. */
+int serve_listen_form_ok(const char *listen);
+
 /* ---- the commands that parse their own arguments (convert.c, record.c, diff.c): their help
  * texts and entry points, for the command table in spanprof.c.  Each entry point takes argv[0]
  * as the command's name and returns the tool's exit status. ---- */

@@ -11,6 +11,8 @@
  *                                          process, on one time line), and its page
  *     alloc.folded, alloc.html             --alloc: the memory flame graph
  *     profile.coz                          --coz: coz's causal profile
+ *     live/                                --serve: the processes' sockets (SPANPROF_LIVE),
+ *                                          removed when the run ends
  * A directory holding an earlier run is replaced only with --force (one whose processes wrote
  * nothing and that holds no output is reused as it is), and then only those files are removed.
  * A directory holding anything else, or that is not the caller's own (a link, another user's,
@@ -49,7 +51,8 @@ enum { EXIT_RECORD_FAILED = 125, EXIT_CANNOT_RUN = 126, EXIT_NOT_FOUND = 127 };
 
 const char record_usage[] =
     "usage: spanprof record [-o DIR] [--force] [--mode exact|sample|count] [--trace]\n"
-    "                       [--alloc] [--coz] [--progress GLOB] [--limit N] [--] CMD [ARG...]\n";
+    "                       [--alloc] [--coz] [--progress GLOB] [--limit N]\n"
+    "                       [--serve ADDR:PORT] [--] CMD [ARG...]\n";
 
 const char record_help[] =
     "\n"
@@ -79,6 +82,9 @@ const char record_help[] =
     "  --progress GLOB    with --coz: the spans whose exits are progress visits\n"
     "                     (SPANPROF_COZ_PROGRESS); needed when CMD marks none\n"
     "  --limit N          spans shown in the report (default: 10; 0: all)\n"
+    "  --serve ADDR:PORT  while CMD runs, serve its processes' live profiles there\n"
+    "                     (`spanprof serve`: /metrics, /debug/pprof/profile), their\n"
+    "                     sockets in DIR/live (SPANPROF_LIVE)\n"
     "  -h, --help         show this text\n"
     "\n"
     "Exit status: CMD's; 125 when record fails before CMD runs, or when CMD exits 0\n"
@@ -87,6 +93,7 @@ const char record_help[] =
 
 #define DEFAULT_DIR "spanprof.out"
 #define PROCESSES "processes"
+#define LIVE "live"
 
 /* The files an earlier run left beside processes/: what --force removes. */
 static const char *const run_outputs[] = {
@@ -100,7 +107,7 @@ static const char *const process_suffixes[] = {".json", ".folded", ".trace.json"
 #define COUNT(a) (sizeof a / sizeof *a)
 
 struct record_opts {
-    const char *dir, *mode, *progress;
+    const char *dir, *mode, *progress, *serve;
     int force, trace, alloc, coz;
     long limit;
     int dir_fd; /* DIR as checked by prepare_dir: what record reads and removes goes through it */
@@ -292,6 +299,47 @@ static int same_dir(int fd, const char *path)
     return fstat(fd, &a) == 0 && stat(path, &b) == 0 && a.st_dev == b.st_dev && a.st_ino == b.st_ino;
 }
 
+/* What the runtime and serve leave in live/ (live/protocol.h): PID.sock, PID.START.final and
+ * .PID.START.tmp. */
+static int is_live_name(const char *name)
+{
+    const char *p = name + (name[0] == '.');
+    size_t pid = strspn(p, "0123456789");
+    if (!pid)
+        return 0;
+    p += pid;
+    if (name[0] != '.' && !strcmp(p, ".sock"))
+        return 1;
+    if (p[0] != '.' || !strspn(p + 1, "0123456789"))
+        return 0;
+    p += 1 + strspn(p + 1, "0123456789");
+    return !strcmp(p, name[0] == '.' ? ".tmp" : ".final");
+}
+
+/* Removes DIR/live (FD: DIR) when it is a directory of the caller's holding only what the
+ * runtime and serve leave there; anything else is left as it is (and check_entries refuses it). */
+static void remove_live(int fd, const char *dir)
+{
+    char *shown = xasprintf("%s/" LIVE, dir);
+    int lfd = open_run_dir(fd, LIVE, shown);
+    free(shown);
+    if (lfd < 0)
+        return;
+    DIR *d = read_dir(lfd);
+    struct dirent *de;
+    struct stat st;
+    while (d && (de = readdir(d)))
+        if (!is_dot(de->d_name) && is_live_name(de->d_name) &&
+            fstatat(lfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+            (S_ISREG(st.st_mode) || S_ISSOCK(st.st_mode)))
+            unlinkat(lfd, de->d_name, 0);
+    if (d)
+        closedir(d);
+    else
+        close(lfd);
+    unlinkat(fd, LIVE, AT_REMOVEDIR);
+}
+
 /* Makes DIR ready for a run: O->dir_fd gets its descriptor, ABS its absolute path.  0, or -1
  * after a message. */
 static int prepare_dir(struct record_opts *o, char *abs)
@@ -312,6 +360,7 @@ static int prepare_dir(struct record_opts *o, char *abs)
     }
     if (fd < 0)
         goto out;
+    remove_live(fd, dir);   /* an earlier --serve run's, left by a record that was killed */
     pfd = open_run_dir(fd, PROCESSES, processes);
     if (pfd == -1)
         goto out;
@@ -454,6 +503,18 @@ static int set_environment(const struct record_opts *o, const char *abs)
     }
     if (o->progress)
         set("SPANPROF_COZ_PROGRESS", o->progress);
+    if (o->serve) {
+        char *live = xasprintf("%s/" LIVE, abs);
+        if (mkdirat(o->dir_fd, LIVE, 0700) != 0) {
+            fprintf(stderr, "spanprof: cannot create '%s': %s\n", live, strerror(errno));
+            free(live);
+            return -1;
+        }
+        set("SPANPROF_LIVE", live);
+        free(live);
+    } else {
+        unsetenv("SPANPROF_LIVE");
+    }
     set("SPANPROF_QUIET", "1"); /* record names the files, once, for every process */
     return 0;
 }
@@ -602,6 +663,40 @@ static int run_command(char **argv, int *status)
         return -1;
     }
     return 0;
+}
+
+/* ---- --serve ---- */
+
+/* Starts `spanprof serve --listen ADDR:PORT ABS/live` as a child (its output on stderr, as
+ * record's): its pid, or -1 after a message. */
+static pid_t start_serve(const struct record_opts *o, const char *abs)
+{
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid < 0) {
+        perror("spanprof: fork");
+        return -1;
+    }
+    if (pid == 0) {
+        /* its own process group: the terminal's Ctrl-C goes to CMD, and record stops serve */
+        setpgid(0, 0);
+        dup2(STDERR_FILENO, STDOUT_FILENO);
+        char *live = xasprintf("%s/" LIVE, abs);
+        struct serve_opts so = {live, o->serve, NULL, NULL, 15, 100};
+        int rc = cmd_serve(&so);
+        fflush(NULL);
+        _exit(rc);
+    }
+    return pid;
+}
+
+/* Stops serve (SIGTERM) once CMD has ended, and waits for it. */
+static void stop_serve(pid_t pid)
+{
+    int st;
+    kill(pid, SIGTERM);
+    while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+        ;
 }
 
 /* ---- assembling the profile ---- */
@@ -883,7 +978,8 @@ int run_record(int argc, char **argv)
         {"mode", required_argument, NULL, 'm'},   {"trace", no_argument, NULL, 't'},
         {"alloc", no_argument, NULL, 'a'},        {"coz", no_argument, NULL, 'c'},
         {"progress", required_argument, NULL, 'p'}, {"limit", required_argument, NULL, 'n'},
-        {"help", no_argument, NULL, 'h'},         {NULL, 0, NULL, 0},
+        {"serve", required_argument, NULL, 's'},  {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
     };
     struct record_opts o = {.dir = DEFAULT_DIR, .mode = "exact", .limit = 10, .dir_fd = -1};
     int ch;
@@ -901,6 +997,11 @@ int run_record(int argc, char **argv)
         case 'a': o.alloc = 1; break;
         case 'c': o.coz = 1; break;
         case 'p': o.progress = optarg; break;
+        case 's':
+            if (!serve_listen_form_ok(optarg))
+                return usage("--serve needs ADDR:PORT (e.g. 127.0.0.1:6061), not '%s'", optarg);
+            o.serve = optarg;
+            break;
         case 'n':
             if (tool_parse_limit(optarg, &o.limit))
                 return usage("--limit needs a number of spans, not '%s'", optarg);
@@ -927,8 +1028,14 @@ int run_record(int argc, char **argv)
         return EXIT_RECORD_FAILED;
     if (o.coz && !(run = coz_command(abs, cmd, argc - optind, o.progress)))
         return EXIT_RECORD_FAILED;
+    pid_t serve = o.serve ? start_serve(&o, abs) : -1;
     int status;
-    if (run_command(run, &status))
+    int ran = run_command(run, &status);
+    if (serve > 0)
+        stop_serve(serve);
+    if (o.serve)
+        remove_live(o.dir_fd, o.dir);
+    if (ran)
         return status;
     /* Everything record prints from here goes to stderr (the reports print on stdout): the
      * command's standard output stays the command's alone. */

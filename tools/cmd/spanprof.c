@@ -23,6 +23,7 @@ static const char general_usage[] =
     "       spanprof view [-o OUT.html] PROFILE\n"
     "       spanprof convert [-o OUT] PROFILE\n"
     "       spanprof dump [--timeout SECONDS] PID\n"
+    "       spanprof serve [OPTIONS] DIR\n"
     "       spanprof help [COMMAND]\n"
     "       spanprof --version\n";
 
@@ -43,6 +44,8 @@ static const char general_help[] =
     "  view     an HTML page showing folded stacks or a trace in speedscope\n"
     "  convert  a JSON profile or folded stacks as a pprof profile (go tool pprof)\n"
     "  dump     make a running program write its profile (SPANPROF_DUMP_SIGNAL)\n"
+    "  serve    running programs' profiles (SPANPROF_LIVE) as Prometheus metrics\n"
+    "           and pprof profiles over HTTP, or pushed to Pyroscope\n"
     "  help     this text, or a command's: spanprof help COMMAND\n"
     "\n"
     "Options:\n"
@@ -427,6 +430,7 @@ static const struct command commands[] = {
     { "view", view_usage, view_help, run_view },
     { "convert", convert_usage, convert_help, run_convert },
     { "dump", dump_usage, dump_help, run_dump },
+    { "serve", serve_usage, serve_help, run_serve },
     { "help", help_usage, help_help, NULL },
 };
 

@@ -8,6 +8,7 @@
 #include <json-c/json.h>
 
 #include "lib/lib.h"
+#include "pprof.h"
 
 /* ---- JSON profile (json_profile.c) ---- */
 
@@ -182,6 +183,33 @@ void folded_merge_free(struct folded_merge *m);
 
 /* pprof profiles (gzip-compressed profile.proto): values summed per stack and thread label,
  * inputs of one kind (sample types, period) only (merge_pprof.c). */
+/* Reading a pprof profile (any gzip-compressed profile.proto): pprof_read gunzips and decodes
+ * the LEN bytes at GZ (WHAT names them in messages), calls KIND with its run information, then
+ * SAMPLE for each sample: its stack outermost first (a location's inlined lines are frames of
+ * their own, innermost last; an unsymbolized address is named by its hex form), its values in the
+ * profile's type order, and its "thread" label or NULL.  Every string is the profile's, valid
+ * during the call only.  A callback's non-zero return stops the read.  0, or -1 after a message
+ * (or when a callback stopped it).  pprof_gunzip is its first step, alone (messages to
+ * MESSAGES). */
+#define PPROF_MAX_TYPES 64
+struct pprof_info {
+    const struct spanprof__pprof_type *types;
+    size_t ntypes;
+    struct spanprof__pprof_type period_type;
+    int64_t period, duration_ns, time_ns;
+    const char *program;         /* the first mapping's file, or NULL */
+};
+struct pprof_reader {
+    int (*kind)(void *arg, const struct pprof_info *info);
+    int (*sample)(void *arg, const struct spanprof__pprof_frame *stack, size_t depth,
+                  const int64_t *values, const char *thread);
+    FILE *messages;              /* where complaints go: NULL for stderr */
+};
+int pprof_read(const unsigned char *gz, size_t len, const char *what, const struct pprof_reader *r,
+               void *arg);
+int pprof_gunzip(const unsigned char *gz, size_t len, const char *what, unsigned char **out,
+                 size_t *outlen, FILE *messages);
+
 struct pprof_merge;
 struct pprof_merge *pprof_merge_new(void);
 int pprof_merge_add_file(struct pprof_merge *m, const char *path);    /* -1 with a message */
@@ -227,5 +255,104 @@ int spanprof_progress_unmatched(const char *exe, const char *globs);
 enum { SPEEDSCOPE_BAD_TRACE = -2 };
 int speedscope_from_folded(const char *text, size_t n, const char *name, const char *unit, FILE *out);
 int speedscope_from_trace(const char *path, const char *name, FILE *out);
+
+/* ---- live profiles: a running process's snapshot (live/protocol.h), as `spanprof serve` reads
+ * it (live_snapshot.c), the difference of two (live_delta.c), and what serve renders of them:
+ * Prometheus metrics (live_metrics.c) and one pprof profile of several processes (live_pprof.c) */
+
+struct live_bucket {
+    int64_t le_ns;               /* the bucket's largest value */
+    uint64_t count;              /* activations in this bucket alone */
+};
+struct live_span {
+    char *name, *file;
+    long line;
+    uint64_t calls, total_ns, self_ns, cpu_total_ns, cpu_self_ns;
+    int has_cpu_total, has_cpu_self;
+    int has_hist;                /* "histogram" was there */
+    uint64_t hist_count, hist_sum_ns;
+    struct live_bucket *buckets; /* ascending */
+    size_t nbuckets;
+};
+/* A stack of the pprof profile and its values (in the order of its profile's types). */
+struct live_stack {
+    struct spanprof__pprof_frame *frames;  /* outermost first; strings owned */
+    size_t depth;
+    char *thread;                /* NULL: none */
+    int64_t *values;
+};
+struct live_stacks {
+    struct spanprof__pprof_type types[PPROF_MAX_TYPES], period_type;  /* strings owned */
+    size_t ntypes;
+    int64_t period;
+    struct live_stack *v;
+    size_t n, cap;
+    struct strmap index;         /* a stack's key (live_stack_key) to its index in v */
+};
+struct live_snapshot {
+    long long pid;
+    char *exe;                   /* "exe", else "program"; never NULL ("" when neither) */
+    char *host;                  /* NULL when absent */
+    int64_t start_unix_ns, seq;  /* 0 when absent */
+    struct live_span *spans;
+    size_t nspans;
+    struct live_stacks stacks;
+};
+
+/* The most a snapshot may be (its JSON and pprof parts): larger answers are refused. */
+#define LIVE_SNAPSHOT_MAX ((size_t)64 << 20)
+
+/* Parses the LEN bytes at BUF, a snapshot (WHAT names it in messages).  0, or -1 with the reason
+ * in ERR (no message printed).  live_snapshot_free releases what parse filled in. */
+int live_snapshot_parse(const char *buf, size_t len, struct live_snapshot *out, char *err, size_t errlen);
+void live_snapshot_free(struct live_snapshot *s);
+
+/* Stacks: empty (types to be set), a stack's key, and one added (its values summed into an equal
+ * stack's). */
+void live_stacks_init(struct live_stacks *st);
+void live_stacks_free(struct live_stacks *st);
+char *live_stack_key(const struct live_stack *s, size_t *len);   /* malloc'd; LEN bytes */
+void live_stacks_add(struct live_stacks *st, const struct spanprof__pprof_frame *frames, size_t depth,
+                     const char *thread, const int64_t *values);
+
+/* OUT (initialised here) = AFTER - BEFORE, stack by stack, each value clamped at 0; BEFORE NULL
+ * (a process that started since): AFTER whole.  Stacks whose values are all 0 are left out. */
+void live_stacks_delta(const struct live_stacks *after, const struct live_stacks *before,
+                       struct live_stacks *out);
+/* KEPT's span counters become the larger of theirs and FRESH's, span by span (name, file, line),
+ * histogram bucket by bucket, the buckets folded into live_hist_le_ns's bounds (and one for
+ * +Inf, LE_NS INT64_MAX); FRESH's spans KEPT lacks are added.  KEPT's other fields become
+ * FRESH's.  So counters published from KEPT never go backwards, though sampled estimates may. */
+void live_spans_keep_max(struct live_snapshot *kept, const struct live_snapshot *fresh);
+
+/* One process for the metrics: its counters (kept by live_spans_keep_max) and the span names that
+ * have series of their own (at most max_spans, filled by live_metrics_write in order of total
+ * time; a name once in stays in, so the "(other)" sum never goes backwards). */
+struct live_metrics_proc {
+    const struct live_snapshot *s;
+    struct strmap *named;
+};
+struct live_metrics_totals {
+    size_t processes;            /* live now */
+    uint64_t scrape_errors;      /* snapshots that could not be read, since the start */
+    uint64_t ended;              /* processes whose final snapshot was read */
+};
+/* Writes Prometheus's text exposition format of PROCS to F. */
+void live_metrics_write(FILE *f, const struct live_metrics_proc *procs, size_t nprocs,
+                        size_t max_spans, const struct live_metrics_totals *t);
+/* The histogram's upper bounds, in ns, ascending (+Inf is implied after them). */
+extern const int64_t live_hist_le_ns[];
+extern const size_t live_hist_nle;
+
+/* One process's stacks in a profile of several. */
+struct live_pprof_part {
+    long long pid;
+    const struct live_stacks *stacks;
+};
+/* Writes the gzip'd pprof profile of PARTS to F: their sample types united (a value a process
+ * does not measure is 0 in its samples), each sample labelled pid=PID; the duration and start
+ * given.  0, or -1 with errno. */
+int live_pprof_write(FILE *f, const struct live_pprof_part *parts, size_t nparts, int64_t duration_ns,
+                     int64_t time_ns);
 
 #endif

@@ -32,7 +32,6 @@ typedef Spanprof__Pprof__Profile Profile;
 typedef Spanprof__Pprof__Location Location;
 typedef Spanprof__Pprof__Function Function;
 
-enum { MAX_TYPES = 64 };
 
 struct pprof_merge {
     struct strmap strings;         /* interned copies, by content */
@@ -40,7 +39,7 @@ struct pprof_merge {
     size_t nstr, str_cap;
     struct spanprof__pprof_builder *b;
     const char *first_path;
-    struct spanprof__pprof_type types[MAX_TYPES], period_type;
+    struct spanprof__pprof_type types[PPROF_MAX_TYPES], period_type;
     size_t ntypes;
     int64_t period, duration_ns, time_ns;
     const char *program;           /* interned; NULL once two inputs differ */
@@ -48,6 +47,9 @@ struct pprof_merge {
     struct spanprof__pprof_frame *stack;
     size_t stack_cap;
     size_t nfiles;
+    const char *path;              /* the input being read */
+    size_t map[PPROF_MAX_TYPES];   /* its type I is the merge's type map[I] */
+    int64_t values[PPROF_MAX_TYPES];
 };
 
 static const char *intern(struct pprof_merge *m, const char *s)
@@ -101,43 +103,37 @@ void pprof_merge_free(struct pprof_merge *m)
  * expand to gigabytes, and decoding the protobuf takes several times the decompressed size. */
 #define PPROF_MAX_INFLATED ((size_t)256 << 20)
 
-/* PATH's content, gunzipped, into *OUT (malloc'd); -1 with a message. */
-static int gunzip_file(const char *path, unsigned char **out, size_t *outlen)
+/* The LEN bytes at GZ gunzipped into *OUT (malloc'd), WHAT naming them in messages; -1 with a
+ * message. */
+int pprof_gunzip(const unsigned char *gz, size_t len, const char *what, unsigned char **out,
+                 size_t *outlen, FILE *msgs)
 {
-    FILE *f = fopen(path, "rb");
-    if (!f) {
-        fprintf(stderr, "spanprof: cannot open '%s': %s\n", path, strerror(errno));
-        return -1;
-    }
     z_stream z;
     memset(&z, 0, sizeof z);
     if (inflateInit2(&z, 16 + MAX_WBITS) != Z_OK) {
-        fclose(f);
-        fputs("spanprof: out of memory\n", stderr);
+        fputs("spanprof: out of memory\n", msgs);
         return -1;
     }
-    unsigned char in[65536];
-    size_t cap = 1 << 20, n = 0;
+    size_t cap = 1 << 16, n = 0, used = 0;
     unsigned char *buf = xmalloc(cap);
     int rc = Z_OK;
     while (rc != Z_STREAM_END) {
         if (z.avail_in == 0) {
-            z.avail_in = (uInt)fread(in, 1, sizeof in, f);
-            z.next_in = in;
-            if (z.avail_in == 0) {
-                if (ferror(f))
-                    fprintf(stderr, "spanprof: cannot read '%s': %s\n", path, strerror(errno));
-                else
-                    fprintf(stderr, "spanprof: '%s': the gzip data ends early (byte %lu)\n", path,
-                            (unsigned long)z.total_in);
+            size_t chunk = len - used > (1u << 30) ? (1u << 30) : len - used;
+            if (chunk == 0) {
+                fprintf(msgs, "spanprof: '%s': the gzip data ends early (byte %lu)\n", what,
+                        (unsigned long)z.total_in);
                 goto fail;
             }
+            z.next_in = (unsigned char *)gz + used;
+            z.avail_in = (uInt)chunk;
+            used += chunk;
         }
         if (n == cap) {
             if (cap >= PPROF_MAX_INFLATED) {
-                fprintf(stderr, "spanprof: '%s' decompresses to more than %zu MiB, the most merge "
-                                "reads of a pprof profile\n",
-                        path, PPROF_MAX_INFLATED >> 20);
+                fprintf(msgs, "spanprof: '%s' decompresses to more than %zu MiB, the most "
+                                "spanprof reads of a pprof profile\n",
+                        what, PPROF_MAX_INFLATED >> 20);
                 goto fail;
             }
             buf = xrealloc(buf, cap *= 2);
@@ -147,21 +143,44 @@ static int gunzip_file(const char *path, unsigned char **out, size_t *outlen)
         rc = inflate(&z, Z_NO_FLUSH);
         n = cap - z.avail_out;
         if (rc != Z_OK && rc != Z_STREAM_END) {
-            fprintf(stderr, "spanprof: '%s' is not valid gzip data: %s (byte %lu)\n", path,
+            fprintf(msgs, "spanprof: '%s' is not valid gzip data: %s (byte %lu)\n", what,
                     z.msg ? z.msg : "corrupt", (unsigned long)z.total_in);
             goto fail;
         }
     }
     inflateEnd(&z);
-    fclose(f);
     *out = buf;
     *outlen = n;
     return 0;
 fail:
     inflateEnd(&z);
-    fclose(f);
     free(buf);
     return -1;
+}
+
+/* PATH's content (compressed) into *OUT (malloc'd); -1 with a message. */
+static int read_whole_file(const char *path, unsigned char **out, size_t *outlen)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        fprintf(stderr, "spanprof: cannot open '%s': %s\n", path, strerror(errno));
+        return -1;
+    }
+    size_t cap = 1 << 16, n = 0, got;
+    unsigned char *raw = xmalloc(cap);
+    while ((got = fread(raw + n, 1, cap - n, f)) > 0)
+        if ((n += got) == cap)
+            raw = xrealloc(raw, cap *= 2);
+    if (ferror(f)) {
+        fprintf(stderr, "spanprof: cannot read '%s': %s\n", path, strerror(errno));
+        fclose(f);
+        free(raw);
+        return -1;
+    }
+    fclose(f);
+    *out = raw;
+    *outlen = n;
+    return 0;
 }
 
 /* String I of P's table, or NULL (for index 0, "", or one out of range: checked before). */
@@ -219,112 +238,195 @@ static int strings_valid(const Profile *p)
 #undef OK
 }
 
-static void push(struct pprof_merge *m, size_t *depth, const char *name, const char *file, int64_t line)
+/* The frames of the sample being walked: its strings are the profile's, valid while it is. */
+struct walk {
+    struct spanprof__pprof_frame *stack;
+    size_t depth, cap;
+};
+
+static void push(struct walk *w, const char *name, const char *file, int64_t line)
 {
-    if (*depth == m->stack_cap)
-        m->stack = xrealloc(m->stack, (m->stack_cap = m->stack_cap ? 2 * m->stack_cap : 64) * sizeof *m->stack);
-    m->stack[(*depth)++] = (struct spanprof__pprof_frame){name, file, line};
+    if (w->depth == w->cap)
+        w->stack = xrealloc(w->stack, (w->cap = w->cap ? 2 * w->cap : 64) * sizeof *w->stack);
+    w->stack[w->depth++] = (struct spanprof__pprof_frame){name, file, line};
 }
 
-/* The run information of P against the merge so far: the first input sets the kind, the others
- * must match it.  -1 with a message. */
-static int check_kind(struct pprof_merge *m, const Profile *p, const char *path, size_t *map)
+int pprof_read(const unsigned char *gz, size_t len, const char *what, const struct pprof_reader *r,
+               void *arg)
 {
-    const char *pt = p->period_type ? str_at(p, p->period_type->type) : NULL;
-    const char *pu = p->period_type ? str_at(p, p->period_type->unit) : NULL;
-    if (p->n_sample_type == 0 || p->n_sample_type > MAX_TYPES) {
-        fprintf(stderr, "spanprof: '%s' has %zu sample types: not a profile merge can read\n", path,
-                p->n_sample_type);
-        return -1;
-    }
-    if (m->nfiles == 0) {
-        m->first_path = path;
-        m->ntypes = p->n_sample_type;
-        for (size_t i = 0; i < m->ntypes; i++) {
-            m->types[i].type = intern(m, str_at(p, p->sample_type[i]->type) ? str_at(p, p->sample_type[i]->type) : "");
-            m->types[i].unit = intern(m, str_at(p, p->sample_type[i]->unit) ? str_at(p, p->sample_type[i]->unit) : "");
-            map[i] = i;
-        }
-        m->period_type.type = intern(m, pt ? pt : "");
-        m->period_type.unit = intern(m, pu ? pu : "");
-        m->period = p->period;
-        return 0;
-    }
-    int same = p->n_sample_type == m->ntypes;
-    for (size_t i = 0; same && i < p->n_sample_type; i++) {
-        const char *t = str_at(p, p->sample_type[i]->type), *u = str_at(p, p->sample_type[i]->unit);
-        size_t k = 0;
-        while (k < m->ntypes && !(!strcmp(m->types[k].type, t ? t : "") && !strcmp(m->types[k].unit, u ? u : "")))
-            k++;
-        for (size_t j = 0; j < i && k < m->ntypes; j++)
-            if (map[j] == k)
-                k = m->ntypes;   /* a type twice */
-        same = k < m->ntypes;
-        map[i] = k;
-    }
-    if (!same) {
-        fprintf(stderr, "spanprof: '%s' has the sample types", path);
-        for (size_t i = 0; i < p->n_sample_type; i++) {
-            const char *t = str_at(p, p->sample_type[i]->type), *u = str_at(p, p->sample_type[i]->unit);
-            fprintf(stderr, "%s %s/%s", i ? "," : "", t ? t : "", u ? u : "");
-        }
-        fprintf(stderr, " but '%s' has", m->first_path);
-        for (size_t i = 0; i < m->ntypes; i++)
-            fprintf(stderr, "%s %s/%s", i ? "," : "", m->types[i].type, m->types[i].unit);
-        fputs(": merge profiles of one kind\n", stderr);
-        return -1;
-    }
-    if (strcmp(m->period_type.type, pt ? pt : "") || strcmp(m->period_type.unit, pu ? pu : "") ||
-        m->period != p->period) {
-        fprintf(stderr, "spanprof: '%s' has the period %lld %s/%s but '%s' has %lld %s/%s: "
-                        "merge profiles of one kind\n",
-                path, (long long)p->period, pt ? pt : "", pu ? pu : "", m->first_path,
-                (long long)m->period, m->period_type.type, m->period_type.unit);
-        return -1;
-    }
-    return 0;
-}
-
-int pprof_merge_add_file(struct pprof_merge *m, const char *path)
-{
+    FILE *msgs = r->messages ? r->messages : stderr;
     unsigned char *data;
-    size_t len;
-    if (gunzip_file(path, &data, &len))
+    size_t n;
+    if (pprof_gunzip(gz, len, what, &data, &n, msgs))
         return -1;
-    Profile *p = spanprof__pprof__profile__unpack(NULL, len, data);
+    Profile *p = spanprof__pprof__profile__unpack(NULL, n, data);
     free(data);
     if (!p) {
-        fprintf(stderr, "spanprof: '%s' is gzip-compressed but not a pprof profile (profile.proto "
+        fprintf(msgs, "spanprof: '%s' is gzip-compressed but not a pprof profile (profile.proto "
                         "does not decode)\n",
-                path);
+                what);
         return -1;
     }
     int rc = -1;
-    size_t map[MAX_TYPES];
-    int64_t *values = NULL;
+    struct walk w = {NULL, 0, 0};
+    struct spanprof__pprof_type types[PPROF_MAX_TYPES];
     if (!strings_valid(p)) {
-        fprintf(stderr, "spanprof: '%s' refers to strings its string table does not hold: a "
+        fprintf(msgs, "spanprof: '%s' refers to strings its string table does not hold: a "
                         "damaged pprof profile\n",
-                path);
+                what);
         goto out;
     }
-    if (check_kind(m, p, path, map))
+    if (p->n_sample_type == 0 || p->n_sample_type > PPROF_MAX_TYPES) {
+        fprintf(msgs, "spanprof: '%s' has %zu sample types: not a profile spanprof can read\n",
+                what, p->n_sample_type);
+        goto out;
+    }
+    for (size_t i = 0; i < p->n_sample_type; i++) {
+        const char *t = str_at(p, p->sample_type[i]->type), *u = str_at(p, p->sample_type[i]->unit);
+        types[i] = (struct spanprof__pprof_type){t ? t : "", u ? u : ""};
+    }
+    const char *pt = p->period_type ? str_at(p, p->period_type->type) : NULL;
+    const char *pu = p->period_type ? str_at(p, p->period_type->unit) : NULL;
+    struct pprof_info info = {
+        .types = types,
+        .ntypes = p->n_sample_type,
+        .period_type = {pt ? pt : "", pu ? pu : ""},
+        .period = p->period,
+        .duration_ns = p->duration_nanos,
+        .time_ns = p->time_nanos,
+        .program = p->n_mapping ? str_at(p, p->mapping[0]->filename) : NULL,
+    };
+    if (r->kind && r->kind(arg, &info))
         goto out;
 
-    const char *program = p->n_mapping ? str_at(p, p->mapping[0]->filename) : NULL;
+    qsort(p->location, p->n_location, sizeof *p->location, by_loc_id);
+    qsort(p->function, p->n_function, sizeof *p->function, by_func_id);
+    for (size_t i = 0; i < p->n_sample; i++) {
+        const Spanprof__Pprof__Sample *s = p->sample[i];
+        if (s->n_value != p->n_sample_type) {
+            fprintf(msgs, "spanprof: '%s': sample %zu has %zu values for %zu sample types: a "
+                            "damaged pprof profile\n",
+                    what, i + 1, s->n_value, p->n_sample_type);
+            goto out;
+        }
+        /* pprof lists a sample's locations leaf first, a location's lines innermost first:
+         * walk both backwards for the outermost-first stack the encoder takes */
+        w.depth = 0;
+        for (size_t j = s->n_location_id; j-- > 0;) {
+            Location *loc = find_loc(p->location, p->n_location, s->location_id[j]);
+            if (!loc) {
+                fprintf(msgs, "spanprof: '%s': sample %zu names location %llu, which the profile "
+                                "does not hold: a damaged pprof profile\n",
+                        what, i + 1, (unsigned long long)s->location_id[j]);
+                goto out;
+            }
+            if (loc->n_line == 0)    /* named below, by its address (kept in line meanwhile) */
+                push(&w, NULL, NULL, (int64_t)loc->address);
+            for (size_t l = loc->n_line; l-- > 0;) {
+                Function *fn = find_func(p->function, p->n_function, loc->line[l]->function_id);
+                if (!fn) {
+                    fprintf(msgs, "spanprof: '%s': location %llu names function %llu, which the "
+                                    "profile does not hold: a damaged pprof profile\n",
+                            what, (unsigned long long)loc->id, (unsigned long long)loc->line[l]->function_id);
+                    goto out;
+                }
+                const char *name = str_at(p, fn->name);
+                push(&w, name ? name : "?", str_at(p, fn->filename), fn->start_line);
+            }
+        }
+        /* an unsymbolized address is named by its hex form, in a buffer per frame */
+        char (*addrs)[32] = NULL;
+        for (size_t j = 0; j < w.depth; j++)
+            if (!w.stack[j].name) {
+                if (!addrs)
+                    addrs = xmalloc(w.depth * sizeof *addrs);
+                snprintf(addrs[j], sizeof addrs[j], "0x%llx", (unsigned long long)w.stack[j].line);
+                w.stack[j].name = addrs[j];
+                w.stack[j].line = 0;
+            }
+        const char *thread = NULL;
+        for (size_t l = 0; l < s->n_label; l++) {
+            const char *key = str_at(p, s->label[l]->key);
+            if (key && !strcmp(key, "thread") && s->label[l]->str)
+                thread = str_at(p, s->label[l]->str);
+        }
+        int stop = r->sample(arg, w.stack, w.depth, s->value, thread);
+        free(addrs);
+        if (stop)
+            goto out;
+    }
+    rc = 0;
+out:
+    free(w.stack);
+    spanprof__pprof__profile__free_unpacked(p, NULL);
+    return rc;
+}
+
+/* The run information of an input against the merge so far: the first input sets the kind, the
+ * others must match it.  -1 with a message. */
+static int merge_kind(void *arg, const struct pprof_info *in)
+{
+    struct pprof_merge *m = arg;
+    size_t *map = m->map;
+    const char *path = m->path;
+    if (m->nfiles == 0) {
+        m->first_path = path;
+        m->ntypes = in->ntypes;
+        for (size_t i = 0; i < m->ntypes; i++) {
+            m->types[i].type = intern(m, in->types[i].type);
+            m->types[i].unit = intern(m, in->types[i].unit);
+            map[i] = i;
+        }
+        m->period_type.type = intern(m, in->period_type.type);
+        m->period_type.unit = intern(m, in->period_type.unit);
+        m->period = in->period;
+    } else {
+        int same = in->ntypes == m->ntypes;
+        for (size_t i = 0; same && i < in->ntypes; i++) {
+            size_t k = 0;
+            while (k < m->ntypes && !(!strcmp(m->types[k].type, in->types[i].type) &&
+                                      !strcmp(m->types[k].unit, in->types[i].unit)))
+                k++;
+            for (size_t j = 0; j < i && k < m->ntypes; j++)
+                if (map[j] == k)
+                    k = m->ntypes;   /* a type twice */
+            same = k < m->ntypes;
+            map[i] = k;
+        }
+        if (!same) {
+            fprintf(stderr, "spanprof: '%s' has the sample types", path);
+            for (size_t i = 0; i < in->ntypes; i++)
+                fprintf(stderr, "%s %s/%s", i ? "," : "", in->types[i].type, in->types[i].unit);
+            fprintf(stderr, " but '%s' has", m->first_path);
+            for (size_t i = 0; i < m->ntypes; i++)
+                fprintf(stderr, "%s %s/%s", i ? "," : "", m->types[i].type, m->types[i].unit);
+            fputs(": merge profiles of one kind\n", stderr);
+            return -1;
+        }
+        if (strcmp(m->period_type.type, in->period_type.type) ||
+            strcmp(m->period_type.unit, in->period_type.unit) || m->period != in->period) {
+            fprintf(stderr, "spanprof: '%s' has the period %lld %s/%s but '%s' has %lld %s/%s: "
+                            "merge profiles of one kind\n",
+                    path, (long long)in->period, in->period_type.type, in->period_type.unit,
+                    m->first_path, (long long)m->period, m->period_type.type, m->period_type.unit);
+            return -1;
+        }
+    }
+
+    const char *program = in->program;
     if (m->nfiles == 0)
         m->program = intern(m, program);
     else if (!m->programs_differ && (!program || !m->program || strcmp(program, m->program)))
         m->programs_differ = 1, m->program = NULL;
-    if (p->time_nanos && (!m->time_ns || p->time_nanos < m->time_ns))
-        m->time_ns = p->time_nanos;
-    if (p->duration_nanos > 0 && m->duration_ns > INT64_MAX - p->duration_nanos) {
+    if (in->time_ns && (!m->time_ns || in->time_ns < m->time_ns))
+        m->time_ns = in->time_ns;
+    if (in->duration_ns > 0 && m->duration_ns > INT64_MAX - in->duration_ns) {
         fprintf(stderr, "spanprof: '%s': the summed duration_nanos would exceed 2^63-1 ns\n",
                 path);
-        goto out;
+        return -1;
     }
-    if (p->duration_nanos > 0)
-        m->duration_ns += p->duration_nanos;
+    if (in->duration_ns > 0)
+        m->duration_ns += in->duration_ns;
 
     if (!m->b) {
         struct spanprof__pprof_model model = {
@@ -336,69 +438,43 @@ int pprof_merge_add_file(struct pprof_merge *m, const char *path)
         m->b = spanprof__pprof_begin(&model);
         if (!m->b) {
             fputs("spanprof: out of memory\n", stderr);
-            goto out;
+            return -1;
         }
     }
+    return 0;
+}
 
-    qsort(p->location, p->n_location, sizeof *p->location, by_loc_id);
-    qsort(p->function, p->n_function, sizeof *p->function, by_func_id);
-    values = xmalloc(m->ntypes * sizeof *values);
-    for (size_t i = 0; i < p->n_sample; i++) {
-        const Spanprof__Pprof__Sample *s = p->sample[i];
-        if (s->n_value != m->ntypes) {
-            fprintf(stderr, "spanprof: '%s': sample %zu has %zu values for %zu sample types: a "
-                            "damaged pprof profile\n",
-                    path, i + 1, s->n_value, m->ntypes);
-            goto out;
-        }
-        for (size_t k = 0; k < m->ntypes; k++)
-            values[map[k]] = s->value[k];
-        /* pprof lists a sample's locations leaf first, a location's lines innermost first:
-         * walk both backwards for the outermost-first stack the encoder takes */
-        size_t depth = 0;
-        for (size_t j = s->n_location_id; j-- > 0;) {
-            Location *loc = find_loc(p->location, p->n_location, s->location_id[j]);
-            if (!loc) {
-                fprintf(stderr, "spanprof: '%s': sample %zu names location %llu, which the profile "
-                                "does not hold: a damaged pprof profile\n",
-                        path, i + 1, (unsigned long long)s->location_id[j]);
-                goto out;
-            }
-            if (loc->n_line == 0) {
-                char addr[32];
-                snprintf(addr, sizeof addr, "0x%llx", (unsigned long long)loc->address);
-                push(m, &depth, intern(m, addr), NULL, 0);
-            }
-            for (size_t l = loc->n_line; l-- > 0;) {
-                Function *fn = find_func(p->function, p->n_function, loc->line[l]->function_id);
-                if (!fn) {
-                    fprintf(stderr, "spanprof: '%s': location %llu names function %llu, which the "
-                                    "profile does not hold: a damaged pprof profile\n",
-                            path, (unsigned long long)loc->id, (unsigned long long)loc->line[l]->function_id);
-                    goto out;
-                }
-                const char *name = str_at(p, fn->name);
-                push(m, &depth, intern(m, name ? name : "?"), intern(m, str_at(p, fn->filename)),
-                     fn->start_line);
-            }
-        }
-        const char *thread = NULL;
-        for (size_t l = 0; l < s->n_label; l++) {
-            const char *key = str_at(p, s->label[l]->key);
-            if (key && !strcmp(key, "thread") && s->label[l]->str)
-                thread = intern(m, str_at(p, s->label[l]->str));
-        }
-        struct spanprof__pprof_sample smp = {m->stack, depth, values, thread};
-        if (spanprof__pprof_add(m->b, &smp)) {
-            fputs("spanprof: out of memory\n", stderr);
-            goto out;
-        }
+static int merge_sample(void *arg, const struct spanprof__pprof_frame *stack, size_t depth,
+                        const int64_t *in, const char *thread)
+{
+    struct pprof_merge *m = arg;
+    if (depth > m->stack_cap)
+        m->stack = xrealloc(m->stack, (m->stack_cap = depth) * sizeof *m->stack);
+    for (size_t i = 0; i < depth; i++)
+        m->stack[i] = (struct spanprof__pprof_frame){intern(m, stack[i].name), intern(m, stack[i].file),
+                                                     stack[i].line};
+    for (size_t k = 0; k < m->ntypes; k++)
+        m->values[m->map[k]] = in[k];
+    struct spanprof__pprof_sample smp = {m->stack, depth, m->values, intern(m, thread)};
+    if (spanprof__pprof_add(m->b, &smp)) {
+        fputs("spanprof: out of memory\n", stderr);
+        return -1;
     }
-    m->nfiles++;
-    rc = 0;
-out:
-    free(values);
-    spanprof__pprof__profile__free_unpacked(p, NULL);
+    return 0;
+}
+
+int pprof_merge_add_file(struct pprof_merge *m, const char *path)
+{
+    unsigned char *data;
+    size_t len;
+    if (read_whole_file(path, &data, &len))
+        return -1;
+    static const struct pprof_reader reader = {merge_kind, merge_sample, NULL};
+    m->path = path;
+    int rc = pprof_read(data, len, path, &reader, m);
+    free(data);
+    if (rc == 0)
+        m->nfiles++;
     return rc;
 }
 

@@ -1,6 +1,7 @@
 /* lib.h — the lowest layer of the spanprof command-line tool (lib/): helpers that know no
  * profile format — allocation that never fails, text tables and durations (util.c), a string
- * map (strmap.c), the files the tool writes (output.c) — and the tool's exit statuses.
+ * map (strmap.c), the files the tool writes (output.c), one request over a Unix socket
+ * (unixreq.c) — and the tool's exit statuses.
  *
  * Not installed and not part of the runtime's ABI (that is include/spanprof.h).  The tool's
  * layers are lib/ < format/ < cmd/: a file includes its own layer's header, which includes the
@@ -49,7 +50,17 @@ struct strmap {
 };
 void strmap_init(struct strmap *m);
 size_t strmap_index(struct strmap *m, const char *key, size_t len, int *added);
+long strmap_find(const struct strmap *m, const char *key, size_t len);   /* -1: absent */
 void strmap_free(struct strmap *m);
+
+/* ---- a request over a Unix stream socket (unixreq.c) ---- */
+
+/* Connects to the socket at PATH, sends REQUEST, reads the answer until the peer closes it: all
+ * within TIMEOUT seconds and at most MAX bytes.  0 with the answer in *OUT (malloc'd, NUL added)
+ * and its length in *OUTLEN; or -1 with the reason in ERR, and *GONE set when nobody listens at
+ * PATH (no such socket, or refused: its process has ended). */
+int unix_request(const char *path, const char *request, double timeout, size_t max, char **out,
+                 size_t *outlen, int *gone, char *err, size_t errlen);
 
 /* ---- helpers (util.c) ---- */
 

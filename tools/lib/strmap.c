@@ -66,6 +66,20 @@ size_t strmap_index(struct strmap *m, const char *key, size_t len, int *added)
     }
 }
 
+long strmap_find(const struct strmap *m, const char *key, size_t len)
+{
+    if (!m->cap)
+        return -1;
+    uint64_t h = hash_bytes(key, len);
+    for (size_t j = h & (m->cap - 1);; j = (j + 1) & (m->cap - 1)) {
+        const struct strmap_entry *e = &m->slots[j];
+        if (!e->key)
+            return -1;
+        if (e->hash == h && e->len == len && !memcmp(e->key, key, len))
+            return (long)e->index;
+    }
+}
+
 void strmap_free(struct strmap *m)
 {
     for (size_t i = 0; i < m->cap; i++)
