@@ -26,8 +26,10 @@
  *                 COUNT the activations in that bucket alone (not cumulative); S is the sum of
  *                 the activations' durations (each counted at its bucket's midpoint).
  *   "\n"
- *   "pprof LEN\n" LEN bytes: the gzip-compressed profile.proto SPANPROF_PPROF writes (every
- *                 stack's counters since the image started; no thread labels).
+ *   "pprof LEN\n" LEN bytes: the profile.proto SPANPROF_PPROF writes (every stack's counters
+ *                 since the image started; no thread labels), in gzip's framing but stored
+ *                 uncompressed: it only crosses a socket, and deflate would be a third of the
+ *                 snapshot's cost.
  *   "\n"
  *   "end\n"
  * Every counter is cumulative since the image started.

@@ -51,6 +51,9 @@ struct spanprof__pprof_model {
     int64_t time_ns;                           /* start, ns since the Unix epoch; 0: unknown */
     const char *comment;                       /* one free-text comment, or NULL */
     const char *program;                       /* the profiled executable, or NULL */
+    int stored;                                /* 1: gzip framing without compression, for a
+                                                * profile handed over on this machine (a live
+                                                * snapshot), where deflate's CPU buys nothing */
 };
 
 /* Encodes M and writes it gzip-compressed to F.  Returns 0, or -1 with errno set (ENOMEM, EINVAL

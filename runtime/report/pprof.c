@@ -150,6 +150,7 @@ int spanprof__pprof_write_view(FILE *f, const struct spanprof__view *v,
         .duration_ns = clamp(m->wall_ns),
         .time_ns = spanprof__g.start_real_sec * 1000000000 + spanprof__g.start_real_nsec,
         .program = m->program,
+        .stored = m->live != NULL, /* a live snapshot: to a collector on this machine */
     };
     w.path = calloc(SPANPROF_FOLDED_MAX_DEPTH + 1, sizeof *w.path);
     if (!w.path || !(w.b = spanprof__pprof_begin(&model))) {
