@@ -9,8 +9,11 @@
  * for an entry that pushed a frame and an end for the exit (or the abandonment, collectors.c)
  * that pops it, so begin - end is always the activations in flight; a throughput point counts
  * every exit.
+ *
+ * A site a flight-recorder trigger watches (flight.c) comes here for its exits to be checked.
  */
 #include "collect/collect.h"
+#include "collect/flight.h"
 #include "collect/trace_ring.h"
 #include "record/hotpath.h"
 
@@ -35,5 +38,17 @@ void spanprof__slow_exit(struct spanprof_site *site, uintptr_t cfa)
         spanprof__trace_push(site, SPANPROF__TRACE_EXIT); /* rdtsc before the bookkeeping */
     if (spanprof__res_on())
         spanprof__res_exit(site, cfa);
+    /* A site a flight-recorder trigger watches: the call's start, read before the pop. */
+    uint64_t start = 0;
+    int watched = 0;
+    if (spanprof__flight.nrules) {
+        const struct spanprof__frame *f = spanprof__tls->top;
+        if (f->node->site == site && f->cfa == cfa) {
+            start = f->start;
+            watched = 1;
+        }
+    }
     spanprof__record_exit(site, cfa, !spanprof__flags.counting);
+    if (watched)
+        spanprof__flight_exit(site, start, spanprof__clock_now());
 }
