@@ -9,9 +9,13 @@
  *
  * Noting a trigger is async-signal-safe: a compare-and-swap on the site's last capture (at most
  * one per SPANPROF_SLOW_INTERVAL per site), a free slot of a fixed queue claimed with another,
- * and the writer's wake-up.  A storm of slow calls costs each one a compare.
+ * and the writer's wake-up.  A storm of slow calls costs each one a compare.  The writer waits
+ * SPANPROF__FLIGHT_SETTLE_NS after a trigger before it writes it: a slower call of the same site
+ * meanwhile takes the queued trigger's place (the worst call of a burst is captured, not the
+ * first; on a busy machine the first is often a call that was merely preempted).
  */
 #include <string.h>
+#include <time.h>
 
 #include "collect/collect.h"
 #include "collect/flight.h"
@@ -36,12 +40,43 @@ static uint64_t rule_ticks[SPANPROF__FLIGHT_RULES];
 static uint64_t interval_ticks;
 static uint32_t epoch = 1;
 
+/* A (tick, ns) pair whose two reads were close together: the tick read on both sides of the
+ * clock_gettime, retried until they are within 2 us (a preemption in between would skew it). */
+static void tight_pair(uint64_t *tick, uint64_t *ns)
+{
+    for (int i = 0; i < 100; i++) {
+        uint64_t a = spanprof__clock_now();
+        uint64_t n = spanprof__mono_ns();
+        uint64_t b = spanprof__clock_now();
+        *tick = a + (b - a) / 2;
+        *ns = n;
+        if (b - a < 5000)
+            return;
+    }
+}
+
+/* ns per tick for the thresholds, measured over 5 ms between two tight pairs: the early
+ * calibration (clock.c, 1 ms) can be far off on a busy machine, and a threshold in ticks
+ * would be off as much. */
+static double measure_ns_per_tick(void)
+{
+    if (!spanprof__flags.tsc)
+        return 1;
+    uint64_t t0, n0, t1, n1;
+    tight_pair(&t0, &n0);
+    struct timespec five = {0, 5000000};
+    while (nanosleep(&five, &five) != 0)
+        ;
+    tight_pair(&t1, &n1);
+    return t1 > t0 && n1 > n0 ? (double)(n1 - n0) / (double)(t1 - t0) : spanprof__clock_ns_per_tick();
+}
+
 void spanprof__flight_start(void)
 {
     struct spanprof__flight_settings *f = &spanprof__flight;
     if (!f->on)
         return;
-    double ns_per_tick = spanprof__clock_ns_per_tick();
+    double ns_per_tick = measure_ns_per_tick();
     if (!(ns_per_tick > 0))
         ns_per_tick = 1;
     for (size_t i = 0; i < f->nrules; i++)
@@ -82,6 +117,7 @@ static int enqueue(const struct spanprof_site *site, pid_t tid, uint64_t start, 
         t->tid = tid;
         t->start = start;
         t->end = end;
+        t->noted_ns = spanprof__mono_ns();
         __atomic_store_n(&t->state, 2, __ATOMIC_RELEASE);
         if (spanprof__flight_notify)
             spanprof__flight_notify();
@@ -89,6 +125,29 @@ static int enqueue(const struct spanprof_site *site, pid_t tid, uint64_t start, 
     }
     __atomic_add_fetch(&spanprof__flight_suppressed, 1, __ATOMIC_RELAXED);
     return -1;
+}
+
+/* Rate-limited: a queued trigger of SITE not yet taken by the writer makes way for this slower
+ * call (the slot is claimed from "ready" so the writer cannot take it meanwhile). */
+static void replace_if_slower(const struct spanprof_site *site, uint64_t d, uint64_t start,
+                              uint64_t end)
+{
+    for (size_t i = 0; i < SPANPROF__FLIGHT_PENDING; i++) {
+        struct spanprof__flight_trigger *t = &spanprof__flight_pending[i];
+        uint32_t ready = 2;
+        if (__atomic_load_n(&t->site, __ATOMIC_RELAXED) != site ||
+            !__atomic_compare_exchange_n(&t->state, &ready, 1, 0, __ATOMIC_ACQUIRE,
+                                         __ATOMIC_RELAXED))
+            continue;
+        if (t->site == site && t->end - t->start < d) {
+            t->tid = spanprof__tls->tid;
+            t->start = start;
+            t->end = end;
+        }
+        __atomic_store_n(&t->state, 2, __ATOMIC_RELEASE);
+        break;
+    }
+    __atomic_add_fetch(&spanprof__flight_suppressed, 1, __ATOMIC_RELAXED);
 }
 
 void spanprof__flight_exit(const struct spanprof_site *site, uint64_t start, uint64_t end)
@@ -103,8 +162,9 @@ void spanprof__flight_exit(const struct spanprof_site *site, uint64_t start, uin
     uint64_t last = __atomic_load_n(&w->last_end, __ATOMIC_RELAXED);
     if (__atomic_load_n(&w->epoch, __ATOMIC_RELAXED) != ep)
         last = 0;
-    if (last && end - last < interval_ticks) {
-        __atomic_add_fetch(&spanprof__flight_suppressed, 1, __ATOMIC_RELAXED);
+    /* Signed: another thread's capture may have ended after this call did. */
+    if (last && (int64_t)(end - last) < (int64_t)interval_ticks) {
+        replace_if_slower(site, end - start, start, end);
         return;
     }
     uint64_t seen = __atomic_load_n(&w->last_end, __ATOMIC_RELAXED);

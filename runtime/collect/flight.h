@@ -40,8 +40,11 @@ struct spanprof__flight_trigger {
     const struct spanprof_site *site; /* NULL: asked for (spanprof dump --flight) */
     pid_t tid;                        /* the slow call's thread */
     uint64_t start, end;              /* the slow call's ticks (end: the trigger) */
+    uint64_t noted_ns;                /* CLOCK_MONOTONIC when it was queued */
 };
 #define SPANPROF__FLIGHT_PENDING 8
+/* How long a slow call's trigger waits for a slower call of the same site (flight.c). */
+#define SPANPROF__FLIGHT_SETTLE_NS 100000000u
 extern struct spanprof__flight_trigger spanprof__flight_pending[SPANPROF__FLIGHT_PENDING];
 /* Triggers left out: rate-limited, or the queue full (atomic). */
 extern uint64_t spanprof__flight_suppressed;

@@ -25,7 +25,7 @@ void spanprof__slow_enter(struct spanprof_site *site, uintptr_t cfa, uintptr_t r
                            __ATOMIC_RELAXED);
     if (spanprof__res_on())
         spanprof__res_enter(site); /* CPU time, allocation peak */
-    if (spanprof__collect.trace_buffer && !spanprof__flags.trace)
+    if (spanprof__collect.trace_buffer && !spanprof__flags.trace && !spanprof__flags.flight_min)
         spanprof__trace_push(site, 0); /* its rdtsc after our bookkeeping */
 }
 
@@ -34,7 +34,7 @@ void spanprof__slow_exit(struct spanprof_site *site, uintptr_t cfa)
     if (site->coz_end && (!site->coz_begin || spanprof__has_open_frame(site, cfa)))
         __atomic_add_fetch(&((struct spanprof__coz_counter *)site->coz_end)->count, 1,
                            __ATOMIC_RELAXED);
-    if (spanprof__collect.trace_buffer && !spanprof__flags.trace)
+    if (spanprof__collect.trace_buffer && !spanprof__flags.trace && !spanprof__flags.flight_min)
         spanprof__trace_push(site, SPANPROF__TRACE_EXIT); /* rdtsc before the bookkeeping */
     if (spanprof__res_on())
         spanprof__res_exit(site, cfa);

@@ -45,8 +45,9 @@ struct spanprof__options;
 /* At start-up, before the collectors start: spanprof__flight from O (COUNTING: no timestamps, no
  * flight recorder, with a warning).  1 when the flight recorder is on. */
 int spanprof__flight_setup(const struct spanprof__options *o, int counting);
-/* Writes the captures waiting in the queue (the writer thread, the exit write). */
-void spanprof__flight_serve(void);
+/* Writes the captures waiting in the queue that are due (FORCE: all of them: the exit write, a
+ * terminating signal's).  Returns the seconds until the next one is due, -1 when none waits. */
+double spanprof__flight_serve(int force);
 
 /* ---- live.c: SPANPROF_LIVE ---- */
 /* At start-up: the directory (NULL: none), checked and made if missing (else a warning), and

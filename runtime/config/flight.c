@@ -183,26 +183,42 @@ static void write_capture(const struct spanprof__flight_trigger *t, uint64_t sup
         say_error(path, spanprof__outfile_reason(err));
 }
 
-void spanprof__flight_serve(void)
+double spanprof__flight_serve(int force)
 {
     if (!spanprof__flight.on)
-        return;
+        return -1;
     pthread_mutex_lock(&serve_lock);
+    double wait = -1;
     for (int again = 1; again;) {
         again = 0;
-        /* Oldest trigger first. */
+        wait = -1;
+        uint64_t now = spanprof__mono_ns();
+        /* The oldest trigger that is due: asked for, or settled (no slower call can replace it
+         * any more), or any at the end. */
         struct spanprof__flight_trigger *next = NULL;
         for (size_t i = 0; i < SPANPROF__FLIGHT_PENDING; i++) {
             struct spanprof__flight_trigger *t = &spanprof__flight_pending[i];
-            if (__atomic_load_n(&t->state, __ATOMIC_ACQUIRE) == 2 && (!next || t->end < next->end))
+            if (__atomic_load_n(&t->state, __ATOMIC_ACQUIRE) != 2)
+                continue;
+            uint64_t due = t->noted_ns + (t->site ? SPANPROF__FLIGHT_SETTLE_NS : 0);
+            if (!force && due > now) {
+                double left = (double)(due - now) / 1e9;
+                if (wait < 0 || left < wait)
+                    wait = left;
+                continue;
+            }
+            if (!next || t->end < next->end)
                 next = t;
         }
-        if (next) {
+        uint32_t ready = 2;
+        if (next && __atomic_compare_exchange_n(&next->state, &ready, 3, 0, __ATOMIC_ACQUIRE,
+                                                __ATOMIC_RELAXED)) {
             struct spanprof__flight_trigger copy = *next;
             __atomic_store_n(&next->state, 0, __ATOMIC_RELEASE);
             write_capture(&copy, __atomic_load_n(&spanprof__flight_suppressed, __ATOMIC_RELAXED));
-            again = 1;
         }
+        again = next != NULL;
     }
     pthread_mutex_unlock(&serve_lock);
+    return wait;
 }

@@ -62,7 +62,7 @@ int spanprof__write_serial(void)
 
 void spanprof__write_final(void)
 {
-    spanprof__flight_serve(); /* captures noted but not written yet */
+    spanprof__flight_serve(1); /* captures noted but not written yet */
     pthread_mutex_lock(&write_lock);
     if (!final_written) {
         spanprof__image_wrote = 1;
@@ -97,12 +97,16 @@ static void *writer_main(void *arg)
         uint32_t r = __atomic_load_n(&requests, __ATOMIC_ACQUIRE);
         if (__atomic_load_n(&stopping, __ATOMIC_ACQUIRE))
             return NULL;
-        spanprof__flight_serve();
+        /* A terminating signal's last write takes every capture first. */
+        double flight = spanprof__flight_serve(r != served &&
+                                               __atomic_load_n(&last_requested, __ATOMIC_ACQUIRE));
         if (r == served) {
             double left = next > 0 ? next - now_sec() : 0;
             if (next == 0 || left > 0) {
+                if (flight >= 0 && (next == 0 || flight < left))
+                    left = flight;
                 struct timespec t = ts_of(left);
-                futex(&wake, FUTEX_WAIT_PRIVATE, k, next > 0 ? &t : NULL);
+                futex(&wake, FUTEX_WAIT_PRIVATE, k, next > 0 || flight >= 0 ? &t : NULL);
                 continue;
             }
             next += interval;
