@@ -7,8 +7,9 @@
  *   threads  short-lived threads come and go beside the workers
  *   term     the main thread sends itself SIGTERM once the first worker saw a slow request
  *   quiet    no slow request at all
- * Prints the number of requests served per thread is not printed (it varies); prints "slow N"
- * for N >= 1 slow requests served, "slow 0" otherwise. */
+ *   work     no deadline: each worker serves SECONDS × 10,000 requests (a fixed amount of work,
+ *            for comparing CPU time: bench/flight.sh)
+ * Prints "slow N" when at least one slow request was served, "slow 0" otherwise. */
 #define _GNU_SOURCE
 #include <pthread.h>
 #include <signal.h>
@@ -23,6 +24,7 @@
 #define STALL_EVERY 2000
 
 static double deadline;
+static uint64_t requests; /* work: requests per worker; 0: until the deadline */
 static int quiet;
 static volatile int slow_seen;
 static volatile uint64_t sink;
@@ -73,9 +75,13 @@ __attribute__((noinline)) static void handle(uint64_t req)
 
 static void *worker(void *arg)
 {
-    uint64_t req = (uintptr_t)arg;
-    while (now() < deadline)
-        handle(req++);
+    uint64_t req = (uintptr_t)arg, first = req;
+    if (requests)
+        while (req - first < requests)
+            handle(req++);
+    else
+        while (now() < deadline)
+            handle(req++);
     return NULL;
 }
 
@@ -117,6 +123,8 @@ int main(int argc, char **argv)
     double seconds = argc > 1 ? atof(argv[1]) : 5;
     const char *mode = argc > 2 ? argv[2] : "";
     quiet = strcmp(mode, "quiet") == 0;
+    if (strcmp(mode, "work") == 0)
+        requests = (uint64_t)(seconds * 10000);
     if (strcmp(mode, "fork") == 0) {
         pid_t pid = fork();
         if (pid == 0) {
