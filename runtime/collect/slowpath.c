@@ -48,6 +48,11 @@ void spanprof__slow_exit(struct spanprof_site *site, uintptr_t cfa)
             watched = 1;
         }
     }
+    if (watched && !spanprof__flags.counting && !spanprof__flags.hot_tsc) {
+        /* The exit's own tick: the capture's window ends at the slow call's exit event. */
+        spanprof__flight_exit(site, start, spanprof__record_exit_ticked(site, cfa));
+        return;
+    }
     spanprof__record_exit(site, cfa, !spanprof__flags.counting);
     if (watched)
         spanprof__flight_exit(site, start, spanprof__clock_now());
