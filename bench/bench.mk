@@ -8,6 +8,7 @@
 #   make bench-speedtest1           the speedtest1 tables alone
 #   make bench-zstd                 the zstd table alone
 #   make bench-live                 the live-profile tables alone
+#   make bench-flight               the flight recorder's cost on a request loop (bench/flight.sh)
 # Rows are listed in bench/rows.txt.  Then more tables: the cost of writing a folded file that is
 # expensive to write (bench/deepjson.sh), thread churn (bench/churn.sh: 20,000 short-lived
 # threads, memory and time), SQLite's speedtest1 in every configuration (bench/speedtest1.sh:
@@ -156,6 +157,10 @@ bench: $(BENCH_BINS) bench-tools-bins
 bench-live: $(BB)/livebench $(BB)/measure
 	BENCH_BIN='$(CURDIR)/$(BB)' sh bench/live.sh
 
+# The flight recorder's cost on a request loop, against exact mode (bench/flight.sh).
+bench-flight: $(LIBS_BUILT) $(BB)/measure
+	BENCH_BIN='$(CURDIR)/$(BB)' B='$(B)' CC='$(CC)' sh bench/flight.sh
+
 # SQLite's speedtest1 tables alone (bench/speedtest1.sh; SPEEDTEST_REPS, SPEEDTEST_SIZE and
 # SPEEDTEST_DBS apply).
 SPEEDTEST1 = BENCH_BIN='$(CURDIR)/$(BB)' CC='$(CC)' PLUGIN='$(CURDIR)/$(B)/spanplugin.so' \
@@ -179,4 +184,4 @@ bench-tools-bins: $(B)/toolbench $(B)/spanprof
 bench-tools: bench-tools-bins
 	$(TOOLBENCH)
 
-.PHONY: bench bench-sampler bench-speedtest1 bench-zstd bench-tools bench-tools-bins bench-live
+.PHONY: bench bench-sampler bench-speedtest1 bench-zstd bench-tools bench-tools-bins bench-live bench-flight

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "collect/collect.h"
+#include "collect/flight.h"
 #include "collect/trace_ring.h"
 
 struct spanprof__collect_settings spanprof__collect;
@@ -37,6 +38,8 @@ static void fork_child(struct spanprof__thread *t)
         spanprof__sample_fork_child(t);
     spanprof__trace_fork_child(t);
     spanprof__trace_retired_drop();
+    if (spanprof__flight.on)
+        spanprof__flight_fork_child();
 }
 
 /* A frame popped without its exit: the trace shows the span ending there (at the return from
@@ -47,7 +50,7 @@ static void frame_abandoned(const struct spanprof_site *site)
     if (site->coz_begin && site->coz_end)
         __atomic_add_fetch(&((struct spanprof__coz_counter *)site->coz_end)->count, 1,
                            __ATOMIC_RELAXED);
-    if (spanprof__collect.trace_buffer)
+    if (spanprof__collect.trace_buffer && !spanprof__flags.flight_min)
         spanprof__trace_push(site, SPANPROF__TRACE_EXIT);
 }
 
@@ -71,12 +74,17 @@ void spanprof__collectors_start(const struct spanprof__collect_settings *s)
      * CPU/allocation tracking, and tracing in counting mode (no timestamps to share), send every
      * call through the SLOW state. */
     int timed_trace = c->trace_buffer && !spanprof__flags.counting;
-    spanprof__trace_fast_path(timed_trace);
-    spanprof__flags.every_call = spanprof__res_on() || (c->trace_buffer && !timed_trace);
+    /* The flight recorder with SPANPROF_FLIGHT_MIN pushes a pair per kept call at its exit
+     * (record/hotpath.c) instead of an event at every enter and exit. */
+    int pairs = spanprof__flight.on && spanprof__flight.min_ns;
+    spanprof__trace_fast_path(timed_trace && !pairs);
+    spanprof__flight_start();
+    spanprof__flags.every_call = spanprof__res_on() || (c->trace_buffer && !timed_trace && !pairs);
     spanprof__hooks = (struct spanprof__hooks){
         .enter = spanprof__slow_enter,
         .exit = spanprof__slow_exit,
         .thread_new = thread_new,
+        .site_watch = spanprof__flight.nrules ? spanprof__flight_site_watch : NULL,
         .fork_child = fork_child,
         .frame_abandoned = c->trace_buffer || spanprof__g.coz_get ? frame_abandoned : NULL,
         .thread_merge = spanprof__collect_thread_merge,

@@ -36,6 +36,19 @@ int spanprof__writer_request(uint32_t *ticket);
 int spanprof__writer_request_last(uint32_t *ticket);
 int spanprof__writer_wait(uint32_t ticket, int ms);
 
+/* Async-signal-safe: wakes the writer thread without asking for a write (a flight capture is
+ * waiting: it serves the queue at every wake-up). */
+void spanprof__writer_kick(void);
+
+/* ---- flight.c: SPANPROF_FLIGHT's captures ---- */
+struct spanprof__options;
+/* At start-up, before the collectors start: spanprof__flight from O (COUNTING: no timestamps, no
+ * flight recorder, with a warning).  1 when the flight recorder is on. */
+int spanprof__flight_setup(const struct spanprof__options *o, int counting);
+/* Writes the captures waiting in the queue that are due (FORCE: all of them: the exit write, a
+ * terminating signal's).  Returns the seconds until the next one is due, -1 when none waits. */
+double spanprof__flight_serve(int force);
+
 /* ---- live.c: SPANPROF_LIVE ---- */
 /* At start-up: the directory (NULL: none), checked and made if missing (else a warning), and
  * the fork handler.  1 when live profiles are on. */

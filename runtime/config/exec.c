@@ -60,6 +60,7 @@ static int before_exec(char *marker, size_t size)
     if (pid == spanprof__image_pid) {
         if (spanprof__image_recorded())
             spanprof__write_serial();
+        spanprof__flight_serve(1); /* captures noted but not written: the rings go with the image */
         spanprof__live_final(0);
         written = spanprof__outputs.image + (unsigned)spanprof__image_wrote;
     }

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "config/duration.h"
 #include "config/options.h"
 #include "config/signalname.h"
 #include "report/report.h"
@@ -30,6 +31,10 @@ enum kind {
     DIRECTORY, /* a directory (not a pattern), with room for a file name; empty: none (NULL) */
     GLOBS,  /* comma-separated fnmatch patterns, none empty, shorter than PATH_MAX in all; an
              * empty value is an empty list ("") */
+    DURATION, /* a number > 0 with a unit, ns, us, ms or s (`10us`), at most a day; in ns;
+               * unset: 0 */
+    RULES,  /* SPANPROF_SLOW: comma-separated SPAN:DURATION, at most 16, shorter than PATH_MAX;
+             * unset: NULL */
 };
 
 struct option {
@@ -120,6 +125,27 @@ static const struct option options[] = {
      "under coz: the spans that are latency points, by name pattern; unset: the spans marked with "
      "the attribute; empty: none.  A span whose function returns into the C or C++ library "
      "(`main`, a thread's start routine) never is one"},
+    {"SPANPROF_FLIGHT", SECONDS, FIELD(flight), NULL, NULL, 3600,
+     "the flight recorder: each thread keeps its span events of at least the last so many "
+     "seconds (fractions allowed) in a ring, written only when asked: by `SPANPROF_SLOW` or "
+     "`spanprof dump --flight` (see *Flight recorder*); unset: none"},
+    {"SPANPROF_FLIGHT_BYTES", BYTES, FIELD(flight_bytes), "4194304", NULL, 0,
+     "the flight recorder's ring per thread, in bytes (4 MiB: 262,144 events of 16 bytes); the "
+     "oldest events are overwritten, so a busy thread may keep less than `SPANPROF_FLIGHT` "
+     "seconds"},
+    {"SPANPROF_FLIGHT_MIN", DURATION, FIELD(flight_min), NULL, NULL, 0,
+     "with `SPANPROF_FLIGHT`: keep only calls at least this long (`10us`; units `ns`, `us`, "
+     "`ms`, `s`), one event pair each, written at their exit"},
+    {"SPANPROF_SLOW", RULES, FIELD(slow), NULL, NULL, 0,
+     "with `SPANPROF_FLIGHT`: `SPAN:DURATION[,SPAN:DURATION...]` (`handle_request:5ms`, SPAN a "
+     "pattern as in the shell): a call of SPAN that lasts at least DURATION writes a capture"},
+    {"SPANPROF_SLOW_DIR", DIRECTORY, FIELD(slow_dir), "spanprof.slow", NULL, 0,
+     "where captures go (made if missing, mode 0700), one file each, "
+     "`SPAN.PID.TIME.trace.json`"},
+    {"SPANPROF_SLOW_MAX", COUNT, FIELD(slow_max), "100", NULL, 1000000,
+     "no capture is written while the directory holds this many"},
+    {"SPANPROF_SLOW_INTERVAL", SECONDS, FIELD(slow_interval), "1", NULL, 86400,
+     "at most one capture per span in so many seconds (fractions allowed)"},
     {"SPANPROF_ANCESTOR", MARKER, FIELD(ancestor), NULL, NULL, 0,
      "set by the runtime in its own environment, so programs it starts know they are "
      "descendants (see *Long-running programs*); not meant to be set by hand"},
@@ -129,8 +155,8 @@ static const struct option options[] = {
      "programs*); not meant to be set by hand"},
 };
 #define NOPTIONS (sizeof options / sizeof options[0])
-_Static_assert(SPANPROF__OPTION_TEXTS >= 10 * PATH_MAX,
-               "room for the texts of the 10 PATH, DIRECTORY, GLOBS and MARKER variables");
+_Static_assert(SPANPROF__OPTION_TEXTS >= 12 * PATH_MAX,
+               "room for the texts of the 12 PATH, DIRECTORY, GLOBS, RULES and MARKER variables");
 
 /* The smallest trace buffer: two 16-byte events. */
 #define TRACE_BUFFER_MIN 32
@@ -197,6 +223,17 @@ static int parse(const struct option *o, const char *text, void *value)
     case MARKER:
         *(const char **)value = text;
         return 1;
+    case DURATION:
+        return spanprof__duration_parse(text, strlen(text), (uint64_t *)value);
+    case RULES: {
+        size_t n = 1;
+        for (const char *p = text; *p; p++)
+            n += *p == ',';
+        if (strlen(text) >= PATH_MAX || n > 16 || spanprof__slow_rules(text, NULL, NULL))
+            return 0;
+        *(const char **)value = text;
+        return 1;
+    }
     case GLOBS:
         if (strlen(text) >= PATH_MAX || (*text && (text[0] == ',' || strstr(text, ",,") ||
                                                    text[strlen(text) - 1] == ',')))
@@ -243,6 +280,12 @@ static void print_expected(const struct option *o, const char *text, FILE *err)
                                        : "has an empty pattern (a comma at an end or two in a row)",
               err);
         break;
+    case DURATION:
+        fputs("is not a duration (a number > 0 and a unit: ns, us, ms or s)", err);
+        break;
+    case RULES:
+        fputs("is not SPAN:DURATION[,SPAN:DURATION...] (at most 16; units ns, us, ms or s)", err);
+        break;
     case MARKER:
         break;
     }
@@ -251,7 +294,7 @@ static void print_expected(const struct option *o, const char *text, FILE *err)
 /* Kinds whose value is a text of the environment, kept as a copy. */
 static int keeps_text(enum kind kind)
 {
-    return kind == PATH || kind == DIRECTORY || kind == MARKER || kind == GLOBS;
+    return kind == PATH || kind == DIRECTORY || kind == MARKER || kind == GLOBS || kind == RULES;
 }
 
 /* A copy of TEXT in O's own storage (NULL when full: only values longer than a path fill it). */
@@ -283,8 +326,10 @@ void spanprof__options_load(struct spanprof__options *opts, spanprof__getenv_fn 
             *(const char **)value = o->def; /* NULL: unset, and no pattern to parse */
         else if (o->kind == SIGNAL)
             *(int *)value = 0; /* no default: unset */
-        else if (o->kind == SECONDS)
+        else if (o->kind == SECONDS && !o->def)
             *(double *)value = 0;
+        else if (o->kind == DURATION)
+            *(uint64_t *)value = 0;
         else
             parse(o, o->def, value);
         if (!text)

@@ -19,8 +19,8 @@ enum {
 };
 
 /* Room for the values of the variables that keep their text (paths, pattern lists and markers):
- * 10 of them, a path each at most. */
-#define SPANPROF__OPTION_TEXTS (10 * 4096)
+ * 12 of them, a path each at most. */
+#define SPANPROF__OPTION_TEXTS (12 * 4096)
 
 /* The parsed values, one field per variable. */
 struct spanprof__options {
@@ -53,6 +53,13 @@ struct spanprof__options {
     const char *handover;  /* SPANPROF_HANDOVER, NULL: unset */
     const char *coz_progress; /* SPANPROF_COZ_PROGRESS patterns, NULL: unset */
     const char *coz_latency;  /* SPANPROF_COZ_LATENCY patterns ("" none), NULL: unset */
+    double flight;            /* SPANPROF_FLIGHT, seconds, 0: unset */
+    uint64_t flight_bytes;    /* SPANPROF_FLIGHT_BYTES */
+    uint64_t flight_min;      /* SPANPROF_FLIGHT_MIN, ns, 0: unset */
+    const char *slow;         /* SPANPROF_SLOW rules, NULL: unset */
+    const char *slow_dir;     /* SPANPROF_SLOW_DIR */
+    uint64_t slow_max;        /* SPANPROF_SLOW_MAX */
+    double slow_interval;     /* SPANPROF_SLOW_INTERVAL, seconds */
     /* The texts the fields above point to, copied out of the environment at load: a program
      * that sets its process title rewrites the memory the environment strings were in. */
     char texts[SPANPROF__OPTION_TEXTS];

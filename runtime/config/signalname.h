@@ -12,6 +12,10 @@
  * number, else 0.  *NAMED (may be NULL) is set to whether TEXT names a signal at all. */
 int spanprof__dump_signal_parse(const char *text, int *named);
 
+/* The value `spanprof dump --flight` sends with SPANPROF_DUMP_SIGNAL (sigqueue): a flight
+ * capture is asked for instead of a dump. */
+#define SPANPROF__FLIGHT_SIGVAL 0x666c6974
+
 #pragma GCC visibility pop
 
 #endif /* SPANPROF_SIGNALNAME_H */

@@ -15,7 +15,8 @@
  * so the process dies as it would have.  A fault inside our handler kills the process at once
  * (the crash signals are blocked while it runs): never a hang, never a hidden crash.
  *
- * SPANPROF_DUMP_SIGNAL: the handler only wakes the writer thread; the program runs on.
+ * SPANPROF_DUMP_SIGNAL: the handler only wakes the writer thread; the program runs on.  Sent
+ * with sigqueue and SPANPROF__FLIGHT_SIGVAL, it asks for a flight capture instead.
  *
  * When the library holding the runtime is unloaded, a stop stage puts back the actions it
  * replaced, wherever its handler is still installed.
@@ -27,7 +28,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "collect/flight.h"
 #include "config/config.h"
+#include "config/signalname.h"
 #include "record/clock.h"
 
 #define TERM_WAIT_MS 10000
@@ -125,12 +128,17 @@ static void crash_handler(int sig, siginfo_t *info, void *uc)
     errno = saved_errno;
 }
 
-static void dump_handler(int sig)
+/* A signal sent with sigqueue and SPANPROF__FLIGHT_SIGVAL (spanprof dump --flight) asks for a
+ * flight capture instead of a dump. */
+static void dump_handler(int sig, siginfo_t *info, void *uc)
 {
-    (void)sig;
+    (void)sig, (void)uc;
     int saved_errno = errno;
     uint32_t ticket;
-    spanprof__writer_request(&ticket);
+    if (info && info->si_code == SI_QUEUE && info->si_value.sival_int == SPANPROF__FLIGHT_SIGVAL)
+        spanprof__flight_request();
+    else
+        spanprof__writer_request(&ticket);
     errno = saved_errno;
 }
 
@@ -174,7 +182,7 @@ void spanprof__signals_start(int dump_signal)
 
     if (dump_signal) {
         struct sigaction old;
-        struct sigaction dump = {.sa_handler = dump_handler, .sa_flags = SA_RESTART};
+        struct sigaction dump = {.sa_sigaction = dump_handler, .sa_flags = SA_SIGINFO | SA_RESTART};
         sigemptyset(&dump.sa_mask);
         if (sigaction(dump_signal, NULL, &old) == 0 && !(old.sa_flags & SA_SIGINFO) &&
             (old.sa_handler == SIG_DFL || old.sa_handler == SIG_IGN) &&

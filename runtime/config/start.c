@@ -156,6 +156,7 @@ static void start(void)
             spanprof__warn_debug_info_for_coz(stderr);
         if (spanprof__g.coz_get && o->coz_progress)
             warn_progress_unmatched(stderr, o->coz_progress);
+        int flight = spanprof__flight_setup(o, spanprof__flags.counting);
         /* Before any node exists: fixes the per-node data layout. */
         spanprof__collectors_start(&(struct spanprof__collect_settings){
             .histogram = o->histogram,
@@ -163,7 +164,7 @@ static void start(void)
             .alloc = o->alloc,
             .alloc_stacks = o->alloc_stacks,
             .alloc_sample = o->alloc_sample,
-            .trace_buffer = o->trace ? o->trace_buffer : 0,
+            .trace_buffer = o->trace ? o->trace_buffer : flight ? o->flight_bytes : 0,
             .sample_hz = o->mode == SPANPROF_MODE_SAMPLE ? (uint32_t)o->sample_hz : 0,
         });
         if (spanprof__collect.alloc_stacks)
@@ -184,7 +185,7 @@ static void start(void)
             spanprof__hooks.thread_new = thread_new;
             spanprof__signals_start(o->dump_signal);
             /* Dumps on a signal or a timer need the writer from the start. */
-            if (o->dump_signal || o->dump_interval > 0)
+            if (o->dump_signal || o->dump_interval > 0 || flight)
                 spanprof__writer_ensure();
             if (spanprof__collect.sample_hz)
                 spanprof__sampler_setup();

@@ -7,6 +7,10 @@
  * wakes the writer thread with a futex, and may wait, with a deadline, for the "done" counter to
  * catch up — both with async-signal-safe calls only.
  *
+ * The writer also writes the flight recorder's captures (flight.c): a trigger wakes it without a
+ * request (spanprof__writer_kick), and it serves their queue at every wake-up, before any write.
+ * All wake-ups go through one futex word, "wake", bumped by every request and kick.
+ *
  * The writer thread exists only in processes that may need it (see start.c): created lazily,
  * never from a signal handler, with every signal blocked (so no handler ever runs on it and
  * waits for itself).  fork does not copy it: the child starts its own if the parent had one.
@@ -33,6 +37,7 @@ static pthread_mutex_t create_lock = PTHREAD_MUTEX_INITIALIZER;
 static pid_t writer_pid; /* the process whose writer thread runs; 0: none */
 static double interval;  /* SPANPROF_DUMP_INTERVAL seconds, 0: no timer */
 static uint32_t requests, done; /* futex words */
+static uint32_t wake;           /* futex word the writer waits on: bumped by requests and kicks */
 static uint32_t started;        /* futex word: the writer thread is in its loop */
 static int last_requested;      /* the process dies once this write is done (a signal) */
 static int stopping;            /* the runtime is being unloaded: the thread returns */
@@ -57,6 +62,7 @@ int spanprof__write_serial(void)
 
 void spanprof__write_final(void)
 {
+    spanprof__flight_serve(1); /* captures noted but not written yet */
     pthread_mutex_lock(&write_lock);
     if (!final_written) {
         spanprof__image_wrote = 1;
@@ -87,14 +93,20 @@ static void *writer_main(void *arg)
     __atomic_store_n(&started, 1, __ATOMIC_RELEASE);
     futex(&started, FUTEX_WAKE_PRIVATE, 1, NULL);
     for (;;) {
+        uint32_t k = __atomic_load_n(&wake, __ATOMIC_ACQUIRE);
         uint32_t r = __atomic_load_n(&requests, __ATOMIC_ACQUIRE);
         if (__atomic_load_n(&stopping, __ATOMIC_ACQUIRE))
             return NULL;
+        /* A terminating signal's last write takes every capture first. */
+        double flight = spanprof__flight_serve(r != served &&
+                                               __atomic_load_n(&last_requested, __ATOMIC_ACQUIRE));
         if (r == served) {
             double left = next > 0 ? next - now_sec() : 0;
             if (next == 0 || left > 0) {
+                if (flight >= 0 && (next == 0 || flight < left))
+                    left = flight;
                 struct timespec t = ts_of(left);
-                futex(&requests, FUTEX_WAIT_PRIVATE, r, next > 0 ? &t : NULL);
+                futex(&wake, FUTEX_WAIT_PRIVATE, k, next > 0 || flight >= 0 ? &t : NULL);
                 continue;
             }
             next += interval;
@@ -152,8 +164,17 @@ int spanprof__writer_request(uint32_t *ticket)
     if (__atomic_load_n(&writer_pid, __ATOMIC_ACQUIRE) != getpid())
         return -1;
     *ticket = __atomic_add_fetch(&requests, 1, __ATOMIC_ACQ_REL);
-    futex(&requests, FUTEX_WAKE_PRIVATE, 1, NULL);
+    __atomic_add_fetch(&wake, 1, __ATOMIC_ACQ_REL);
+    futex(&wake, FUTEX_WAKE_PRIVATE, 1, NULL);
     return 0;
+}
+
+void spanprof__writer_kick(void)
+{
+    if (__atomic_load_n(&writer_pid, __ATOMIC_ACQUIRE) != getpid())
+        return;
+    __atomic_add_fetch(&wake, 1, __ATOMIC_ACQ_REL);
+    futex(&wake, FUTEX_WAKE_PRIVATE, 1, NULL);
 }
 
 int spanprof__writer_request_last(uint32_t *ticket)
@@ -196,7 +217,7 @@ static void fork_child(void)
     pthread_mutex_init(&write_lock, NULL);
     pthread_mutex_init(&create_lock, NULL);
     writer_pid = 0;
-    requests = done = 0;
+    requests = done = wake = 0;
     last_requested = 0;
     spanprof__image_wrote = 0;
     if (had_writer)
@@ -216,8 +237,8 @@ static void stop_writer(void)
     if (__atomic_load_n(&writer_pid, __ATOMIC_ACQUIRE) != getpid())
         return;
     __atomic_store_n(&stopping, 1, __ATOMIC_RELEASE);
-    __atomic_add_fetch(&requests, 1, __ATOMIC_ACQ_REL); /* the word it waits on changes */
-    futex(&requests, FUTEX_WAKE_PRIVATE, 1, NULL);
+    __atomic_add_fetch(&wake, 1, __ATOMIC_ACQ_REL); /* the word it waits on changes */
+    futex(&wake, FUTEX_WAKE_PRIVATE, 1, NULL);
     pthread_join(writer, NULL);
     __atomic_store_n(&writer_pid, 0, __ATOMIC_RELEASE);
 }

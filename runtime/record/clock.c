@@ -53,7 +53,8 @@ void spanprof__clock_init(void)
 
 void spanprof__clock_hot_update(void)
 {
-    spanprof__flags.hot_tsc = spanprof__flags.tsc && !spanprof__flags.trace;
+    spanprof__flags.hot_tsc =
+        spanprof__flags.tsc && !spanprof__flags.trace && !spanprof__flags.flight_min;
 }
 
 void spanprof__clock_disable(void)

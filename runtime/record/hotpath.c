@@ -16,10 +16,39 @@ __attribute__((destructor)) static void print_lookup_stats(void)
 }
 #endif
 
+/* SPANPROF_FLIGHT_MIN: the call of SITE ending at NOW goes into the thread's ring when it lasted
+ * at least the threshold (one subtraction and a compare for the calls left out). */
+static inline __attribute__((always_inline)) void flight_keep(struct spanprof_site *site,
+                                                              uintptr_t cfa, uint64_t now)
+{
+    struct spanprof__thread *t = spanprof__tls;
+    const struct spanprof__frame *f = t->top;
+    if (f->node->site == site && f->cfa == cfa && now - f->start >= spanprof__flags.flight_min &&
+        t->trace && now >= f->start)
+        spanprof__trace_push_pair(t->trace, site, f->start, now);
+}
+
+static inline __attribute__((always_inline)) uint64_t exit_other(struct spanprof_site *site,
+                                                                 uintptr_t cfa)
+{
+    uint64_t now = spanprof__span_tick_other(site, SPANPROF__TRACE_EXIT);
+    if (spanprof__flags.flight_min)
+        flight_keep(site, cfa, now);
+    spanprof__record_exit_at(site, cfa, now, 1);
+    return now;
+}
+
 /* The exit with any timestamp other than a bare rdtsc: out of line as a whole, so the common
- * exit keeps no register across a call. */
+ * exit keeps no register across a call.  With SPANPROF_FLIGHT_MIN the timestamp is a bare rdtsc
+ * (no event at enter or exit) and the kept call's pair is pushed here, before the pop. */
 __attribute__((noinline)) void spanprof__record_exit_other(struct spanprof_site *site,
                                                            uintptr_t cfa)
 {
-    spanprof__record_exit_at(site, cfa, spanprof__span_tick_other(site, SPANPROF__TRACE_EXIT), 1);
+    exit_other(site, cfa);
+}
+
+__attribute__((noinline)) uint64_t spanprof__record_exit_ticked(struct spanprof_site *site,
+                                                                uintptr_t cfa)
+{
+    return exit_other(site, cfa);
 }

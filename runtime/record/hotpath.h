@@ -129,6 +129,9 @@ spanprof__record_exit_at(struct spanprof_site *site, uintptr_t cfa, uint64_t now
 /* The whole exit when the timestamp is not a bare rdtsc (tracing, or no TSC): out of line and
  * reached by a tail jump, so the common exit keeps no register across a call (hotpath.c). */
 void spanprof__record_exit_other(struct spanprof_site *site, uintptr_t cfa);
+/* The same, returning the exit's timestamp (the flight recorder's check of a watched site, which
+ * must see the tick the trace event got). */
+uint64_t spanprof__record_exit_ticked(struct spanprof_site *site, uintptr_t cfa);
 
 /* Pop the frame of SITE.  Timestamp first, so our own bookkeeping is not charged to the span:
  * one predictable branch on a read-mostly flag, then rdtsc (~10.5 ns).  With tracing on, the

@@ -203,6 +203,9 @@ struct spanprof__flags {
     int trace;        /* SPANPROF_TRACE, timed: the span paths push each timestamp into the
                        * thread's trace ring (tracepush.h) */
     int histogram;    /* SPANPROF_HISTOGRAM: the exit fast path adds to the thread's histogram */
+    uint64_t flight_min; /* SPANPROF_FLIGHT_MIN, ticks (0: off): the exit pushes one enter/exit
+                          * pair into the thread's ring for each call at least this long
+                          * (hotpath.c); no event at enter */
     int every_call;   /* a collector wants every call (CPU/allocation tracking, tracing): all
                        * sites take the SLOW state */
     int frames_shared; /* another thread reads each thread's top frame (SPANPROF=sample's
@@ -220,6 +223,9 @@ struct spanprof__hooks {
     void (*exit)(struct spanprof_site *site, uintptr_t cfa);
     /* A thread got its data (before it is registered). */
     void (*thread_new)(struct spanprof__thread *t);
+    /* A span site's first sight, under the process lock (may be NULL): non-zero sends its calls
+     * through the SLOW state (a flight-recorder trigger watches its exits). */
+    int (*site_watch)(const struct spanprof_site *site);
     /* In a fork child, after the forking thread's counts were reset. */
     void (*fork_child)(struct spanprof__thread *t);
     /* A frame of SITE is popped without its exit: at a setjmp's return, a longjmp having

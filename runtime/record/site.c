@@ -169,7 +169,8 @@ static uint32_t register_span(struct spanprof_site *site, uintptr_t fra)
             st = SPANPROF__SITE_SLOW;
         }
     }
-    if (spanprof__flags.every_call)
+    if (spanprof__flags.every_call ||
+        (spanprof__hooks.site_watch && st != SPANPROF__SITE_COUNT && spanprof__hooks.site_watch(site)))
         st = SPANPROF__SITE_SLOW;
     return st;
 }

@@ -248,6 +248,20 @@ int spanprof__trace_write_at(FILE *f, const struct spanprof__view *v,
                              uint64_t end_tick);
 int spanprof__trace_write(FILE *f, const struct spanprof__view *v,
                           const struct spanprof__json_meta *m);
+/* A flight-recorder capture (config/flight.c): only the events from FROM to TO (ticks) of every
+ * thread, spans open at TO closed there, and what set it off in otherData's "capture". */
+struct spanprof__trace_window {
+    uint64_t from, to;
+    const struct spanprof_site *site; /* the slow call's site; NULL: asked for */
+    pid_t tid;                        /* the slow call's thread */
+    uint64_t start, end;              /* the slow call (ticks) */
+    double seconds;                   /* SPANPROF_FLIGHT */
+    const char *time;                 /* when, as an ISO 8601 UTC text */
+    uint64_t suppressed;              /* triggers left out so far (rate limit, queue full) */
+};
+int spanprof__trace_write_window(FILE *f, const struct spanprof__view *v,
+                                 const struct spanprof__json_meta *m, uint64_t origin_tick,
+                                 const struct spanprof__trace_window *win);
 
 #pragma GCC visibility pop
 

@@ -30,6 +30,14 @@
  *  - any other unmatched exit is left out ("unmatched_ends");
  *  - spans still open at write time end at the write time ("open_at_write").
  *
+ * Flight-recorder captures (spanprof__trace_write_window): only the events of a window are
+ * written, as if the ring held no more (an exit whose enter is older gets a begin at the
+ * window's first event); spans open at the window's end close there.  Rings of
+ * SPANPROF_FLIGHT_MIN hold one enter/exit pair per kept call in the order the calls ended: the
+ * pairs are sorted by start (the longer first on a tie) and replayed as nested events.
+ * otherData's "capture" says what set the capture off, and lists the slowest spans inside the
+ * slow call ("slowest_descendants", the call itself left out).
+ *
  * Writer.  Events are streamed with stdio (a trace of millions of events must not need a tree
  * of millions of json-c objects); json-c is used where its tree is small: escaping each span
  * name once (cached per site id) and thread names, and the otherData object.
@@ -53,7 +61,35 @@ struct writer {
     size_t nnames;
     char *scratch; /* the name of a site without an id (never registered): not cached */
     int failed;
+    const struct spanprof__trace_window *win; /* NULL: everything kept */
+    /* Inside the slow call (win->tid's spans within win->start..end): the longest, ns. */
+#define SLOWEST 6
+    struct { const struct spanprof_site *site; uint64_t ns; } slowest[SLOWEST];
+    size_t nslowest;
 };
+
+static uint64_t ts_ns_raw(const struct writer *w, uint64_t tick);
+
+/* A span of the slow call's thread that closed: kept among the SLOWEST longest inside it. */
+static void note_inside(struct writer *w, const struct spanprof_site *s, uint64_t b, uint64_t e)
+{
+    const struct spanprof__trace_window *win = w->win;
+    uint64_t from = ts_ns_raw(w, win->start), to = ts_ns_raw(w, win->end);
+    if (b + 1000 < from || e > to + 1000 || e < b)
+        return;
+    uint64_t d = e - b;
+    size_t i;
+    if (w->nslowest < SLOWEST)
+        i = w->nslowest++;
+    else if (w->slowest[SLOWEST - 1].ns < d)
+        i = SLOWEST - 1;
+    else
+        return;
+    for (; i > 0 && w->slowest[i - 1].ns < d; i--)
+        w->slowest[i] = w->slowest[i - 1];
+    w->slowest[i].site = s;
+    w->slowest[i].ns = d;
+}
 
 /* JSON string literal for S, malloc'd. */
 static char *escape(const char *s)
@@ -103,6 +139,12 @@ static const char *site_name(struct writer *w, const struct spanprof_site *s)
     return e;
 }
 
+/* ns since the origin. */
+static uint64_t ts_ns_raw(const struct writer *w, uint64_t tick)
+{
+    return tick > w->origin ? (uint64_t)((double)(tick - w->origin) * w->v->ns_per_tick) : 0;
+}
+
 /* µs since the origin with ns resolution, never below LAST (per-thread monotonic). */
 static uint64_t ts_ns(const struct writer *w, uint64_t tick, uint64_t last)
 {
@@ -147,6 +189,7 @@ struct thread_stats {
 
 struct stack {
     const struct spanprof_site **v;
+    uint64_t *begin; /* ns of each open span's begin event */
     size_t n, cap;
 };
 
@@ -158,8 +201,13 @@ static int stack_push(struct stack *st, const struct spanprof_site *s)
         if (!v)
             return -1;
         st->v = v;
+        uint64_t *b = realloc(st->begin, cap * sizeof *b);
+        if (!b)
+            return -1;
+        st->begin = b;
         st->cap = cap;
     }
+    st->begin[st->n] = 0;
     st->v[st->n++] = s;
     return 0;
 }
@@ -173,17 +221,94 @@ static size_t stack_find(const struct stack *st, const struct spanprof_site *s)
     return 0;
 }
 
+struct pair {
+    const struct spanprof_site *site;
+    uint64_t start, end;
+};
+
+static int pair_order(const void *a, const void *b)
+{
+    const struct pair *x = a, *y = b;
+    if (x->start != y->start)
+        return x->start < y->start ? -1 : 1;
+    return (x->end < y->end) - (x->end > y->end);
+}
+
+/* SPANPROF_FLIGHT_MIN's ring: pairs in the order the calls ended, replaced in EV (N events) by
+ * nested enter and exit events in time order (those of the window only).  Returns the count. */
+static size_t pairs_to_events(struct writer *w, struct spanprof__trace_event *ev, size_t n)
+{
+    struct pair *p = malloc((n / 2 + 1) * sizeof *p);
+    uint64_t *ends = malloc((n / 2 + 1) * sizeof *ends);
+    const struct spanprof_site **open = malloc((n / 2 + 1) * sizeof *open);
+    size_t np = 0, out = 0, depth = 0;
+    if (!p || !ends || !open) {
+        free(p), free(ends), free(open);
+        w->failed = 1;
+        return 0;
+    }
+    for (size_t i = 0; i + 1 < n; i++) {
+        uintptr_t a = ev[i].tag, b = ev[i + 1].tag;
+        if ((a & SPANPROF__TRACE_EXIT) || b != (a | SPANPROF__TRACE_EXIT))
+            continue; /* half a pair (overwritten or cut short) */
+        struct pair x = {(const void *)a, ev[i].tick, ev[i + 1].tick};
+        i++;
+        if (w->win && (x.start < w->win->from || x.end > w->win->to))
+            continue;
+        p[np++] = x;
+    }
+    qsort(p, np, sizeof *p, pair_order);
+    for (size_t i = 0; i < np; i++) {
+        while (depth && ends[depth - 1] <= p[i].start) {
+            depth--;
+            ev[out++] = (struct spanprof__trace_event){(uintptr_t)open[depth] | SPANPROF__TRACE_EXIT,
+                                                       ends[depth]};
+        }
+        ev[out++] = (struct spanprof__trace_event){(uintptr_t)p[i].site, p[i].start};
+        open[depth] = p[i].site;
+        ends[depth++] = p[i].end;
+    }
+    while (depth) {
+        depth--;
+        ev[out++] = (struct spanprof__trace_event){(uintptr_t)open[depth] | SPANPROF__TRACE_EXIT,
+                                                   ends[depth]};
+    }
+    free(p), free(ends), free(open);
+    return out;
+}
+
 static void write_thread(struct writer *w, const struct spanprof__trace_ring *ring, pid_t tid,
                          uint64_t end_tick, struct thread_stats *ts)
 {
     size_t n;
     uint64_t dropped;
-    struct spanprof__trace_event *ev = spanprof__trace_snapshot(ring, &n, &dropped);
+    struct spanprof__trace_event *all = spanprof__trace_snapshot(ring, &n, &dropped);
+    struct spanprof__trace_event *ev = all;
     memset(ts, 0, sizeof *ts);
     ts->dropped = dropped;
+    const struct spanprof__trace_window *win = w->win;
+    /* Whether the first kept event may be preceded by lost ones (spans begun before it). */
+    int cut = dropped != 0;
+    if (spanprof__flags.flight_min) {
+        n = ev ? pairs_to_events(w, ev, n) : 0;
+        cut = 0;
+    } else if (win) {
+        size_t first = 0;
+        while (first < n && ev[first].tick < win->from)
+            first++;
+        size_t last = first;
+        while (last < n && ev[last].tick <= win->to)
+            last++;
+        cut = cut || first > 0;
+        ev += first;
+        n = last - first;
+    }
+    if (win)
+        end_tick = win->to;
+    int inside = win && win->site && tid == win->tid;
     struct stack st = {0};
     /* Pass 1: which exits close spans that began before the window (innermost first). */
-    if (dropped) {
+    if (cut) {
         struct stack before = {0};
         for (size_t i = 0; i < n; i++) {
             const struct spanprof_site *s = (const void *)(ev[i].tag & ~SPANPROF__TRACE_EXIT);
@@ -207,12 +332,14 @@ static void write_thread(struct writer *w, const struct spanprof__trace_ring *ri
             if (stack_push(&st, before.v[i - 1]) == 0)
                 ts->before++;
         free(before.v);
+        free(before.begin);
     }
     uint64_t last = 0;
     if (st.n) {
         last = ts_ns(w, ev[0].tick, 0);
         for (size_t i = 0; i < st.n; i++) {
             event(w, 'B', tid, last, st.v[i]);
+            st.begin[i] = last;
             ts->events++;
         }
     }
@@ -224,6 +351,7 @@ static void write_thread(struct writer *w, const struct spanprof__trace_ring *ri
                 w->failed = 1;
                 continue;
             }
+            st.begin[st.n - 1] = ns;
             event(w, 'B', tid, ns, s);
             ts->events++;
             last = ns;
@@ -235,7 +363,10 @@ static void write_thread(struct writer *w, const struct spanprof__trace_ring *ri
             continue;
         }
         while (st.n >= at) {
-            event(w, 'E', tid, ns, st.v[--st.n]);
+            --st.n;
+            if (inside)
+                note_inside(w, st.v[st.n], st.begin[st.n], ns);
+            event(w, 'E', tid, ns, st.v[st.n]);
             ts->events++;
         }
         last = ns;
@@ -244,12 +375,14 @@ static void write_thread(struct writer *w, const struct spanprof__trace_ring *ri
     if (st.n) {
         uint64_t ns = ts_ns(w, end_tick, last);
         while (st.n) {
-            event(w, 'E', tid, ns, st.v[--st.n]);
+            --st.n;
+            event(w, 'E', tid, ns, st.v[st.n]);
             ts->events++;
         }
     }
     free(st.v);
-    free(ev);
+    free(st.begin);
+    free(all);
 }
 
 /* One thread of the file: a running thread (or one that ended before thread churn could merge
@@ -261,6 +394,36 @@ struct trace_thread {
     uint64_t order, end_tick; /* order: see spanprof__trace_ring */
     int ended;
 };
+
+/* otherData's "capture": what set the capture off, and the slow call's slowest spans. */
+static json_object *capture_json(const struct writer *w, const struct spanprof__view *v)
+{
+    const struct spanprof__trace_window *win = w->win;
+    json_object *c = json_object_new_object();
+    json_object_object_add(c, "reason", spanprof__json_str(win->site ? "slow" : "request"));
+    json_object_object_add(c, "time", spanprof__json_str(win->time));
+    json_object_object_add(c, "window_s", json_object_new_double(win->seconds));
+    json_object_object_add(c, "from_us", spanprof__json_u64(ts_ns_raw(w, win->from) / 1000));
+    json_object_object_add(c, "to_us", spanprof__json_u64(ts_ns_raw(w, win->to) / 1000));
+    json_object_object_add(c, "triggers_left_out", spanprof__json_u64(win->suppressed));
+    if (win->site) {
+        json_object_object_add(c, "span", spanprof__json_str(win->site->name));
+        json_object_object_add(c, "tid", json_object_new_int64(win->tid));
+        json_object_object_add(c, "start_us", spanprof__json_u64(ts_ns_raw(w, win->start) / 1000));
+        json_object_object_add(c, "duration_ns",
+                               spanprof__json_u64(spanprof__ticks_to_ns(v, win->end - win->start)));
+        json_object *d = json_object_new_array();
+        /* The longest is the slow call itself. */
+        for (size_t i = 1; i < w->nslowest; i++) {
+            json_object *x = json_object_new_object();
+            json_object_object_add(x, "name", spanprof__json_str(w->slowest[i].site->name));
+            json_object_object_add(x, "duration_ns", spanprof__json_u64(w->slowest[i].ns));
+            json_object_array_add(d, x);
+        }
+        json_object_object_add(c, "slowest_descendants", d);
+    }
+    return c;
+}
 
 /* The view's threads (retired groups have no ring: left out) and the retired rings, in the
  * order the threads entered their first span (the view's order, which the rings' order
@@ -304,11 +467,11 @@ static struct trace_thread *trace_threads(const struct spanprof__view *v, uint64
     return tt;
 }
 
-int spanprof__trace_write_at(FILE *f, const struct spanprof__view *v,
-                             const struct spanprof__json_meta *m, uint64_t origin_tick,
-                             uint64_t end_tick)
+static int write_trace(FILE *f, const struct spanprof__view *v,
+                       const struct spanprof__json_meta *m, uint64_t origin_tick,
+                       uint64_t end_tick, const struct spanprof__trace_window *win)
 {
-    struct writer w = {.f = f, .v = v, .pid = m->pid, .origin = origin_tick};
+    struct writer w = {.f = f, .v = v, .pid = m->pid, .origin = origin_tick, .win = win};
     size_t nt = 0;
     char (*labels)[32] = calloc(v->nthreads ? v->nthreads : 1, sizeof *labels);
     struct trace_thread *tt = labels ? trace_threads(v, end_tick, &nt, labels) : NULL;
@@ -378,6 +541,8 @@ int spanprof__trace_write_at(FILE *f, const struct spanprof__view *v,
         json_object_object_add(o, "retired_events_dropped", spanprof__json_u64(r->events_dropped));
     }
     json_object_object_add(o, "threads", threads);
+    if (win)
+        json_object_object_add(o, "capture", capture_json(&w, v));
     const char *s = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN |
                                                           JSON_C_TO_STRING_NOSLASHESCAPE);
     if (!s)
@@ -392,6 +557,20 @@ int spanprof__trace_write_at(FILE *f, const struct spanprof__view *v,
     free(tt);
     free(labels);
     return w.failed ? -1 : 0;
+}
+
+int spanprof__trace_write_at(FILE *f, const struct spanprof__view *v,
+                             const struct spanprof__json_meta *m, uint64_t origin_tick,
+                             uint64_t end_tick)
+{
+    return write_trace(f, v, m, origin_tick, end_tick, NULL);
+}
+
+int spanprof__trace_write_window(FILE *f, const struct spanprof__view *v,
+                                 const struct spanprof__json_meta *m, uint64_t origin_tick,
+                                 const struct spanprof__trace_window *win)
+{
+    return write_trace(f, v, m, origin_tick, win->to, win);
 }
 
 int spanprof__trace_write(FILE *f, const struct spanprof__view *v, const struct spanprof__json_meta *m)

@@ -50,7 +50,16 @@ int cmd_view(const char *profile, const char *out, const char *unit);
 
 /* ---- spanprof dump (dump.c) ---- */
 /* Makes process PID (a decimal number, checked) write its profile; waits TIMEOUT seconds. */
-int cmd_dump(const char *pid, double timeout);
+int cmd_dump(const char *pid, double timeout, int flight);
+
+/* ---- flight-recorder captures (slow.c) ---- */
+/* The capture files (NAME.trace.json) of DIR, malloc'd names; -1 (errno) when unreadable. */
+int slow_captures(const char *dir, char ***names, size_t *n);
+/* Lists DIR's captures, oldest first: when, span, duration, pid, file and the slow call's
+ * slowest descendants.  HEADER_IF_NONE: say so when there is none. */
+int cmd_slow_list(const char *dir, int header_if_none);
+/* Whether PATH is a directory of captures only (no profile beside them). */
+int slow_is_capture_dir(const char *path);
 
 /* ---- spanprof serve (serve.c) ---- */
 

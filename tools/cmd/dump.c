@@ -7,6 +7,10 @@
  * replaced, and prints their paths.  A path without %p may carry ".PID" (a descendant: a fork
  * child, or a program started by a profiled one) or ".PID.N" (an image that a profiled image of
  * the same process exec'd): both names are watched.
+ *
+ * With --flight it asks for a flight-recorder capture instead (the process runs with
+ * SPANPROF_FLIGHT): the same signal, sent with sigqueue and SPANPROF__FLIGHT_SIGVAL, and it waits
+ * for a new request.PID.*.trace.json in SPANPROF_SLOW_DIR, whose path it prints.
  */
 #define _GNU_SOURCE
 #include <dirent.h>
@@ -121,7 +125,83 @@ static int replaced(const struct watched *w)
            now.st_mtim.tv_nsec != w->before.st_mtim.tv_nsec;
 }
 
-int cmd_dump(const char *pid_text, double timeout)
+/* Whether NAME is one of the N NAMES. */
+static int has_name(char **names, size_t n, const char *name)
+{
+    for (size_t i = 0; i < n; i++)
+        if (strcmp(names[i], name) == 0)
+            return 1;
+    return 0;
+}
+
+static int dump_flight(long pid, int sig, const char *env, size_t len, const char *cwd,
+                       double timeout)
+{
+    const char *flight = env_value(env, len, "SPANPROF_FLIGHT");
+    if (!flight || !*flight) {
+        fprintf(stderr, "spanprof: process %ld was not started with SPANPROF_FLIGHT: it keeps no "
+                        "flight recorder\n", pid);
+        return EXIT_BAD_INPUT;
+    }
+    const char *dir = env_value(env, len, "SPANPROF_SLOW_DIR");
+    if (!dir || !*dir)
+        dir = "spanprof.slow";
+    char path[PATH_MAX];
+    int len_path = dir[0] == '/' ? snprintf(path, sizeof path, "%s", dir)
+                                 : snprintf(path, sizeof path, "%s/%s", cwd, dir);
+    if (len_path < 0 || (size_t)len_path >= sizeof path) {
+        fprintf(stderr, "spanprof: process %ld's SPANPROF_SLOW_DIR is too long\n", pid);
+        return EXIT_BAD_INPUT;
+    }
+    char **before = NULL;
+    size_t nbefore = 0;
+    slow_captures(path, &before, &nbefore);
+    char prefix[64];
+    snprintf(prefix, sizeof prefix, "request.%ld.", pid);
+    union sigval value = {.sival_int = SPANPROF__FLIGHT_SIGVAL};
+    if (sigqueue((pid_t)pid, sig, value) != 0) {
+        fprintf(stderr, "spanprof: cannot send SIG%s to process %ld: %s\n", sigabbrev_np(sig), pid,
+                strerror(errno));
+        return EXIT_BAD_INPUT;
+    }
+    struct timespec start, now;
+    clock_gettime(CLOCK_MONOTONIC, &start);
+    for (;;) {
+        char **names = NULL;
+        size_t n = 0;
+        slow_captures(path, &names, &n);
+        const char *found = NULL;
+        for (size_t i = 0; i < n && !found; i++)
+            if (strncmp(names[i], prefix, strlen(prefix)) == 0 && !has_name(before, nbefore, names[i]))
+                found = names[i];
+        if (found)
+            printf("%s/%s\n", path, found);
+        for (size_t i = 0; i < n; i++)
+            free(names[i]);
+        free(names);
+        if (found)
+            break;
+        clock_gettime(CLOCK_MONOTONIC, &now);
+        double waited = (double)(now.tv_sec - start.tv_sec) + (now.tv_nsec - start.tv_nsec) / 1e9;
+        if (waited >= timeout) {
+            fprintf(stderr, "spanprof: process %ld wrote no capture into '%s' within %g s of SIG%s "
+                            "(SPANPROF_SLOW_MAX reached, or the directory cannot be written)\n",
+                    pid, path, timeout, sigabbrev_np(sig));
+            return EXIT_BAD_INPUT;
+        }
+        if (kill((pid_t)pid, 0) != 0 && errno == ESRCH) {
+            fprintf(stderr, "spanprof: process %ld ended before writing its capture\n", pid);
+            return EXIT_BAD_INPUT;
+        }
+        nanosleep(&(struct timespec){0, 20000000}, NULL);
+    }
+    for (size_t i = 0; i < nbefore; i++)
+        free(before[i]);
+    free(before);
+    return 0;
+}
+
+int cmd_dump(const char *pid_text, double timeout, int flight)
 {
     long pid = strtol(pid_text, NULL, 10); /* checked by the caller */
     char path[64], cwd[PATH_MAX];
@@ -167,6 +247,14 @@ int cmd_dump(const char *pid_text, double timeout)
     if (mode && strcmp(mode, "0") == 0) {
         fprintf(stderr, "spanprof: process %ld runs with SPANPROF=0: nothing is recorded\n", pid);
         return EXIT_BAD_INPUT;
+    }
+    if (flight) {
+        if (!catches(pid, sig) || !runs_writer(pid)) {
+            fprintf(stderr, "spanprof: process %ld does not catch SIG%s or runs no spanprof writer "
+                            "thread: nothing sent\n", pid, sigabbrev_np(sig));
+            return EXIT_BAD_INPUT;
+        }
+        return dump_flight(pid, sig, env, len, cwd, timeout);
     }
 
     /* Each output under the name a first process gives it and under the name of a descendant

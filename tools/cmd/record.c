@@ -46,13 +46,15 @@
 #include "cmd/cmd.h"
 
 #include "config/debuginfo.h"
+#include "config/duration.h"
 
 enum { EXIT_RECORD_FAILED = 125, EXIT_CANNOT_RUN = 126, EXIT_NOT_FOUND = 127 };
 
 const char record_usage[] =
     "usage: spanprof record [-o DIR] [--force] [--mode exact|sample|count] [--trace]\n"
     "                       [--alloc] [--coz] [--progress GLOB] [--limit N]\n"
-    "                       [--serve ADDR:PORT] [--] CMD [ARG...]\n";
+    "                       [--serve ADDR:PORT] [--slow SPAN:DURATION] [--flight SECONDS]\n"
+    "                       [--] CMD [ARG...]\n";
 
 const char record_help[] =
     "\n"
@@ -85,6 +87,12 @@ const char record_help[] =
     "  --serve ADDR:PORT  while CMD runs, serve its processes' live profiles there\n"
     "                     (`spanprof serve`: /metrics, /debug/pprof/profile), their\n"
     "                     sockets in DIR/live (SPANPROF_LIVE)\n"
+    "  --slow SPAN:DURATION\n"
+    "                     the flight recorder (SPANPROF_FLIGHT, SPANPROF_SLOW): a call of\n"
+    "                     SPAN (a glob) lasting at least DURATION (5ms; ns, us, ms, s)\n"
+    "                     writes a capture of every thread's last seconds into DIR/slow;\n"
+    "                     may be repeated; the captures are listed at the end\n"
+    "  --flight SECONDS   with --slow: the seconds a capture covers (default: 1)\n"
     "  -h, --help         show this text\n"
     "\n"
     "Exit status: CMD's; 125 when record fails before CMD runs, or when CMD exits 0\n"
@@ -94,6 +102,7 @@ const char record_help[] =
 #define DEFAULT_DIR "spanprof.out"
 #define PROCESSES "processes"
 #define LIVE "live"
+#define SLOW "slow" /* --slow: the flight recorder's captures (SPANPROF_SLOW_DIR) */
 
 /* The files an earlier run left beside processes/: what --force removes. */
 static const char *const run_outputs[] = {
@@ -107,7 +116,8 @@ static const char *const process_suffixes[] = {".json", ".folded", ".trace.json"
 #define COUNT(a) (sizeof a / sizeof *a)
 
 struct record_opts {
-    const char *dir, *mode, *progress, *serve;
+    const char *dir, *mode, *progress, *serve, *flight;
+    char *slow; /* --slow rules, comma-separated; NULL: none */
     int force, trace, alloc, coz;
     long limit;
     int dir_fd; /* DIR as checked by prepare_dir: what record reads and removes goes through it */
@@ -146,6 +156,19 @@ static int is_process_name(const char *name)
         if (!strcmp(rest, process_suffixes[i]))
             return 1;
     return 0;
+}
+
+/* A capture of the flight recorder (config/flight.c): NAME.PID.TIME.trace.json. */
+static int is_capture_name(const char *name)
+{
+    size_t len = strlen(name);
+    return name[0] != '.' && len > 11 && !strcmp(name + len - 11, ".trace.json");
+}
+
+/* The run's subdirectories, checked on their own. */
+static int is_subdir_name(const char *name)
+{
+    return !strcmp(name, PROCESSES) || !strcmp(name, SLOW);
 }
 
 static int is_output_name(const char *name)
@@ -258,7 +281,7 @@ static int check_entries(int fd, const char *shown, const char *run, int (*own)(
     struct stat st;
     *n = 0;
     while (rc == 0 && (de = readdir(d))) {
-        if (is_dot(de->d_name) || (skip && !strcmp(de->d_name, skip)))
+        if (is_dot(de->d_name) || (skip && is_subdir_name(de->d_name)))
             continue;
         if (!is_own(de->d_name, own) ||
             fstatat(fd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISREG(st.st_mode)) {
@@ -377,6 +400,19 @@ static int prepare_dir(struct record_opts *o, char *abs)
     } else if (check_entries(fd, dir, dir, is_output_name, PROCESSES, &outputs) ||
                check_entries(pfd, processes, dir, is_process_name, NULL, &files))
         goto out;
+    /* The captures of an earlier --slow run, in DIR/slow: the runtime's files only. */
+    char *slow_shown = xasprintf("%s/" SLOW, dir);
+    int sfd = pfd >= 0 ? open_run_dir(fd, SLOW, slow_shown) : -2;
+    size_t captures = 0;
+    int slow_bad = sfd == -1 || (sfd >= 0 && check_entries(sfd, slow_shown, dir, is_capture_name,
+                                                            NULL, &captures));
+    free(slow_shown);
+    if (slow_bad) {
+        if (sfd >= 0)
+            close(sfd);
+        goto out;
+    }
+    files += captures;
     /* An empty processes/ alone is a run whose command wrote nothing: no loss to reuse it.
      * Outputs beside it are another matter, even when no process wrote (--coz's profile.coz). */
     if (files + outputs) {
@@ -385,12 +421,17 @@ static int prepare_dir(struct record_opts *o, char *abs)
                             "names another directory\n", dir);
             goto out;
         }
-        if (remove_own(pfd, is_process_name) || remove_own(fd, is_output_name)) {
+        if (remove_own(pfd, is_process_name) || remove_own(fd, is_output_name) ||
+            (sfd >= 0 && remove_own(sfd, is_capture_name))) {
+            if (sfd >= 0)
+                close(sfd);
             fprintf(stderr, "spanprof: cannot remove the earlier run in '%s': %s\n", dir,
                     strerror(errno));
             goto out;
         }
     }
+    if (sfd >= 0)
+        close(sfd);
     if (pfd == -2) {
         if (mkdirat(fd, PROCESSES, 0755) != 0) {
             fprintf(stderr, "spanprof: cannot create '%s': %s\n", processes, strerror(errno));
@@ -503,6 +544,13 @@ static int set_environment(const struct record_opts *o, const char *abs)
     }
     if (o->progress)
         set("SPANPROF_COZ_PROGRESS", o->progress);
+    if (o->slow) {
+        set("SPANPROF_SLOW", o->slow);
+        set("SPANPROF_FLIGHT", o->flight ? o->flight : "1");
+        char *slow = xasprintf("%s/" SLOW, abs);
+        set("SPANPROF_SLOW_DIR", slow);
+        free(slow);
+    }
     if (o->serve) {
         char *live = xasprintf("%s/" LIVE, abs);
         if (mkdirat(o->dir_fd, LIVE, 0700) != 0) {
@@ -918,6 +966,16 @@ static int assemble_from(const struct record_opts *o, int pfd, const char *abs, 
     }
     free(path);
     closing_line(o, nprocs, folded_only, have_page, have_timeline, have_alloc);
+    if (o->slow) {
+        char *slow = xasprintf("%s/" SLOW, o->dir);
+        putchar('\n');
+        struct stat st;
+        if (stat(slow, &st) == 0)
+            cmd_slow_list(slow, 1);
+        else
+            printf("0 flight-recorder captures: no call of --slow's spans was that slow\n");
+        free(slow);
+    }
     return 0;
 }
 
@@ -978,7 +1036,8 @@ int run_record(int argc, char **argv)
         {"mode", required_argument, NULL, 'm'},   {"trace", no_argument, NULL, 't'},
         {"alloc", no_argument, NULL, 'a'},        {"coz", no_argument, NULL, 'c'},
         {"progress", required_argument, NULL, 'p'}, {"limit", required_argument, NULL, 'n'},
-        {"serve", required_argument, NULL, 's'},  {"help", no_argument, NULL, 'h'},
+        {"serve", required_argument, NULL, 'L'},  {"slow", required_argument, NULL, 's'},
+        {"flight", required_argument, NULL, 'F'}, {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
     struct record_opts o = {.dir = DEFAULT_DIR, .mode = "exact", .limit = 10, .dir_fd = -1};
@@ -997,11 +1056,29 @@ int run_record(int argc, char **argv)
         case 'a': o.alloc = 1; break;
         case 'c': o.coz = 1; break;
         case 'p': o.progress = optarg; break;
-        case 's':
+        case 'L':
             if (!serve_listen_form_ok(optarg))
                 return usage("--serve needs ADDR:PORT (e.g. 127.0.0.1:6061), not '%s'", optarg);
             o.serve = optarg;
             break;
+        case 's': {
+            if (strchr(optarg, ',') || spanprof__slow_rules(optarg, NULL, NULL))
+                return usage("--slow needs SPAN:DURATION (a duration such as 5ms, 200us), not '%s'",
+                             optarg);
+            char *all = o.slow ? xasprintf("%s,%s", o.slow, optarg) : xstrdup(optarg);
+            free(o.slow);
+            o.slow = all;
+            break;
+        }
+        case 'F': {
+            char *end;
+            double sec = strtod(optarg, &end);
+            if (!*optarg || *end || !(sec > 0) || sec > 3600)
+                return usage("--flight needs a number of seconds (> 0, at most 3600), not '%s'",
+                             optarg);
+            o.flight = optarg;
+            break;
+        }
         case 'n':
             if (tool_parse_limit(optarg, &o.limit))
                 return usage("--limit needs a number of spans, not '%s'", optarg);
@@ -1017,6 +1094,8 @@ int run_record(int argc, char **argv)
     }
     if (optind >= argc)
         return usage("%s", "record needs a command to run");
+    if (o.flight && !o.slow)
+        return usage("%s", "--flight sets the seconds a capture covers: it goes with --slow");
     if (o.progress && !o.coz)
         return usage("%s", "--progress chooses coz's progress points: it goes with --coz");
     if (!*o.dir)

@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 static const char general_usage[] =
@@ -22,7 +23,7 @@ static const char general_usage[] =
     "       spanprof merge -o OUT FILE...\n"
     "       spanprof view [-o OUT.html] PROFILE\n"
     "       spanprof convert [-o OUT] PROFILE\n"
-    "       spanprof dump [--timeout SECONDS] PID\n"
+    "       spanprof dump [--timeout SECONDS] [--flight] PID\n"
     "       spanprof serve [OPTIONS] DIR\n"
     "       spanprof help [COMMAND]\n"
     "       spanprof --version\n";
@@ -62,6 +63,9 @@ static const char report_help[] =
     "of all spans' self time. Spans that share a name are kept apart by file:line.\n"
     "Progress points are listed when the profile has them.\n"
     "\n"
+    "A directory of flight-recorder captures (SPANPROF_SLOW_DIR) is listed: when,\n"
+    "span, duration, pid and file of each, and the slow call's slowest descendants;\n"
+    "a `spanprof record --slow` directory lists its captures after the report.\n"
     "Given several profiles, or a directory (every JSON profile in it), it reports\n"
     "their merge, as `spanprof merge` would write it: the processes' spans summed.\n"
     "A `spanprof record` directory is read as its merged profile. Folded stacks\n"
@@ -154,7 +158,7 @@ static const char view_help[] =
     "                         graph, SPANPROF_ALLOC_FOLDED) or calls (SPANPROF=count)\n"
     "  -h, --help             show this text\n";
 
-static const char dump_usage[] = "usage: spanprof dump [--timeout SECONDS] PID\n";
+static const char dump_usage[] = "usage: spanprof dump [--timeout SECONDS] [--flight] PID\n";
 
 static const char dump_help[] =
     "\n"
@@ -165,6 +169,10 @@ static const char dump_help[] =
     "\n"
     "Options:\n"
     "  --timeout SECONDS  how long to wait for the files (default: 10)\n"
+    "  --flight           a flight-recorder capture instead (the process runs with\n"
+    "                     SPANPROF_FLIGHT): every thread's last SPANPROF_FLIGHT seconds\n"
+    "                     into SPANPROF_SLOW_DIR as request.PID.TIME.trace.json, whose\n"
+    "                     path is printed\n"
     "  -h, --help         show this text\n";
 
 static const char help_usage[] = "usage: spanprof help [COMMAND]\n";
@@ -259,8 +267,21 @@ static int run_report(int argc, char **argv)
             return tool_getopt_error(ch, argv);
         }
     }
-    if (argc - optind >= 1)
-        return report_files(argv + optind, (size_t)(argc - optind), sort, limit);
+    /* A directory of flight-recorder captures (SPANPROF_SLOW_DIR): listed. */
+    if (argc - optind == 1 && slow_is_capture_dir(argv[optind]))
+        return cmd_slow_list(argv[optind], 1);
+    if (argc - optind >= 1) {
+        int rc = report_files(argv + optind, (size_t)(argc - optind), sort, limit);
+        /* A `spanprof record --slow` directory: its captures after the report. */
+        char *slow = argc - optind == 1 ? xasprintf("%s/slow", argv[optind]) : NULL;
+        struct stat st;
+        if (rc == 0 && slow && stat(slow, &st) == 0 && S_ISDIR(st.st_mode)) {
+            putchar('\n');
+            cmd_slow_list(slow, 1);
+        }
+        free(slow);
+        return rc;
+    }
     /* What a run wrote here: `spanprof record`'s directory, else the runtime's files. */
     static char *const defaults[] = { "spanprof.out", "spanprof.json", "spanprof.folded" };
     for (size_t i = 0; i < sizeof defaults / sizeof *defaults; i++)
@@ -393,10 +414,12 @@ static int run_dump(int argc, char **argv)
 {
     static const struct option longopts[] = {
         { "timeout", required_argument, NULL, 't' },
+        { "flight", no_argument, NULL, 'f' },
         { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 },
     };
     double timeout = 10;
+    int flight = 0;
     int ch;
     while ((ch = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
         switch (ch) {
@@ -407,6 +430,9 @@ static int run_dump(int argc, char **argv)
                 return tool_usage_error("--timeout must be a number of seconds > 0, not '%s'", optarg);
             break;
         }
+        case 'f':
+            flight = 1;
+            break;
         case 'h':
             return show_help(current);
         default:
@@ -418,7 +444,7 @@ static int run_dump(int argc, char **argv)
     const char *pid = argv[optind];
     if (strspn(pid, "0123456789") != strlen(pid) || !*pid || strtol(pid, NULL, 10) <= 0)
         return tool_usage_error("'%s' is not a process id", pid);
-    return cmd_dump(pid, timeout);
+    return cmd_dump(pid, timeout, flight);
 }
 
 static const struct command commands[] = {

@@ -1,0 +1,51 @@
+#!/bin/sh
+# flight.sh — the flight recorder's cost on a request loop (testsuite/flight/reqloop.c, built
+# whole-program): two threads serving a fixed number of requests (one in 2,000 stalls ~6 ms), in
+# exact mode (SPANPROF_JSON) and with the flight recorder on (SPANPROF_FLIGHT=0.5 plus
+# SPANPROF_SLOW=handle:2ms writing captures, and with SPANPROF_FLIGHT_MIN=10us too).  CPU seconds
+# (user + system) of the program, runs taken in turn (REPS of each, default 5), the medians and
+# their ratio to exact mode.
+#
+# Environment (set by bench.mk): BENCH_BIN (holds measure), B (the build directory: the plugin,
+# the runtime), REPS.
+set -u
+reps=${REPS:-5}
+work="$BENCH_BIN/flight.run"
+rm -rf "$work" && mkdir -p "$work"
+exe=$work/reqloop
+${CC:-gcc} -O2 -fplugin="$B/spanplugin.so" -fplugin-arg-spanplugin-all -Iinclude \
+    testsuite/flight/reqloop.c -o "$exe" -L"$B" -Wl,--no-as-needed -lspanprof \
+    -Wl,-rpath,"$(cd "$B" && pwd)" -pthread || exit 1
+requests=30 # × 10,000 per worker
+
+run() {
+    name=$1
+    shift
+    rm -rf "$work/caps"
+    (cd "$work" && env SPANPROF_FOLDED= SPANPROF_JSON=p.json SPANPROF_SLOW_DIR=caps "$@" \
+        "$BENCH_BIN/measure" "$exe" $requests work) | awk '{ print $1 }' >>"$work/$name"
+}
+
+i=0
+while [ $i -lt "$reps" ]; do
+    run exact
+    run flight SPANPROF_FLIGHT=0.5 SPANPROF_SLOW=handle:2ms
+    run flight-min SPANPROF_FLIGHT=0.5 SPANPROF_SLOW=handle:2ms SPANPROF_FLIGHT_MIN=10us
+    i=$((i + 1))
+done
+
+median() { sort -n "$1" | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+base=$(median "$work/exact")
+echo "### The flight recorder on a request loop (bench/flight.sh)"
+echo
+echo "Two threads, $((requests * 10000)) requests each (handle → parse, digest; one in 2,000"
+echo "stalls ~6 ms), whole-program; CPU seconds of the program, medians of $reps runs taken in turn."
+echo
+echo "| configuration | CPU s (median) | all runs | × exact |"
+echo "|---|---:|---|---:|"
+for name in exact flight flight-min; do
+    m=$(median "$work/$name")
+    printf '| %s | %.2f | %s | %.3f |\n' "$name" "$m" "$(tr '\n' ' ' <"$work/$name" | sed 's/ $//')" \
+        "$(echo "$m $base" | awk '{ print $1 / $2 }')"
+done
+echo

@@ -1,0 +1,69 @@
+/* flight.h — the flight recorder (SPANPROF_FLIGHT), the collectors' side: which sites are watched
+ * for slow calls (SPANPROF_SLOW), noting a trigger from the slow thread itself, and the queue of
+ * captures the writer thread (config/flight.c) turns into files.
+ *
+ * The per-thread rings are the trace's (trace_ring.h), kept without a trace file and overwritten
+ * as they fill.  A trigger is noted with async-signal-safe work only — atomic operations on a
+ * fixed queue and the writer's wake-up (a futex) — so it can be noted from any exit, also one in
+ * a signal handler; the capture is written by the writer thread, never by the slow thread.
+ */
+#ifndef SPANPROF_FLIGHT_H
+#define SPANPROF_FLIGHT_H
+
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "record/record.h"
+
+#pragma GCC visibility push(hidden)
+
+#define SPANPROF__FLIGHT_RULES 16
+struct spanprof__flight_rule {
+    const char *glob; /* matched against a site's name, once per site */
+    uint64_t ns;      /* a call of at least this long triggers a capture */
+};
+
+/* Fixed at start-up (config/flight.c), before any site is registered. */
+struct spanprof__flight_settings {
+    int on;              /* SPANPROF_FLIGHT set (and recording timed) */
+    double seconds;      /* the window a capture covers */
+    double interval;     /* seconds between two captures of one site (SPANPROF_SLOW_INTERVAL) */
+    uint64_t min_ns;     /* SPANPROF_FLIGHT_MIN, 0: every call */
+    size_t nrules;
+    struct spanprof__flight_rule rules[SPANPROF__FLIGHT_RULES];
+};
+extern struct spanprof__flight_settings spanprof__flight;
+
+/* A capture waiting for the writer.  state: 0 free, 1 being filled, 2 ready, 3 being written. */
+struct spanprof__flight_trigger {
+    uint32_t state;
+    const struct spanprof_site *site; /* NULL: asked for (spanprof dump --flight) */
+    pid_t tid;                        /* the slow call's thread */
+    uint64_t start, end;              /* the slow call's ticks (end: the trigger) */
+    uint64_t noted_ns;                /* CLOCK_MONOTONIC when it was queued */
+};
+#define SPANPROF__FLIGHT_PENDING 8
+/* How long a slow call's trigger waits for a slower call of the same site (flight.c). */
+#define SPANPROF__FLIGHT_SETTLE_NS 100000000u
+extern struct spanprof__flight_trigger spanprof__flight_pending[SPANPROF__FLIGHT_PENDING];
+/* Triggers left out: rate-limited, or the queue full (atomic). */
+extern uint64_t spanprof__flight_suppressed;
+/* Set by the configuration layer: wakes the writer thread (async-signal-safe). */
+extern void (*spanprof__flight_notify)(void);
+
+/* Start-up (collectors.c): ticks of the thresholds, the site table, the hooks. */
+void spanprof__flight_start(void);
+/* spanprof__hooks.site_watch: non-zero when a rule names SITE (its calls then go through the
+ * SLOW state, and each exit is checked here). */
+int spanprof__flight_site_watch(const struct spanprof_site *site);
+/* The exit of a watched SITE's call that started at START and ended at END (ticks). */
+void spanprof__flight_exit(const struct spanprof_site *site, uint64_t start, uint64_t end);
+/* Async-signal-safe: a capture of every thread's last window, ending now. 0, or -1 when the
+ * queue is full or flight recording is off. */
+int spanprof__flight_request(void);
+/* Fork child: the parent's queue and rate limits are not the child's. */
+void spanprof__flight_fork_child(void);
+
+#pragma GCC visibility pop
+
+#endif /* SPANPROF_FLIGHT_H */

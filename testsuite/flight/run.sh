@@ -1,0 +1,306 @@
+#!/bin/sh
+# run.sh — the flight recorder (SPANPROF_FLIGHT, SPANPROF_SLOW): builds reqloop.c whole-program
+# (-fplugin-arg-spanplugin-all, no markup) and runs it in the cases below.  Each capture is
+# checked by tracecheck (a valid Chrome trace: every thread's events nest and never go back in
+# time) and flightcheck (the window, the slow call, the other thread); the summary printed per
+# case is free of times and counts that vary, and is compared with CASE.expected.
+#   loop         handle:2ms, 0.5 s window, 5 s: a handful of captures (rate-limited to one a
+#                second), each with a handle of >= 2 ms ending its window, nothing outside the
+#                window, the other thread's events; the ~6 ms stall inside the slow handle in
+#                at least one (a busy machine also makes plain requests that slow: those are
+#                captures too); spanprof report DIR lists them all
+#   never        a threshold no call reaches: no directory, no file
+#   globs        'zz*:1ms,st?ll:2ms': the first rule names nothing, the second stall; only
+#                stall's captures
+#   rate         SPANPROF_SLOW_INTERVAL=0.5 for 3 s: at most 7 captures; SPANPROF_SLOW_MAX=2:
+#                exactly 2 files
+#   threads      short-lived threads start and end beside the workers: captures still valid
+#   fork         a fork child records on its own: captures of both pids, each trace its own
+#   term         SIGTERM (handled by the runtime) right after the first slow request: the
+#                capture is written before the process dies of the signal
+#   request      spanprof dump --flight PID: a capture asked for, printed by path
+#   min          SPANPROF_FLIGHT_MIN=10us: only calls of >= 10 us in the captures
+#   record       spanprof record --slow handle:2ms --flight 0.5: captures in DIR/slow, listed
+#   full_disk    the capture directory on a full file system: one error line, the profile
+#                still written (root only: a small tmpfs)
+#   bad_values   one warning line per bad value, and the defaults
+#
+# Environment: CC, PLUGIN, INCLUDE_DIR, LIBDIR, TRACECHECK, FLIGHTCHECK, TOOL.  ONLY, REGEN as in
+# ../lib.sh.
+# shellcheck source=testsuite/lib.sh
+. "$(dirname "$0")/../lib.sh"
+make_work_dir
+
+exe=$work/reqloop
+cmd="$CC -O2 -g -fplugin=$PLUGIN -fplugin-arg-spanplugin-all -I$INCLUDE_DIR $here/reqloop.c -o $exe -L$LIBDIR -Wl,--no-as-needed -lspanprof -Wl,-rpath,$LIBDIR -pthread"
+# shellcheck disable=SC2086 # a word list
+build "reqloop" "$work/build.log" $cmd || finish
+
+# in_range N LOW HIGH WHAT: "WHAT: LOW to HIGH" when LOW <= N <= HIGH, else N itself.
+in_range() {
+    if [ "$1" -ge "$2" ] && [ "$1" -le "$3" ]; then
+        echo "$4: $2 to $3"
+    else
+        echo "$4: $1 (expected $2 to $3)"
+    fi
+}
+
+# captures DIR [FLIGHTCHECK-OPTIONS...]: checks every capture of DIR; prints what they all say
+# (sorted, each line once); flightcheck's summary of each is kept in $work/check_DIR/CAPTURE.fc.
+captures() {
+    cdir=$1
+    shift
+    chk=$work/check$(echo "${cdir#"$work"}" | tr / _)
+    mkdir -p "$chk"
+    for capture in "$cdir"/*.trace.json; do
+        [ -f "$capture" ] || continue
+        f=$chk/${capture##*/}
+        n_captures=$((n_captures + 1))
+        if "$TRACECHECK" "$capture" >"$f.tc" 2>&1; then
+            threads=$(grep -c '^thread ' "$f.tc")
+            good=$(grep -c '^thread .*, balanced, monotonic,' "$f.tc")
+            [ "$threads" = "$good" ] && echo "tracecheck: every thread nests, monotonic" ||
+                { echo "tracecheck: $f:"; cat "$f.tc"; }
+        else
+            echo "tracecheck: $capture is not a trace"
+        fi
+        "$FLIGHTCHECK" "$@" "$capture" >"$f.fc" 2>&1
+        grep -v '^inner: \|^threads: ' "$f.fc"
+    done | sort | uniq
+}
+
+# run_loop DIR ARGS...: reqloop ARGS in DIR (stdout, stderr, status kept there).
+run_loop() {
+    d=$1
+    shift
+    mkdir -p "$d"
+    (cd "$d" && SPANPROF_FOLDED=profile.folded "$exe" "$@" >stdout 2>stderr; echo $? >status)
+}
+
+count_files() {
+    find "$1" -maxdepth 1 -name "${2:-*}.trace.json" 2>/dev/null | wc -l
+}
+
+test_loop() {
+    d=$work/loop
+    SPANPROF_SLOW=handle:2ms SPANPROF_FLIGHT=0.5 SPANPROF_SLOW_DIR=caps run_loop "$d" 5
+    {
+        echo "# exit $(cat "$d/status"), stderr:"
+        cat "$d/stderr"
+        captures "$d/caps" --min-ms 2 --inner stall
+        n=$(count_files "$d/caps")
+        in_range "$n" 2 7 "captures (one a second at most)"
+        inner=$(cat "$work"/check_loop_caps/*.fc | grep -c '^inner: yes')
+        [ "$inner" -ge 1 ] && echo "captures whose slow handle holds the stall: at least 1" ||
+            echo "no capture's slow handle holds the stall"
+        echo "# spanprof report caps"
+        (cd "$d" && "$TOOL" report caps) >"$d/report" 2>&1
+        head -n 2 "$d/report" | sed 's/^[0-9]* flight-recorder/N flight-recorder/'
+        listed=$(grep -c '^  20.*  handle  ' "$d/report")
+        [ "$listed" = "$n" ] && echo "every capture listed, span handle" || echo "listed $listed of $n"
+        grep -q 'slowest inside: parse .*stall' "$d/report" && echo "a slow call's slowest descendants: parse, stall"
+    } >"$d.actual" 2>&1
+    compare_expected loop "gcc -O2" "$d.actual"
+}
+
+test_never() {
+    d=$work/never
+    SPANPROF_SLOW=handle:10s SPANPROF_FLIGHT=0.5 SPANPROF_SLOW_DIR=caps run_loop "$d" 1
+    {
+        echo "# exit $(cat "$d/status"), stderr:"
+        cat "$d/stderr"
+        [ -e "$d/caps" ] && echo "caps exists: $(ls "$d/caps")" || echo "no capture directory"
+        grep -c '^worker;handle ' "$d/profile.folded"
+    } >"$d.actual" 2>&1
+    compare_expected never "gcc -O2" "$d.actual"
+}
+
+test_globs() {
+    d=$work/globs
+    SPANPROF_SLOW='zz*:1ms,st?ll:2ms' SPANPROF_FLIGHT=0.3 SPANPROF_SLOW_DIR=caps run_loop "$d" 2
+    {
+        echo "# exit $(cat "$d/status"), stderr:"
+        cat "$d/stderr"
+        captures "$d/caps" --min-ms 2
+        in_range "$(count_files "$d/caps" 'stall.*')" 1 3 "stall captures"
+        echo "other captures: $(find "$d/caps" -name '*.trace.json' ! -name 'stall.*' | wc -l)"
+    } >"$d.actual" 2>&1
+    compare_expected globs "gcc -O2" "$d.actual"
+}
+
+test_rate() {
+    d=$work/rate
+    SPANPROF_SLOW=handle:2ms SPANPROF_FLIGHT=0.2 SPANPROF_SLOW_DIR=caps SPANPROF_SLOW_INTERVAL=0.5 \
+        run_loop "$d" 3
+    d2=$work/rate-max
+    SPANPROF_SLOW=handle:2ms SPANPROF_FLIGHT=0.2 SPANPROF_SLOW_DIR=caps SPANPROF_SLOW_INTERVAL=0.1 \
+        SPANPROF_SLOW_MAX=2 run_loop "$d2" 2
+    {
+        echo "# interval 0.5 s for 3 s: exit $(cat "$d/status"), stderr:"
+        cat "$d/stderr"
+        in_range "$(count_files "$d/caps")" 2 7 "captures"
+        echo "# SPANPROF_SLOW_MAX=2: exit $(cat "$d2/status"), stderr:"
+        cat "$d2/stderr"
+        echo "captures: $(count_files "$d2/caps")"
+        echo "other files: $(find "$d2/caps" -type f ! -name '*.trace.json' | wc -l)"
+    } >"$d.actual" 2>&1
+    compare_expected rate "gcc -O2" "$d.actual"
+}
+
+test_threads() {
+    d=$work/threads
+    SPANPROF_SLOW=handle:2ms SPANPROF_FLIGHT=0.5 SPANPROF_SLOW_DIR=caps run_loop "$d" 3 threads
+    {
+        echo "# exit $(cat "$d/status"), stderr:"
+        cat "$d/stderr"
+        captures "$d/caps" --min-ms 2
+        in_range "$(count_files "$d/caps")" 1 4 "captures"
+        more=0
+        for f in "$work"/check_threads_caps/*.fc; do
+            t=$(sed -n 's/^threads: //p' "$f")
+            [ "${t:-0}" -gt 3 ] && more=$((more + 1))
+        done
+        [ "$more" -gt 0 ] && echo "a capture holds threads that ended (more than 3 threads)" ||
+            echo "no capture holds more than 3 threads"
+    } >"$d.actual" 2>&1
+    compare_expected threads "gcc -O2" "$d.actual"
+}
+
+test_fork() {
+    d=$work/fork
+    SPANPROF_SLOW=handle:2ms SPANPROF_FLIGHT=0.3 SPANPROF_SLOW_DIR=caps run_loop "$d" 2.5 fork
+    {
+        echo "# exit $(cat "$d/status"), stderr:"
+        cat "$d/stderr"
+        captures "$d/caps" --min-ms 2
+        pids=$(find "$d/caps" -name 'handle.*.trace.json' | sed 's|.*/handle\.\([0-9]*\)\..*|\1|' | sort -u | wc -l)
+        echo "pids with captures: $pids"
+        own=0 all=0
+        for f in "$d"/caps/handle.*.trace.json; do
+            p=$(echo "$f" | sed 's|.*/handle\.\([0-9]*\)\..*|\1|')
+            all=$((all + 1))
+            grep -q "\"pid\":$p," "$f" && ! grep '"ph":"[BE]"' "$f" | grep -qv "\"pid\":$p," && own=$((own + 1))
+        done
+        [ "$own" = "$all" ] && echo "every capture holds its own process's events only" ||
+            echo "$((all - own)) of $all captures hold another process's events"
+    } >"$d.actual" 2>&1
+    compare_expected fork "gcc -O2" "$d.actual"
+}
+
+test_term() {
+    d=$work/term
+    SPANPROF_SLOW=handle:2ms SPANPROF_FLIGHT=0.5 SPANPROF_SLOW_DIR=caps run_loop "$d" 10 term
+    {
+        echo "# exit $(cat "$d/status"), stderr:"
+        cat "$d/stderr"
+        captures "$d/caps" --min-ms 2
+        echo "captures: $(count_files "$d/caps")"
+        echo "temporary files left: $(find "$d/caps" -name '.*' -type f | wc -l)"
+    } >"$d.actual" 2>&1
+    compare_expected term "gcc -O2" "$d.actual"
+}
+
+test_request() {
+    d=$work/request
+    mkdir -p "$d"
+    (cd "$d" && { SPANPROF_FLIGHT=0.3 SPANPROF_DUMP_SIGNAL=USR2 SPANPROF_SLOW_DIR=caps \
+        "$exe" 4 quiet >stdout 2>stderr & echo $! >"$d/pid"; wait $!; echo $? >"$d/status"; }) &
+    runner=$!
+    # The process is ready once its writer thread runs (dump checks it): retry until a deadline.
+    i=0
+    until [ -s "$d/pid" ] && "$TOOL" dump --flight --timeout 5 "$(cat "$d/pid")" >"$d/dump.out" 2>"$d/dump.err"; do
+        i=$((i + 1))
+        [ $i -ge 100 ] && break
+        sleep 0.05
+    done
+    wait "$runner"
+    {
+        echo "# dump: $(sed "s|$d/||; s|request\.[0-9]*\.[0-9T]*\.[0-9]*Z|request.PID.TIME|" "$d/dump.out")"
+        echo "# exit $(cat "$d/status"), stderr:"
+        cat "$d/stderr"
+        captures "$d/caps"
+        echo "captures: $(count_files "$d/caps" 'request.*')"
+    } >"$d.actual" 2>&1
+    compare_expected request "gcc -O2" "$d.actual"
+}
+
+test_min() {
+    d=$work/min
+    SPANPROF_SLOW=handle:2ms SPANPROF_FLIGHT=0.5 SPANPROF_FLIGHT_MIN=10us SPANPROF_SLOW_DIR=caps \
+        run_loop "$d" 3
+    {
+        echo "# exit $(cat "$d/status"), stderr:"
+        cat "$d/stderr"
+        captures "$d/caps" --min-ms 2 --min-us 10 --inner stall
+        in_range "$(count_files "$d/caps")" 1 4 "captures"
+        grep -c '^worker;handle ' "$d/profile.folded"
+    } >"$d.actual" 2>&1
+    compare_expected min "gcc -O2" "$d.actual"
+}
+
+test_record() {
+    d=$work/record
+    mkdir -p "$d"
+    (cd "$d" && "$TOOL" record -o run --slow handle:2ms --flight 0.5 -- "$exe" 2.5 >stdout 2>stderr;
+        echo $? >status)
+    {
+        echo "# exit $(cat "$d/status")"
+        sed -n '/flight-recorder capture/,$p' "$d/stderr" | head -n 2 |
+            sed 's/^[0-9]* flight-recorder/N flight-recorder/'
+        captures "$d/run/slow" --min-ms 2
+        in_range "$(count_files "$d/run/slow")" 1 4 "captures"
+        (cd "$d" && "$TOOL" report run) >"$d/report" 2>&1
+        grep -q 'flight-recorder captures* in run/slow/' "$d/report" && echo "spanprof report run lists them"
+        (cd "$d" && "$TOOL" record -o run -- "$exe" 0.2 quiet >/dev/null 2>"$d/again.err")
+        echo "# again without --force: $(tail -n 1 "$d/again.err")"
+        (cd "$d" && "$TOOL" record -o run --force -- "$exe" 0.2 quiet >/dev/null 2>&1)
+        echo "# with --force: captures left: $(count_files "$d/run/slow")"
+    } >"$d.actual" 2>&1
+    compare_expected record "gcc -O2" "$d.actual"
+}
+
+test_full_disk() {
+    d=$work/full
+    mkdir -p "$d/caps"
+    if [ "$(id -u)" -ne 0 ] || ! mount -t tmpfs -o size=128k tmpfs "$d/caps" 2>/dev/null; then
+        skip "full_disk: needs root to mount a small tmpfs"
+        return
+    fi
+    dd if=/dev/zero of="$d/caps/filler" bs=1k count=200 2>/dev/null
+    SPANPROF_SLOW=handle:2ms SPANPROF_FLIGHT=0.5 SPANPROF_SLOW_DIR=caps SPANPROF_SLOW_INTERVAL=0.2 \
+        run_loop "$d" 2
+    {
+        echo "# exit $(cat "$d/status"), stderr:"
+        sed "s|'caps/handle\.[0-9]*\.[0-9T]*\.[0-9]*Z\.trace\.json'|'caps/handle.PID.TIME.trace.json'|" "$d/stderr"
+        echo "files in caps: $(find "$d/caps" -type f ! -name filler | wc -l)"
+        echo "profile: $(grep -c '^worker;handle;parse;stall ' "$d/profile.folded") stall line, $(grep -c '^worker;handle ' "$d/profile.folded") handle line"
+    } >"$d.actual" 2>&1
+    umount "$d/caps"
+    compare_expected full_disk "gcc -O2" "$d.actual"
+}
+
+test_bad_values() {
+    d=$work/bad
+    long=$(printf '%05000d' 0)
+    {
+        for v in SPANPROF_FLIGHT=abc SPANPROF_FLIGHT=0 SPANPROF_FLIGHT_BYTES=-1 \
+            SPANPROF_FLIGHT_MIN=5 SPANPROF_FLIGHT_MIN=0us SPANPROF_SLOW=handle \
+            SPANPROF_SLOW=handle:5xs SPANPROF_SLOW=:5ms SPANPROF_SLOW=handle:2ms, \
+            SPANPROF_SLOW_DIR=$long SPANPROF_SLOW_MAX=0 SPANPROF_SLOW_INTERVAL=-1; do
+            echo "# ${v%%=*}=$(echo "${v#*=}" | cut -c1-20)"
+            mkdir -p "$d"
+            (cd "$d" && env SPANPROF_FLIGHT=0.2 "$v" SPANPROF_FOLDED= "$exe" 0.05 quiet 2>&1 >/dev/null | sed "s/$long/LONG/")
+        done
+        echo "# SPANPROF_SLOW without SPANPROF_FLIGHT"
+        (cd "$d" && SPANPROF_SLOW=handle:1ms SPANPROF_FOLDED= "$exe" 0.05 quiet 2>&1 >/dev/null)
+        echo "# SPANPROF_FLIGHT with SPANPROF=count"
+        (cd "$d" && SPANPROF=count SPANPROF_FLIGHT=1 SPANPROF_FOLDED= "$exe" 0.05 quiet 2>&1 >/dev/null)
+        echo "# no capture written: $(find "$d" -name '*.trace.json' | wc -l)"
+    } >"$d.actual" 2>&1
+    compare_expected bad_values "gcc -O2" "$d.actual"
+}
+
+for t in loop never globs rate threads fork term request min record full_disk bad_values; do
+    selected "$t" && "test_$t"
+done
+summary
