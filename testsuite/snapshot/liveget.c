@@ -7,7 +7,13 @@
  *   liveget -s TEXT SOCKET   sends TEXT (C escapes \n, \\) and prints the answer as it came
  *   liveget -q SOCKET        connects, sends nothing, prints the answer
  *   liveget -c SOCKET        connects, sends the request, closes without reading
- *   liveget -f FILE [OUT]    checks a final snapshot file as the first form does */
+ *   liveget -f FILE [OUT]    checks a final snapshot file as the first form does
+ *   liveget -z N SOCKET      sends N mutations of the request (bytes changed, cut, inserted, or
+ *                            random, up to 200 bytes; a fixed seed), each on a connection of its
+ *                            own, and prints how many were answered with a snapshot, with an
+ *                            error line and with nothing, and how many answers were not the one
+ *                            the request calls for (a snapshot exactly when it starts with the
+ *                            request line) */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -85,8 +91,62 @@ static int check(const char *buf, size_t n, const char *out)
     return 0;
 }
 
+/* The -z form (see the header). */
+static int fuzz(const char *path, long n)
+{
+    unsigned long x = 88172645463325252ul; /* xorshift64, fixed: the same requests every run */
+    long snapshots = 0, errors = 0, nothing = 0, wrong = 0;
+    const char *req = SPANPROF_LIVE_REQUEST;
+    size_t req_len = strlen(req);
+    for (long i = 0; i < n; i++) {
+        char buf[256];
+        size_t len = req_len;
+        memcpy(buf, req, len);
+        x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+        switch (x % 4) {
+        case 0: /* a byte changed */
+            buf[(x >> 8) % len] = (char)(x >> 16);
+            break;
+        case 1: /* cut */
+            len = (x >> 8) % len;
+            break;
+        case 2: /* a byte inserted */
+            memmove(buf + (x >> 8) % len + 1, buf + (x >> 8) % len, len - (x >> 8) % len);
+            buf[(x >> 8) % len] = (char)(x >> 16);
+            len++;
+            break;
+        default: /* random bytes */
+            len = (x >> 8) % 200;
+            for (size_t k = 0; k < len; k++) {
+                x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+                buf[k] = (char)x;
+            }
+        }
+        int expect = len >= req_len && memcmp(buf, req, req_len) == 0;
+        int fd = connect_to(path);
+        send(fd, buf, len, MSG_NOSIGNAL);
+        shutdown(fd, SHUT_WR); /* the end of the request: no wait for a line that never comes */
+        FILE *f = fdopen(fd, "r");
+        size_t got;
+        char *answer = read_all(f, &got);
+        fclose(f);
+        int is_snapshot = got > 16 && memcmp(answer, SPANPROF_LIVE_MAGIC, 16) == 0;
+        int is_error = got > 6 && memcmp(answer, "error ", 6) == 0;
+        snapshots += is_snapshot;
+        errors += is_error;
+        nothing += got == 0;
+        wrong += is_snapshot != expect || (!expect && !is_error);
+        free(answer);
+    }
+    printf("fuzz: %ld requests: %ld snapshots, %ld errors, %ld unanswered, %ld wrong\n", n,
+           snapshots, errors, nothing, wrong);
+    return wrong != 0;
+}
+
 int main(int argc, char **argv)
 {
+    if (argc == 4 && strcmp(argv[1], "-z") == 0)
+        return fuzz(argv[3], atol(argv[2]));
     size_t n;
     if (argc >= 3 && strcmp(argv[1], "-f") == 0) {
         FILE *f = fopen(argv[2], "r");

@@ -11,9 +11,10 @@
 #               SIGTERM it leaves its final snapshot and still dies of SIGTERM
 #   exec        an exec'd image takes the socket over (same pid) with its own counts; the image
 #               it replaced left its final snapshot
-#   hostile     unknown, overlong and missing requests get one error line; clients that go
-#               away, 40 at once, a client that sends nothing: the program's output, counts and
-#               exit status are its own, and a snapshot afterwards is exact
+#   hostile     unknown, overlong and missing requests get one error line, and so do 2,000
+#               mutated ones (a snapshot only for those that start with the request line);
+#               clients that go away, 40 at once, a client that sends nothing: the program's
+#               output, counts and exit status are its own, and a snapshot afterwards is exact
 #   other_user  another user cannot connect (the directory is 0700, the socket 0600)
 #   bad_dir     SPANPROF_LIVE naming a file, a directory others can write to, or another
 #               user's directory: one warning line, no socket, the program as without it
@@ -195,6 +196,8 @@ test_hostile() {
         "$liveget" -s 'snapshot\nsnapshot\n' "$sock"
         echo "## nothing sent (1 s)"
         "$liveget" -q "$sock"
+        echo "## 2,000 mutated requests"
+        "$liveget" -z 2000 "$sock"
         echo "## 20 clients that close at once"
         i=0
         while [ $i -lt 20 ]; do "$liveget" -c "$sock" >/dev/null; i=$((i + 1)); done
