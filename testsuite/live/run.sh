@@ -17,7 +17,8 @@
 #   push               --push to receiver.py every second: name, from, until and format in the
 #                      query, a body `go tool pprof` reads with the interval's values
 #   hostile            bad parameters get 400 with one line, other paths 404, POST 405, a 20 KB
-#                      query a 4xx, 60 connections at once; serve answers /metrics after all that
+#                      query a 4xx, 60 connections at once, 2,000 mutated requests (httpfuzz.py:
+#                      none may hang); serve answers /metrics after all that
 #   record-serve       `spanprof record --serve`: CMD sees SPANPROF_LIVE=RUN/live, serve answers
 #                      while CMD runs, RUN/live is gone afterwards
 #   runtime-*          with the real runtime (skipped while it does not answer SPANPROF_LIVE):
@@ -351,6 +352,13 @@ if selected hostile; then
     wait_for 30 sh -c "\"$CURL\" -s --max-time 5 http://127.0.0.1:$port/metrics | grep -q '^spanprof_processes 1'"
     result $? "hostile [60 stalled connections: /metrics answers again]"
     for p in $stalled; do wait "$p"; done
+    if [ -n "${PYTHON:-}" ]; then
+        fuzzed=$("$PYTHON" "$here/httpfuzz.py" "$port" 2000)
+        case $fuzzed in
+        *" 0 hung") pass "hostile [$fuzzed]" ;;
+        *) fail "hostile: $fuzzed" ;;
+        esac
+    fi
     if kill -0 "$serve_pid" 2>/dev/null; then pass "hostile [serve still running]"; else fail "hostile: serve ended"; fi
     cleanup
 fi
