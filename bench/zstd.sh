@@ -80,6 +80,8 @@ all, off|all|SPANPROF=0|default selection (loopless or always_inline functions u
 all, count|all|SPANPROF=count|default selection, calls per stack
 all, sample|all|SPANPROF=sample|default selection, exact calls, sampled time
 all, exact|all||default selection, exact wall time
+all, flight|all|SPANPROF_FLIGHT=1 SPANPROF_SLOW=ZSTD_compress*:1000s|default selection, the flight recorder (1 s window, a trigger no call reaches: nothing written)
+all, flight-min|all|SPANPROF_FLIGHT=1 SPANPROF_FLIGHT_MIN=10us SPANPROF_SLOW=ZSTD_compress*:1000s|the same keeping only calls of 10 µs or more
 every function, off|every|SPANPROF=0|all with min-size=0: every function a span, recording off
 every function, count|every|SPANPROF=count|every function, calls per stack
 every function, sample|every|SPANPROF=sample|every function, exact calls, sampled time
