@@ -76,8 +76,13 @@ frame() {
     mv "$3.tmp" "$3"
 }
 
+# The stand-in processes' stacks: a server at two moments (a, then b: handle +2,500, idle new)
+# and a worker, as folded lines made into pprof by the tool.
+printf 'main;handle 1000\nmain;handle;parse 500\n' >"$work/server-a.folded"
+printf 'main;handle 3500\nmain;handle;parse 500\nmain;idle 700\n' >"$work/server-b.folded"
+printf 'main;job 7000000\n' >"$work/worker.folded"
 for f in server-a server-b worker; do
-    "$TOOL" convert -o "$work/$f.pb.gz" "$here/$f.folded" >/dev/null || exit 2
+    "$TOOL" convert -o "$work/$f.pb.gz" "$work/$f.folded" >/dev/null || exit 2
 done
 frame "$here/server.json" "$work/server-a.pb.gz" "$work/server-a.snap"
 frame "$here/worker.json" "$work/worker.pb.gz" "$work/worker.snap"
