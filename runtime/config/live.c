@@ -75,8 +75,9 @@ int spanprof__live_setup(const char *path)
     }
     struct stat st;
     const char *bad = NULL;
+    int err = 0;
     if (lstat(dir, &st) != 0)
-        bad = "cannot read the directory";
+        bad = "cannot read the directory", err = errno;
     else if (!S_ISDIR(st.st_mode))
         bad = "not a directory";
     else if (st.st_uid != geteuid())
@@ -84,7 +85,7 @@ int spanprof__live_setup(const char *path)
     else if (st.st_mode & (S_IWGRP | S_IWOTH))
         bad = "a directory others can write to";
     if (bad) {
-        warn(bad, bad[0] == 'c' ? errno : 0);
+        warn(bad, err);
         dir[0] = 0;
         return 0;
     }

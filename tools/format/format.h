@@ -114,6 +114,8 @@ void js_error(struct jstream *s, const char *fmt, ...) __attribute__((format(pri
  * which stops the walk. */
 int js_trace_walk(const char *path, int quiet, int (*each)(json_object *event, void *ctx), void *ctx,
                   json_object **other);
+/* O's member KEY when it is a string, else NULL. */
+const char *js_member_string(json_object *o, const char *key);
 
 /* ---- coz profile.coz (coz_profile.c) ---- */
 

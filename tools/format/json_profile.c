@@ -38,17 +38,9 @@ const struct span_extra_field span_extras[NEXTRA] = {
     [X_CPU] = { "cpu_ns", MERGE_SUM },                 /* SPANPROF_CPU=1: exact, inclusive */
 };
 
-static const char *opt_string(json_object *o, const char *key)
-{
-    json_object *v;
-    if (json_object_object_get_ex(o, key, &v) && json_object_is_type(v, json_type_string))
-        return json_object_get_string(v);
-    return NULL;
-}
-
 static char *dup_string(json_object *o, const char *key)
 {
-    const char *s = opt_string(o, key);
+    const char *s = js_member_string(o, key);
     return s ? xstrdup(s) : NULL;
 }
 
@@ -78,7 +70,7 @@ static int read_span(const char *path, json_object *e, size_t i, struct sp_span 
         fprintf(stderr, "spanprof: %s: span %zu is not an object\n", path, i);
         return -1;
     }
-    const char *name = opt_string(e, "name"), *file = opt_string(e, "file");
+    const char *name = js_member_string(e, "name"), *file = js_member_string(e, "file");
     const char *missing = !name ? "name" : !file ? "file"
                         : get_uint(e, "line", &line) ? "line"
                         : get_uint(e, "last_line", &last) ? "last_line"
@@ -143,7 +135,7 @@ static int read_process(const char *path, json_object *o, struct sp_process *r)
     r->has_wall = get_uint(o, "wall_ns", &r->wall_ns) == 0;
     if (get_uint(o, "sample_hz", &r->sample_hz))
         r->sample_hz = 0;
-    const char *mode = opt_string(o, "mode");
+    const char *mode = js_member_string(o, "mode");
     r->sampled = mode && !strcmp(mode, "sample");
     return 0;
 }
@@ -197,7 +189,7 @@ static int read_member(struct sp_profile *p, const char *key, json_object *v)
         for (size_t i = 0; i < n; i++) {
             json_object *e = json_object_array_get_idx(v, i);
             struct sp_progress *pp = &p->progress[i];
-            const char *name = json_object_is_type(e, json_type_object) ? opt_string(e, "name") : NULL;
+            const char *name = json_object_is_type(e, json_type_object) ? js_member_string(e, "name") : NULL;
             if (!name)
                 return bad(p->path, "progress point", i, "name");
             if (get_uint(e, "hits", &pp->hits))

@@ -6,7 +6,8 @@
  * commas, colons) and asks json-c only for one value at a time (js_value: a key, a span entry),
  * feeding json-c's tokener 64 KiB at a time from a buffered read. The first syntax error stops
  * the read, and every message names the line and column where it was found.  js_trace_walk
- * walks a Chrome trace that way, an event at a time (view's importer, record's trace merge). */
+ * walks a Chrome trace that way, an event at a time (view's importer, record's trace merge).
+ * js_member_string reads a string member of a value so read, for every reader of spanprof's JSON. */
 #include "format/format.h"
 
 #include <errno.h>
@@ -206,4 +207,12 @@ int js_trace_walk(const char *path, int quiet, int (*each)(json_object *event, v
 out:
     js_close(&s);
     return rc;
+}
+
+const char *js_member_string(json_object *o, const char *key)
+{
+    json_object *v;
+    return json_object_object_get_ex(o, key, &v) && json_object_is_type(v, json_type_string)
+               ? json_object_get_string(v)
+               : NULL;
 }

@@ -124,14 +124,6 @@ static int stacks_sample(void *arg, const struct spanprof__pprof_frame *stack, s
 
 /* ---- the JSON profile ---- */
 
-static const char *str_member(json_object *o, const char *key)
-{
-    json_object *v;
-    return json_object_object_get_ex(o, key, &v) && json_object_is_type(v, json_type_string)
-               ? json_object_get_string(v)
-               : NULL;
-}
-
 /* An integer member >= 0 into *OUT: 1 when there, 0 when absent, -1 when not such a number. */
 static int uint_member(json_object *o, const char *key, uint64_t *out)
 {
@@ -189,11 +181,11 @@ static int read_json(json_object *root, struct live_snapshot *s, char *err, size
         return fail(err, errlen, "the JSON profile has no \"spans\" array");
     if (json_object_object_get_ex(root, "pid", &v))
         s->pid = json_object_get_int64(v);
-    const char *exe = str_member(root, "exe");
+    const char *exe = js_member_string(root, "exe");
     if (!exe)
-        exe = str_member(root, "program");
+        exe = js_member_string(root, "program");
     s->exe = xstrdup(exe ? exe : "");
-    const char *host = str_member(root, "host");
+    const char *host = js_member_string(root, "host");
     s->host = host ? xstrdup(host) : NULL;
     if (json_object_object_get_ex(root, "start_unix_ns", &v))
         s->start_unix_ns = json_object_get_int64(v);
@@ -205,12 +197,12 @@ static int read_json(json_object *root, struct live_snapshot *s, char *err, size
     for (size_t i = 0; i < n; i++) {
         json_object *e = json_object_array_get_idx(spans, i);
         struct live_span *sp = &s->spans[i];
-        const char *name = json_object_is_type(e, json_type_object) ? str_member(e, "name") : NULL;
+        const char *name = json_object_is_type(e, json_type_object) ? js_member_string(e, "name") : NULL;
         if (!name)
             return fail(err, errlen, "span %zu has no name", i + 1);
         s->nspans++;
         sp->name = xstrdup(name);
-        const char *file = str_member(e, "file");
+        const char *file = js_member_string(e, "file");
         sp->file = xstrdup(file ? file : "");
         if (json_object_object_get_ex(e, "line", &v))
             sp->line = (long)json_object_get_int64(v);

@@ -271,14 +271,6 @@ static int by_sort_index(const void *a, const void *b)
     return x->first_seen < y->first_seen ? -1 : x->first_seen > y->first_seen;
 }
 
-static const char *str_field(json_object *o, const char *key)
-{
-    json_object *v;
-    return json_object_object_get_ex(o, key, &v) && json_object_is_type(v, json_type_string)
-               ? json_object_get_string(v)
-               : NULL;
-}
-
 static int num_field(json_object *o, const char *key, double *out)
 {
     json_object *v;
@@ -292,7 +284,7 @@ static int num_field(json_object *o, const char *key, double *out)
 /* One trace event into TR; -1 when it is of a kind left to speedscope's importer. */
 static int add_event(struct trace *tr, struct frames *fr, json_object *e)
 {
-    const char *ph = str_field(e, "ph"), *name = str_field(e, "name");
+    const char *ph = js_member_string(e, "ph"), *name = js_member_string(e, "name");
     double pid = 0, tid = 0, ts;
     if (!ph || !name || num_field(e, "pid", &pid) || num_field(e, "tid", &tid))
         return -1;
@@ -301,11 +293,11 @@ static int add_event(struct trace *tr, struct frames *fr, json_object *e)
         if (!json_object_object_get_ex(e, "args", &args))
             return 0;
         if (!strcmp(name, "process_name")) {
-            const char *pn = str_field(args, "name");
+            const char *pn = js_member_string(args, "name");
             if (pn && !tr->process)
                 tr->process = xstrdup(pn);
         } else if (!strcmp(name, "thread_name")) {
-            const char *tn = str_field(args, "name");
+            const char *tn = js_member_string(args, "name");
             struct thread *t = thread_of(tr, (long long)pid, (long long)tid);
             if (tn) {
                 free(t->name);
