@@ -7,7 +7,8 @@
  * feeding json-c's tokener 64 KiB at a time from a buffered read. The first syntax error stops
  * the read, and every message names the line and column where it was found.  js_trace_walk
  * walks a Chrome trace that way, an event at a time (view's importer, record's trace merge).
- * js_member_string reads a string member of a value so read, for every reader of spanprof's JSON. */
+ * js_member_string reads a string member of a value so read, for every reader of spanprof's
+ * JSON. */
 #include "format/format.h"
 
 #include <errno.h>
