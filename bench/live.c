@@ -1,10 +1,12 @@
 /* live.c — what live profiles (SPANPROF_LIVE) cost: `make bench`'s live table (bench/live.sh).
  *
- *   live snapshot THREADS   THREADS threads call 500 distinct spans, each calling two more levels
+ *   live snapshot THREADS [spans]
+ *                           THREADS threads call 500 distinct spans, each calling two more levels
  *                           below it (1,500 call-tree nodes a thread), then park; the program
- *                           then asks its own socket for 30 snapshots and prints THREADS, the
- *                           median and the largest time from request to last byte (ms), the
- *                           process's CPU time per snapshot (ms) and the snapshot's size
+ *                           then asks its own socket for 30 snapshots (with "spans": the spans
+ *                           only, as a scrape of /metrics asks) and prints THREADS, the median
+ *                           and the largest time from request to last byte (ms), the process's
+ *                           CPU time per snapshot (ms) and the snapshot's size
  *   live work SECONDS       2 threads call the 500 spans for a fixed amount of work (about
  *                           SECONDS of it on an idle machine): bench/live.sh compares its CPU
  *                           time with and without SPANPROF_LIVE and a client asking every second
@@ -79,6 +81,9 @@ static int cmp(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
+/* The request the snapshots are asked with (live/protocol.h). */
+static const char *request = SPANPROF_LIVE_REQUEST;
+
 /* One snapshot of this process through its own socket: seconds, and its size in *BYTES. */
 static double snapshot(const char *path, size_t *bytes)
 {
@@ -92,7 +97,7 @@ static double snapshot(const char *path, size_t *bytes)
             close(fd);
         return 0; /* scrape: a process that just ended */
     }
-    send(fd, SPANPROF_LIVE_REQUEST, strlen(SPANPROF_LIVE_REQUEST), 0);
+    send(fd, request, strlen(request), 0);
     static char buf[1 << 16];
     *bytes = 0;
     for (ssize_t k; (k = read(fd, buf, sizeof buf)) > 0;)
@@ -104,7 +109,10 @@ static double snapshot(const char *path, size_t *bytes)
 int main(int argc, char **argv)
 {
     memcpy(table, all, sizeof table);
-    if (argc == 3 && strcmp(argv[1], "snapshot") == 0) {
+    if ((argc == 3 || (argc == 4 && strcmp(argv[3], "spans") == 0)) &&
+        strcmp(argv[1], "snapshot") == 0) {
+        if (argc == 4)
+            request = SPANPROF_LIVE_REQUEST_SPANS;
         int n = atoi(argv[2]);
         const char *dir = getenv("SPANPROF_LIVE");
         if (!dir) {
@@ -162,6 +170,6 @@ int main(int argc, char **argv)
             sleep(1);
         }
     }
-    fprintf(stderr, "usage: live snapshot THREADS | live work SECONDS | live scrape DIR\n");
+    fprintf(stderr, "usage: live snapshot THREADS [spans] | live work SECONDS | live scrape DIR\n");
     return 2;
 }

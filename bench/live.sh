@@ -3,8 +3,9 @@
 # costs the process, and what being scraped every second costs a program that works.
 #
 #   snapshots   500 spans × 3 levels on 1 and 8 parked threads, in exact, count and sample
-#               mode: median and largest time from request to last byte over 30 snapshots, the
-#               process's CPU time per snapshot, the snapshot's size
+#               mode, whole and spans only (what a scrape of /metrics asks for): median and
+#               largest time from request to last byte over 30 snapshots, the process's CPU
+#               time per snapshot, the snapshot's size
 #   scraping    2 threads doing a fixed amount of work (500 spans × 3 levels, ~3 s) in each
 #               mode, without SPANPROF_LIVE and with it plus a client asking every second; CPU
 #               seconds (user + system) of the program, medians of 5 runs taken in turn, and the
@@ -18,17 +19,20 @@ rm -rf "$work" && mkdir -p "$work"
 
 echo "### Live profiles: a snapshot of 500 spans (bench/live.c)"
 echo
-echo "| mode | threads | median ms | largest ms | CPU ms | bytes |"
-echo "|---|---:|---:|---:|---:|---:|"
+echo "| mode | threads | asked for | median ms | largest ms | CPU ms | bytes |"
+echo "|---|---:|---|---:|---:|---:|---:|"
 # The modes by the value of SPANPROF that selects them.
 modes="exact=1 count=count sample=sample"
 
 for pair in $modes; do
     mode=${pair%=*} m=${pair#*=}
     for threads in 1 8; do
-        (cd "$work" && SPANPROF=$m SPANPROF_FOLDED= SPANPROF_LIVE="$work/live" \
-            "$BENCH_BIN/livebench" snapshot $threads) |
-            awk -v mode=$mode '{ printf "| %s | %d | %.1f | %.1f | %.1f | %d |\n", mode, $1, $2, $3, $4, $5 }'
+        for what in snapshot spans; do
+            # shellcheck disable=SC2046 # no word or one
+            (cd "$work" && SPANPROF=$m SPANPROF_FOLDED= SPANPROF_LIVE="$work/live" \
+                "$BENCH_BIN/livebench" snapshot $threads $([ $what = spans ] && echo spans)) |
+                awk -v mode=$mode -v what=$what '{ printf "| %s | %d | %s | %.1f | %.1f | %.1f | %d |\n", mode, $1, what, $2, $3, $4, $5 }'
+        done
     done
 done
 echo

@@ -12,8 +12,10 @@
  *   .PID.START.tmp           a final snapshot being written (renamed to PID.START.final when complete).
  *
  * A request is one line of at most SPANPROF_LIVE_REQUEST_MAX bytes, sent by the client after it
- * connects: "snapshot\n".  The runtime answers with a snapshot and closes the connection; any
- * other request is answered with "error WORDS\n" and closed.
+ * connects: "snapshot\n", or "spans\n" for a snapshot without its stacks (the pprof part empty,
+ * LEN 0: what per-span metrics need, at about half the cost).  The runtime answers with a
+ * snapshot and closes the connection; any other request is answered with "error WORDS\n" and
+ * closed.
  *
  * A snapshot (the answer, and the content of a .final file) is:
  *   "spanprof-live 1\n"
@@ -29,7 +31,7 @@
  *   "pprof LEN\n" LEN bytes: the profile.proto SPANPROF_PPROF writes (every stack's counters
  *                 since the image started; no thread labels), in gzip's framing but stored
  *                 uncompressed: it only crosses a socket, and deflate would be a third of the
- *                 snapshot's cost.
+ *                 snapshot's cost.  Nothing (LEN 0) in the answer to "spans".
  *   "\n"
  *   "end\n"
  * Every counter is cumulative since the image started.
@@ -39,6 +41,7 @@
 
 #define SPANPROF_LIVE_MAGIC "spanprof-live 1\n"
 #define SPANPROF_LIVE_REQUEST "snapshot\n"
+#define SPANPROF_LIVE_REQUEST_SPANS "spans\n"
 #define SPANPROF_LIVE_REQUEST_MAX 64
 #define SPANPROF_LIVE_SOCK_SUFFIX ".sock"
 #define SPANPROF_LIVE_FINAL_SUFFIX ".final"

@@ -103,8 +103,9 @@ static int sock_path(char *out, size_t size, pid_t pid, const char *prefix, cons
                ? 0 : -1;
 }
 
-/* The snapshot of this moment, rendered into a buffer (*BUF, *LEN; free it). */
-static int snapshot(char **buf, size_t *len)
+/* The snapshot of this moment, rendered into a buffer (*BUF, *LEN; free it); its stacks too
+ * with STACKS. */
+static int snapshot(char **buf, size_t *len, int stacks)
 {
     *buf = NULL;
     FILE *mem = open_memstream(buf, len);
@@ -119,7 +120,7 @@ static int snapshot(char **buf, size_t *len)
                              (uint64_t)spanprof__g.start_real_nsec,
             .seq = __atomic_add_fetch(&seq, 1, __ATOMIC_RELAXED),
         };
-        rc = spanprof__live_snapshot_write(mem, &c, &meta);
+        rc = spanprof__live_snapshot_write(mem, &c, &meta, stacks);
         spanprof__capture_end(&c);
     }
     if (fclose(mem) != 0)
@@ -145,8 +146,15 @@ static int send_all(int fd, const char *p, size_t n)
     return 0;
 }
 
-/* One request line, within REQUEST_WAIT_MS: 1 when it is SPANPROF_LIVE_REQUEST (what follows
- * the line is not read). */
+/* Whether LINE (GOT bytes) starts with the request REQ. */
+static int is_request(const char *line, size_t got, const char *req)
+{
+    size_t n = strlen(req);
+    return got >= n && memcmp(line, req, n) == 0;
+}
+
+/* One request line, within REQUEST_WAIT_MS (what follows the line is not read): 2 when it is
+ * SPANPROF_LIVE_REQUEST, 1 when it is SPANPROF_LIVE_REQUEST_SPANS, 0 otherwise. */
 static int read_request(int fd, char *line, size_t size)
 {
     size_t got = 0;
@@ -166,8 +174,9 @@ static int read_request(int fd, char *line, size_t size)
         got += (size_t)k;
     }
     line[got] = 0;
-    size_t n = strlen(SPANPROF_LIVE_REQUEST);
-    return got >= n && memcmp(line, SPANPROF_LIVE_REQUEST, n) == 0;
+    return is_request(line, got, SPANPROF_LIVE_REQUEST)         ? 2
+           : is_request(line, got, SPANPROF_LIVE_REQUEST_SPANS) ? 1
+                                                                 : 0;
 }
 
 static void answer(int fd)
@@ -178,7 +187,8 @@ static void answer(int fd)
         (peer.uid != geteuid() && peer.uid != 0))
         return; /* closed without a word */
     char line[SPANPROF_LIVE_REQUEST_MAX + 1] = "";
-    if (!read_request(fd, line, sizeof line)) {
+    int request = read_request(fd, line, sizeof line);
+    if (!request) {
         static const char bad[] = "error unknown request\n";
         send_all(fd, bad, sizeof bad - 1);
         return;
@@ -187,7 +197,7 @@ static void answer(int fd)
     setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &limit, sizeof limit);
     char *buf;
     size_t n;
-    if (snapshot(&buf, &n) == 0) {
+    if (snapshot(&buf, &n, request == 2) == 0) {
         send_all(fd, buf, n);
         free(buf);
     } else {
@@ -291,7 +301,7 @@ static void leave_final(pid_t pid)
         return;
     char *buf;
     size_t n;
-    if (snapshot(&buf, &n) != 0)
+    if (snapshot(&buf, &n, 1) != 0)
         return;
     int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
     int ok = fd >= 0;

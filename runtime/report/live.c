@@ -15,7 +15,7 @@
 #include "report/report.h"
 
 int spanprof__live_snapshot_write(FILE *f, struct spanprof__capture *c,
-                                  const struct spanprof__live_meta *live)
+                                  const struct spanprof__live_meta *live, int stacks)
 {
     c->meta.live = live;
     c->view.threads_root = 0; /* the protocol's pprof: stacks summed over threads, no labels */
@@ -28,8 +28,8 @@ int spanprof__live_snapshot_write(FILE *f, struct spanprof__capture *c,
     size_t pb_len = 0;
     FILE *mem = js ? open_memstream(&pb, &pb_len) : NULL;
     if (mem) {
-        int failed = spanprof__pprof_write_view(mem, &c->view, &c->meta);
-        if (fclose(mem) == 0 && !failed && pb &&
+        int failed = stacks ? spanprof__pprof_write_view(mem, &c->view, &c->meta) : 0;
+        if (fclose(mem) == 0 && !failed && (pb || !stacks) &&
             fprintf(f, SPANPROF_LIVE_MAGIC "json %zu\n", strlen(js)) > 0 &&
             fputs(js, f) >= 0 && fprintf(f, "\npprof %zu\n", pb_len) > 0 &&
             fwrite(pb, 1, pb_len, f) == pb_len && fputs("\nend\n", f) >= 0)

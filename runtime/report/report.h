@@ -211,10 +211,10 @@ int spanprof__capture_begin(struct spanprof__capture *c, const struct spanprof__
 void spanprof__capture_end(struct spanprof__capture *c);
 
 /* ---- live.c: a live snapshot (live/protocol.h) ---- */
-/* Writes the snapshot of C to F: the framing, the JSON profile with LIVE's extras and the pprof
- * profile.  0, or -1 with errno set. */
+/* Writes the snapshot of C to F: the framing, the JSON profile with LIVE's extras and, with
+ * STACKS, the pprof profile (else an empty pprof part).  0, or -1 with errno set. */
 int spanprof__live_snapshot_write(FILE *f, struct spanprof__capture *c,
-                                  const struct spanprof__live_meta *live);
+                                  const struct spanprof__live_meta *live, int stacks);
 
 /* ---- jsonvalue.c: the few json-c values every JSON writer shares ---- */
 /* An unsigned counter as a JSON integer (json-c's are signed 64-bit: clamped). */

@@ -1,8 +1,9 @@
 /* responder.c — a stand-in for a running process of SPANPROF_LIVE=DIR in the live test: listens
  * on the Unix socket SOCK and answers each "snapshot\n" with the content FILE has at that moment
- * (so the test changes what the "process" did by replacing FILE), any other request with
- * "error unknown request\n".  After each answer it appends a line to LOG, so the test can wait
- * for a snapshot to have been taken.  With HANG=1 in the environment it reads the request and
+ * (so the test changes what the "process" did by replacing FILE), each "spans\n" with the same
+ * without its pprof part (LEN 0, as live/protocol.h says), any other request with
+ * "error unknown request\n".  After each answer it appends "answered REQUEST" to LOG, so the test
+ * can wait for a snapshot to have been taken and see what was asked.  With HANG=1 in the environment it reads the request and
  * never answers (a process that does not answer in time).  Runs until killed.
  *
  * Usage: responder SOCK FILE LOG */
@@ -54,22 +55,33 @@ int main(int argc, char **argv)
             close(c);
             continue;
         }
-        if (strcmp(req, "snapshot\n")) {
+        int spans = strcmp(req, "spans\n") == 0;
+        if (strcmp(req, "snapshot\n") && !spans) {
             dprintf(c, "error unknown request\n");
         } else {
             FILE *f = fopen(argv[2], "rb");
-            char buf[65536];
-            size_t got;
-            while (f && (got = fread(buf, 1, sizeof buf, f)) > 0)
-                if (write(c, buf, got) < 0)
-                    break;
+            static char buf[1 << 20];
+            size_t got = f ? fread(buf, 1, sizeof buf - 1, f) : 0;
             if (f)
                 fclose(f);
+            buf[got] = 0;
+            /* spans: up to the end of the JSON part ("...json LEN\n" LEN bytes "\n"), then an
+             * empty pprof part */
+            const char *json = spans ? strstr(buf, "\njson ") : NULL;
+            char *after;
+            size_t jlen = json ? strtoul(json + 6, &after, 10) : 0;
+            if (json && *after == '\n' && (size_t)(after + 1 - buf) + jlen + 1 <= got) {
+                got = (size_t)(after + 1 - buf) + jlen + 1;
+                if (write(c, buf, got) >= 0)
+                    dprintf(c, "pprof 0\n\nend\n");
+            } else if (write(c, buf, got) < 0) {
+                perror("responder: write");
+            }
         }
         close(c);
         FILE *log = fopen(argv[3], "a");
         if (log) {
-            fputs("answered\n", log);
+            fprintf(log, "answered %s", req[0] ? req : "nothing\n");
             fclose(log);
         }
     }

@@ -138,6 +138,13 @@ if selected metrics || selected monotonic; then
     get /metrics >"$work/metrics.txt"
     if selected metrics; then
         compare_expected metrics "/metrics of server.json and worker.json" "$work/metrics.txt"
+        asked=$(sort -u "$d/4242.log" "$d/5151.log" | tr '\n' ' ')
+        if [ "$asked" = "answered spans " ]; then
+            pass "metrics [the processes asked for their spans only]"
+        else
+            fail "metrics [the processes asked for their spans only]"
+            echo "  | their logs: $asked"
+        fi
         if [ -n "${PROMTOOL:-}" ]; then
             "$PROMTOOL" check metrics <"$work/metrics.txt" >"$work/promtool.out" 2>&1
             st=$?

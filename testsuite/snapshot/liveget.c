@@ -4,6 +4,7 @@
  *
  *   liveget SOCKET [OUT]     sends the request; with OUT, writes OUT.json and OUT.pb.gz; prints
  *                            "snapshot: json N bytes, pprof N bytes", or what is wrong
+ *   liveget -r WORD SOCKET [OUT]  the same with the request "WORD\n" ("spans")
  *   liveget -s TEXT SOCKET   sends TEXT (C escapes \n, \\) and prints the answer as it came
  *   liveget -q SOCKET        connects, sends nothing, prints the answer
  *   liveget -c SOCKET        connects, sends the request, closes without reading
@@ -168,6 +169,11 @@ int main(int argc, char **argv)
         send_text = text;
         raw = 1;
         argv += 2, argc -= 2;
+    } else if (argc >= 4 && strcmp(argv[1], "-r") == 0) {
+        static char line[SPANPROF_LIVE_REQUEST_MAX + 2];
+        snprintf(line, sizeof line, "%s\n", argv[2]);
+        send_text = line;
+        argv += 2, argc -= 2;
     } else if (argc >= 3 && (strcmp(argv[1], "-q") == 0 || strcmp(argv[1], "-c") == 0)) {
         quiet = argv[1][1] == 'q';
         no_read = argv[1][1] == 'c';
@@ -175,7 +181,7 @@ int main(int argc, char **argv)
         argv++, argc--;
     }
     if (argc < 2) {
-        fprintf(stderr, "usage: liveget [-s TEXT|-q|-c] SOCKET [OUT] | liveget -f FILE [OUT]\n");
+        fprintf(stderr, "usage: liveget [-r WORD|-s TEXT|-q|-c] SOCKET [OUT] | liveget -f FILE [OUT]\n");
         return 2;
     }
     int fd = connect_to(argv[1]);

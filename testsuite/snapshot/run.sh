@@ -81,10 +81,11 @@ finish_prog() {
     while [ ! -s "$1/status" ] && [ "$n" -lt 600 ]; do sleep 0.05; n=$((n + 1)); done
 }
 
-# snap LABEL SOCKET: "## LABEL", then the snapshot's counts and identity (pid as PID).
+# snap LABEL SOCKET [REQUEST]: "## LABEL", then the snapshot's counts and identity (pid as
+# PID); REQUEST: a word to ask with instead of "snapshot" ("spans").
 snap() {
     echo "## $1"
-    "$liveget" "$2" "$work/snap" | sed "s/$pid/PID/g"
+    "$liveget" ${3:+-r "$3"} "$2" "$work/snap" | sed "s/$pid/PID/g"
     "$PROFDUMP" --live "$work/snap.json" | sed "s/pid=$pid /pid=PID /"
 }
 
@@ -119,6 +120,7 @@ test_counts() {
         snap "after a 1000" "$d/live/$pid.sock"
         say "$d" "b 500"
         snap "after b 500" "$d/live/$pid.sock"
+        snap "after b 500, spans only" "$d/live/$pid.sock" spans
         say "$d" "thread 300"
         snap "after a thread's b 300" "$d/live/$pid.sock"
         say "$d" "exit"

@@ -3,7 +3,8 @@
  *
  * DIR holds a socket per running process (PID.sock) and the last snapshot of each process that
  * ended (PID.START.final), as live/protocol.h describes.  serve asks each socket for a snapshot
- * when it needs one (a scrape of /metrics, the start and end of a profile's window, a push), and
+ * when it needs one (the start and end of a profile's window, a push; a scrape of /metrics asks
+ * for the spans only, which costs the process about half as much), and
  * once a second scans DIR for final snapshots, which it reads once and unlinks, and for processes
  * that have gone.  A process is its pid and its image's start: an exec'd image is a new process.
  * A process that ended stays in /metrics (its counters frozen) for RETAIN_S seconds.
@@ -159,6 +160,10 @@ static void update(struct snap *snap, int final)
         return;
     }
     live_spans_keep_max(&p->kept, s);
+    if (!s->has_stacks && p->latest) {
+        snap_put(snap);          /* spans only: the stacks last seen stay what is known */
+        return;
+    }
     snap_put(p->latest);
     p->latest = snap;
     if (final) {
@@ -230,15 +235,15 @@ static void ingest_final(int dfd, const char *name, long long pid)
     unlinkat(dfd, name, 0);
 }
 
-/* Asks the socket NAME in DIR for a snapshot. */
-static void query(const char *name, long long pid)
+/* Asks the socket NAME in DIR for a snapshot, with REQUEST (live/protocol.h). */
+static void query(const char *name, long long pid, const char *request)
 {
     char path[PATH_MAX], err[256];
     snprintf(path, sizeof path, "%s/%s", S.o->dir, name);
     char *buf;
     size_t len;
     int gone;
-    if (unix_request(path, SPANPROF_LIVE_REQUEST, SOCK_TIMEOUT_S, LIVE_SNAPSHOT_MAX + 4096, &buf, &len,
+    if (unix_request(path, request, SOCK_TIMEOUT_S, LIVE_SNAPSHOT_MAX + 4096, &buf, &len,
                      &gone, err, sizeof err)) {
         if (gone) {   /* ended: its final snapshot says the rest */
             for (size_t i = 0; i < S.n; i++)
@@ -269,8 +274,9 @@ static int by_pid(const void *a, const void *b)
     return (x->start_unix_ns > y->start_unix_ns) - (x->start_unix_ns < y->start_unix_ns);
 }
 
-/* Scans DIR: final snapshots read, processes gone marked ended, sockets asked when QUERY. */
-static void collect(int query_sockets)
+/* Scans DIR: final snapshots read, processes gone marked ended, sockets asked with REQUEST
+ * (SPANPROF_LIVE_REQUEST or _SPANS) unless it is NULL. */
+static void collect(const char *request)
 {
     int dfd = open(S.o->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (dfd < 0)
@@ -303,11 +309,11 @@ static void collect(int query_sockets)
         free(finals[i]);
     }
     free(finals);
-    if (query_sockets)
+    if (request)
         for (size_t i = 0; i < nsocks; i++) {
             char name[48];
             snprintf(name, sizeof name, "%lld%s", socks[i], SPANPROF_LIVE_SOCK_SUFFIX);
-            query(name, socks[i]);
+            query(name, socks[i], request);
         }
     /* a running process has its socket (its pid is not checked: serve may run in another pid
      * namespace than the processes, as a sidecar container does) */
@@ -382,7 +388,7 @@ static enum MHD_Result metrics(struct MHD_Connection *c)
     if (!f)
         return text(c, MHD_HTTP_INTERNAL_SERVER_ERROR, "out of memory");
     pthread_mutex_lock(&S.lock);
-    collect(1);
+    collect(SPANPROF_LIVE_REQUEST_SPANS);
     struct live_metrics_proc *mp = xmalloc((S.n + 1) * sizeof *mp);
     size_t n = 0;
     for (size_t i = 0; i < S.n; i++)
@@ -427,7 +433,7 @@ static enum MHD_Result profile(struct MHD_Connection *c)
     double t0_mono = 0, t0_unix = 0;
     if (seconds) {
         pthread_mutex_lock(&S.lock);
-        collect(1);
+        collect(SPANPROF_LIVE_REQUEST);
         t0_mono = mono_now();
         t0_unix = unix_now();
         start = xmalloc((S.n + 1) * sizeof *start);
@@ -446,7 +452,7 @@ static enum MHD_Result profile(struct MHD_Connection *c)
 
     pthread_mutex_lock(&S.lock);
     if (!S.stop)
-        collect(1);
+        collect(SPANPROF_LIVE_REQUEST);
     double now_mono = mono_now(), now_unix = unix_now();
     struct live_pprof_part *parts = xmalloc((S.n + 1) * sizeof *parts);
     struct live_stacks *deltas = xmalloc((S.n + 1) * sizeof *deltas);
@@ -609,7 +615,7 @@ static void push_all(CURL *curl)
 {
     size_t n;
     pthread_mutex_lock(&S.lock);
-    collect(1);
+    collect(SPANPROF_LIVE_REQUEST);
     struct push_job *jobs = push_jobs(curl, &n);
     pthread_mutex_unlock(&S.lock);
     for (size_t i = 0; i < n; i++) {
@@ -747,7 +753,7 @@ int cmd_serve(const struct serve_opts *o)
             push_all(curl);
         }
         pthread_mutex_lock(&S.lock);
-        collect(0);
+        collect(NULL);
         retire();
         pthread_mutex_unlock(&S.lock);
     }

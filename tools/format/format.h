@@ -299,6 +299,7 @@ struct live_snapshot {
     struct live_span *spans;
     size_t nspans;
     struct live_stacks stacks;
+    int has_stacks;              /* the pprof part was there (not the answer to "spans") */
 };
 
 /* The most a snapshot may be (its JSON and pprof parts): larger answers are refused. */

@@ -283,6 +283,9 @@ int live_snapshot_parse(const char *buf, size_t len, struct live_snapshot *s, ch
         s->exe = xstrdup("");
     if (rc)
         return -1;
+    if (gzlen == 0)
+        return 0; /* the answer to "spans": no stacks */
+    s->has_stacks = 1;
     char *msg = NULL;
     size_t msglen = 0;
     FILE *mem = open_memstream(&msg, &msglen);
