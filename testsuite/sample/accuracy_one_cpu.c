@@ -7,7 +7,7 @@
  * The sampled CPU shares are held to 10 points, not 5: on one CPU the sampler's own wake-ups
  * decide when the thread loses and regains the CPU, so the instants it samples keep step with
  * the program after all, and each sample's stretch (the time since the one before) is charged
- * to where the stretch ends.  Measured beside a busy loop, work_a's sampled share came out 2 to 6
+ * to where the stretch ends.  Measured beside busy loops, work_a's sampled share came out 2 to 6
  * points above its share by its own CPU clock (69.1-72.3 % against 66.5-67.3 %); with the work
  * paced by a fixed count of iterations instead of the clock, 0.4 to 3.7 points.  A sampler that
  * found nothing on one CPU (every span 0 CPU time) misses by 70 points.
