@@ -13,7 +13,7 @@
  *
  * A request is one line of at most SPANPROF_LIVE_REQUEST_MAX bytes, sent by the client after it
  * connects: "snapshot\n", or "spans\n" for a snapshot without its stacks (the pprof part empty,
- * LEN 0: what per-span metrics need, at about half the cost).  The runtime answers with a
+ * LEN 0: what per-span metrics need, without the cost of encoding the stacks).  The runtime answers with a
  * snapshot and closes the connection; any other request is answered with "error WORDS\n" and
  * closed.
  *

@@ -3,8 +3,9 @@
  * (so the test changes what the "process" did by replacing FILE), each "spans\n" with the same
  * without its pprof part (LEN 0, as live/protocol.h says), any other request with
  * "error unknown request\n".  After each answer it appends "answered REQUEST" to LOG, so the test
- * can wait for a snapshot to have been taken and see what was asked.  With HANG=1 in the environment it reads the request and
- * never answers (a process that does not answer in time).  Runs until killed.
+ * can wait for a snapshot to have been taken and see what was asked.  With HANG=1 in the
+ * environment it reads the request and never answers (a process that does not answer in time).
+ * Runs until killed.
  *
  * Usage: responder SOCK FILE LOG */
 #include <errno.h>

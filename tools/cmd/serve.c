@@ -4,7 +4,7 @@
  * DIR holds a socket per running process (PID.sock) and the last snapshot of each process that
  * ended (PID.START.final), as live/protocol.h describes.  serve asks each socket for a snapshot
  * when it needs one (the start and end of a profile's window, a push; a scrape of /metrics asks
- * for the spans only, which costs the process about half as much), and
+ * for the spans only, which spares the process the encoding of its stacks), and
  * once a second scans DIR for final snapshots, which it reads once and unlinks, and for processes
  * that have gone.  A process is its pid and its image's start: an exec'd image is a new process.
  * A process that ended stays in /metrics (its counters frozen) for RETAIN_S seconds.
