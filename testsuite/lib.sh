@@ -109,6 +109,12 @@ build() {
     return 1
 }
 
+# file_directive KEY FILE: the value of FILE's first "KEY: VALUE" line, without a trailing "*/"
+# (a test program's settings, written in its comments).
+file_directive() {
+    sed -n "s|.*$1:[[:space:]]*\\(.*\\)\$|\\1|p" "$2" | sed 's|[[:space:]]*\*/.*$||' | head -n 1
+}
+
 # build_sample SRC NAME LABEL COMPILER-AND-FLAGS: compiles and links the sample SRC with the
 # plugin and the runtime into $dir/prog, $dir being a fresh folder for this variant of test NAME;
 # sets $cmd (the build command, for messages) and $test_env (the assignments of the sample's

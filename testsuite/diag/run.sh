@@ -21,7 +21,7 @@ make_work_dir
 
 # The value of a "diag-KEY:" line in file $2, without a trailing "*/".
 directive () {
-    sed -n "s|.*diag-$1:[[:space:]]*\\(.*\\)\$|\\1|p" "$2" | sed 's|[[:space:]]*\*/.*$||' | head -n 1
+    file_directive "diag-$1" "$2"
 }
 
 # Keeps the diagnostic lines; the plugin's path (it appears in GCC's "failed to initialize

@@ -77,6 +77,12 @@ run_loop() {
     (cd "$d" && SPANPROF_FOLDED=profile.folded "$exe" "$@" >stdout 2>stderr; echo $? >status)
 }
 
+# outcome DIR: the run's exit status and its stderr.
+outcome() {
+    echo "# exit $(cat "$1/status"), stderr:"
+    cat "$1/stderr"
+}
+
 count_files() {
     find "$1" -maxdepth 1 -name "${2:-*}.trace.json" 2>/dev/null | wc -l
 }
@@ -85,8 +91,7 @@ test_loop() {
     d=$work/loop
     SPANPROF_SLOW=handle:2ms SPANPROF_FLIGHT=0.5 SPANPROF_SLOW_DIR=caps run_loop "$d" 5
     {
-        echo "# exit $(cat "$d/status"), stderr:"
-        cat "$d/stderr"
+        outcome "$d"
         captures "$d/caps" --min-ms 2 --inner stall
         n=$(count_files "$d/caps")
         in_range "$n" 2 7 "captures (one a second at most)"
@@ -107,8 +112,7 @@ test_never() {
     d=$work/never
     SPANPROF_SLOW=handle:10s SPANPROF_FLIGHT=0.5 SPANPROF_SLOW_DIR=caps run_loop "$d" 1
     {
-        echo "# exit $(cat "$d/status"), stderr:"
-        cat "$d/stderr"
+        outcome "$d"
         [ -e "$d/caps" ] && echo "caps exists: $(ls "$d/caps")" || echo "no capture directory"
         grep -c '^worker;handle ' "$d/profile.folded"
     } >"$d.actual" 2>&1
@@ -119,8 +123,7 @@ test_globs() {
     d=$work/globs
     SPANPROF_SLOW='zz*:1ms,st?ll:2ms' SPANPROF_FLIGHT=0.3 SPANPROF_SLOW_DIR=caps run_loop "$d" 2
     {
-        echo "# exit $(cat "$d/status"), stderr:"
-        cat "$d/stderr"
+        outcome "$d"
         captures "$d/caps" --min-ms 2
         in_range "$(count_files "$d/caps" 'stall.*')" 1 3 "stall captures"
         echo "other captures: $(find "$d/caps" -name '*.trace.json' ! -name 'stall.*' | wc -l)"
@@ -151,8 +154,7 @@ test_threads() {
     d=$work/threads
     SPANPROF_SLOW=handle:2ms SPANPROF_FLIGHT=0.5 SPANPROF_SLOW_DIR=caps run_loop "$d" 3 threads
     {
-        echo "# exit $(cat "$d/status"), stderr:"
-        cat "$d/stderr"
+        outcome "$d"
         captures "$d/caps" --min-ms 2
         in_range "$(count_files "$d/caps")" 1 4 "captures"
         more=0
@@ -170,8 +172,7 @@ test_fork() {
     d=$work/fork
     SPANPROF_SLOW=handle:2ms SPANPROF_FLIGHT=0.3 SPANPROF_SLOW_DIR=caps run_loop "$d" 2.5 fork
     {
-        echo "# exit $(cat "$d/status"), stderr:"
-        cat "$d/stderr"
+        outcome "$d"
         captures "$d/caps" --min-ms 2
         pids=$(find "$d/caps" -name 'handle.*.trace.json' | sed 's|.*/handle\.\([0-9]*\)\..*|\1|' | sort -u | wc -l)
         echo "pids with captures: $pids"
@@ -191,8 +192,7 @@ test_term() {
     d=$work/term
     SPANPROF_SLOW=handle:2ms SPANPROF_FLIGHT=0.5 SPANPROF_SLOW_DIR=caps run_loop "$d" 10 term
     {
-        echo "# exit $(cat "$d/status"), stderr:"
-        cat "$d/stderr"
+        outcome "$d"
         captures "$d/caps" --min-ms 2
         echo "captures: $(count_files "$d/caps")"
         echo "temporary files left: $(find "$d/caps" -name '.*' -type f | wc -l)"
@@ -216,8 +216,7 @@ test_request() {
     wait "$runner"
     {
         echo "# dump: $(sed "s|$d/||; s|request\.[0-9]*\.[0-9T]*\.[0-9]*Z|request.PID.TIME|" "$d/dump.out")"
-        echo "# exit $(cat "$d/status"), stderr:"
-        cat "$d/stderr"
+        outcome "$d"
         captures "$d/caps"
         echo "captures: $(count_files "$d/caps" 'request.*')"
     } >"$d.actual" 2>&1
@@ -229,8 +228,7 @@ test_min() {
     SPANPROF_SLOW=handle:2ms SPANPROF_FLIGHT=0.5 SPANPROF_FLIGHT_MIN=10us SPANPROF_SLOW_DIR=caps \
         run_loop "$d" 3
     {
-        echo "# exit $(cat "$d/status"), stderr:"
-        cat "$d/stderr"
+        outcome "$d"
         captures "$d/caps" --min-ms 2 --min-us 10 --inner stall
         in_range "$(count_files "$d/caps")" 1 4 "captures"
         grep -c '^worker;handle ' "$d/profile.folded"

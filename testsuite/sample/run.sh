@@ -205,7 +205,7 @@ test_program() {
     build_sample "$1" "$2" "gcc -O2" "$CC -g -O2" || return
     case $2 in
     accuracy*)
-        sampled_cpu_points=$(sed -n 's|.*sampled-cpu-points: \([0-9]*\).*|\1|p' "$1")
+        sampled_cpu_points=$(file_directive sampled-cpu-points "$1")
         test_accuracy "$2"
         return
         ;;

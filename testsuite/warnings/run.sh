@@ -27,8 +27,7 @@ make_work_dir
 
 # The value of a "warnings-KEY:" line in file $2, without a trailing "*/".
 directive () {
-    sed -n "s|.*warnings-$1:[[:space:]]*\\(.*\\)\$|\\1|p" "$2" | sed 's|[[:space:]]*\*/.*$||' |
-        head -n 1
+    file_directive "warnings-$1" "$2"
 }
 
 # The warnings of a compiler's output, as "FILE:LINE: [-WKIND]", each once.
