@@ -90,26 +90,18 @@ void spanprof__trace_retire_sites(struct spanprof__retire *r)
 
 /* Reads every field with atomic loads: the owner may be pushing meanwhile (a dump from another
  * thread).  Slots not written in the lap their position belongs to (a push in progress, or one
- * a siglongjmp cut short) are skipped and counted as dropped. */
-struct spanprof__trace_event *spanprof__trace_snapshot(const struct spanprof__trace_ring *r, size_t *n,
-                                                       uint64_t *dropped)
+ * a siglongjmp cut short) are skipped and counted as dropped.  Async-signal-safe. */
+size_t spanprof__trace_snapshot_into(const struct spanprof__trace_ring *r,
+                                     struct spanprof__trace_event *ev, uint64_t *dropped)
 {
-    *n = 0;
     *dropped = 0;
     if (!r)
-        return NULL;
+        return 0;
     uint64_t head = __atomic_load_n(&r->head, __ATOMIC_ACQUIRE);
     uint64_t base = __atomic_load_n(&r->base, __ATOMIC_RELAXED);
     uint64_t total = head - base;
     size_t keep = total < r->capacity ? (size_t)total : r->capacity;
     *dropped = total - keep;
-    if (!keep)
-        return NULL;
-    struct spanprof__trace_event *ev = malloc(keep * sizeof *ev);
-    if (!ev) {
-        *dropped = total;
-        return NULL;
-    }
     uint64_t first = head - keep;
     for (size_t i = 0; i < keep; i++) {
         const struct spanprof__trace_event *e = &r->events[(first + i) & (r->capacity - 1)];
@@ -131,8 +123,23 @@ struct spanprof__trace_event *spanprof__trace_snapshot(const struct spanprof__tr
         ev[out++].tick = ev[i].tick;
     }
     *dropped += lost;
-    *n = out;
-    if (!out) {
+    return out;
+}
+
+struct spanprof__trace_event *spanprof__trace_snapshot(const struct spanprof__trace_ring *r, size_t *n,
+                                                       uint64_t *dropped)
+{
+    *n = 0;
+    *dropped = 0;
+    if (!r || r->head == r->base)
+        return NULL;
+    struct spanprof__trace_event *ev = malloc(r->capacity * sizeof *ev);
+    if (!ev) {
+        *dropped = r->head - r->base;
+        return NULL;
+    }
+    *n = spanprof__trace_snapshot_into(r, ev, dropped);
+    if (!*n) {
         free(ev);
         return NULL;
     }

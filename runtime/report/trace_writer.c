@@ -20,21 +20,13 @@
  * same clock on every thread; per thread the events are in the order they happened and ts never
  * decreases.
  *
- * Balancing.  The ring keeps raw events; the writer replays them per thread on a stack so that
- * every thread's events nest properly whatever happened:
- *  - an exit matching no open event while events were dropped belongs to a span that began
- *    before the kept window: it gets a begin at the window's first timestamp (counted in
- *    "begins_before_window"), nested in the order the exits reveal;
- *  - an exit matching a deeper open span closes the spans above it at that time (longjmp, the
- *    same repair as the profile's);
- *  - any other unmatched exit is left out ("unmatched_ends");
- *  - spans still open at write time end at the write time ("open_at_write").
+ * Each thread's events are replayed from its ring by trace_replay.c, which says how they are
+ * balanced: a begin at the window's first timestamp for an exit whose enter was dropped
+ * ("begins_before_window"), exits that close the spans above them (longjmp), unmatched exits
+ * left out ("unmatched_ends"), spans still open ending at the write time ("open_at_write").
  *
  * Flight-recorder captures (spanprof__trace_write_window): only the events of a window are
- * written, as if the ring held no more (an exit whose enter is older gets a begin at the
- * window's first event); spans open at the window's end close there.  Rings of
- * SPANPROF_FLIGHT_MIN hold one enter/exit pair per kept call in the order the calls ended: the
- * pairs are sorted by start (the longer first on a tie) and replayed as nested events.
+ * written, as if the ring held no more; spans open at the window's end close there.
  * otherData's "capture" says what set the capture off, and lists the slowest spans inside the
  * slow call ("slowest_descendants", the call itself left out).
  *
@@ -47,49 +39,18 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "collect/trace_ring.h"
-#include "report/report.h"
+#include "report/trace_replay.h"
 
 /* ---- writer ------------------------------------------------------------------------------- */
 
 struct writer {
     FILE *f;
     const struct spanprof__view *v;
-    long pid;
-    uint64_t origin;
     char **names; /* escaped span names (with quotes) by site id */
     size_t nnames;
     char *scratch; /* the name of a site without an id (never registered): not cached */
     int failed;
-    const struct spanprof__trace_window *win; /* NULL: everything kept */
-    /* Inside the slow call (win->tid's spans within win->start..end): the longest, ns. */
-#define SLOWEST 6
-    struct { const struct spanprof_site *site; uint64_t ns; } slowest[SLOWEST];
-    size_t nslowest;
 };
-
-static uint64_t ts_ns_raw(const struct writer *w, uint64_t tick);
-
-/* A span of the slow call's thread that closed: kept among the SLOWEST longest inside it. */
-static void note_inside(struct writer *w, const struct spanprof_site *s, uint64_t b, uint64_t e)
-{
-    const struct spanprof__trace_window *win = w->win;
-    uint64_t from = ts_ns_raw(w, win->start), to = ts_ns_raw(w, win->end);
-    if (b + 1000 < from || e > to + 1000 || e < b)
-        return;
-    uint64_t d = e - b;
-    size_t i;
-    if (w->nslowest < SLOWEST)
-        i = w->nslowest++;
-    else if (w->slowest[SLOWEST - 1].ns < d)
-        i = SLOWEST - 1;
-    else
-        return;
-    for (; i > 0 && w->slowest[i - 1].ns < d; i--)
-        w->slowest[i] = w->slowest[i - 1];
-    w->slowest[i].site = s;
-    w->slowest[i].ns = d;
-}
 
 /* JSON string literal for S, malloc'd. */
 static char *escape(const char *s)
@@ -105,7 +66,7 @@ static char *escape(const char *s)
 }
 
 /* The span's name as a JSON string, escaped once per site and write. */
-static const char *site_name(struct writer *w, const struct spanprof_site *s)
+static const char *cached_name(struct writer *w, const struct spanprof_site *s)
 {
     char *text = NULL, *e;
     size_t id = s->id;
@@ -139,250 +100,17 @@ static const char *site_name(struct writer *w, const struct spanprof_site *s)
     return e;
 }
 
-/* ns since the origin. */
-static uint64_t ts_ns_raw(const struct writer *w, uint64_t tick)
+/* The sink's callbacks: the file's own stream, unlocked (the file is the writer's own). */
+static void put(void *ctx, const char *text, size_t len)
 {
-    return tick > w->origin ? (uint64_t)((double)(tick - w->origin) * w->v->ns_per_tick) : 0;
+    fwrite_unlocked(text, 1, len, ((struct writer *)ctx)->f);
 }
 
-/* µs since the origin with ns resolution, never below LAST (per-thread monotonic). */
-static uint64_t ts_ns(const struct writer *w, uint64_t tick, uint64_t last)
+static const char *site_name(void *ctx, const struct spanprof_site *s, size_t *len)
 {
-    double ns = tick > w->origin ? (double)(tick - w->origin) * w->v->ns_per_tick : 0.0;
-    uint64_t r = (uint64_t)ns;
-    return r < last ? last : r;
-}
-
-/* Appends TEXT (a literal) at P. */
-#define PUT(p, text) (memcpy((p), (text), sizeof(text) - 1), (p) + sizeof(text) - 1)
-
-/* One event, formatted by hand and written with the unlocked stdio calls (the file is the
- * writer's own): a trace holds half a million events per thread with the default ring, and
- * through fprintf writing them took twice as long (BENCHMARKS.md, "Writing a trace"). */
-static void event(struct writer *w, char ph, pid_t tid, uint64_t ns, const struct spanprof_site *s)
-{
-    const char *name = site_name(w, s);
-    size_t name_len = strlen(name);
-    char head[128], *p = head; /* 43 bytes of text, three numbers of up to 20 digits (+ NUL) */
-    p = PUT(p, ",\n{\"ph\":\"");
-    *p++ = ph;
-    p = PUT(p, "\",\"pid\":");
-    p += spanprof__format_u64(p, (uint64_t)w->pid);
-    p = PUT(p, ",\"tid\":");
-    p += spanprof__format_u64(p, (uint64_t)tid);
-    p = PUT(p, ",\"ts\":");
-    p += spanprof__format_u64(p, ns / 1000);
-    unsigned frac = (unsigned)(ns % 1000);
-    *p++ = '.';
-    *p++ = (char)('0' + frac / 100);
-    *p++ = (char)('0' + frac / 10 % 10);
-    *p++ = (char)('0' + frac % 10);
-    p = PUT(p, ",\"name\":");
-    fwrite_unlocked(head, 1, (size_t)(p - head), w->f);
-    fwrite_unlocked(name, 1, name_len, w->f);
-    putc_unlocked('}', w->f);
-}
-
-struct thread_stats {
-    uint64_t events, dropped, before, open, unmatched;
-};
-
-struct stack {
-    const struct spanprof_site **v;
-    uint64_t *begin; /* ns of each open span's begin event */
-    size_t n, cap;
-};
-
-static int stack_push(struct stack *st, const struct spanprof_site *s)
-{
-    if (st->n == st->cap) {
-        size_t cap = st->cap ? st->cap * 2 : 256;
-        const struct spanprof_site **v = realloc(st->v, cap * sizeof *v);
-        if (!v)
-            return -1;
-        st->v = v;
-        uint64_t *b = realloc(st->begin, cap * sizeof *b);
-        if (!b)
-            return -1;
-        st->begin = b;
-        st->cap = cap;
-    }
-    st->begin[st->n] = 0;
-    st->v[st->n++] = s;
-    return 0;
-}
-
-/* Index + 1 of the topmost open span of S, or 0. */
-static size_t stack_find(const struct stack *st, const struct spanprof_site *s)
-{
-    for (size_t i = st->n; i > 0; i--)
-        if (st->v[i - 1] == s)
-            return i;
-    return 0;
-}
-
-struct pair {
-    const struct spanprof_site *site;
-    uint64_t start, end;
-};
-
-static int pair_order(const void *a, const void *b)
-{
-    const struct pair *x = a, *y = b;
-    if (x->start != y->start)
-        return x->start < y->start ? -1 : 1;
-    return (x->end < y->end) - (x->end > y->end);
-}
-
-/* SPANPROF_FLIGHT_MIN's ring: pairs in the order the calls ended, replaced in EV (N events) by
- * nested enter and exit events in time order (those of the window only).  Returns the count. */
-static size_t pairs_to_events(struct writer *w, struct spanprof__trace_event *ev, size_t n)
-{
-    struct pair *p = malloc((n / 2 + 1) * sizeof *p);
-    uint64_t *ends = malloc((n / 2 + 1) * sizeof *ends);
-    const struct spanprof_site **open = malloc((n / 2 + 1) * sizeof *open);
-    size_t np = 0, out = 0, depth = 0;
-    if (!p || !ends || !open) {
-        free(p), free(ends), free(open);
-        w->failed = 1;
-        return 0;
-    }
-    for (size_t i = 0; i + 1 < n; i++) {
-        uintptr_t a = ev[i].tag, b = ev[i + 1].tag;
-        if ((a & SPANPROF__TRACE_EXIT) || b != (a | SPANPROF__TRACE_EXIT))
-            continue; /* half a pair (overwritten or cut short) */
-        struct pair x = {(const void *)a, ev[i].tick, ev[i + 1].tick};
-        i++;
-        if (w->win && (x.start < w->win->from || x.end > w->win->to))
-            continue;
-        p[np++] = x;
-    }
-    qsort(p, np, sizeof *p, pair_order);
-    for (size_t i = 0; i < np; i++) {
-        while (depth && ends[depth - 1] <= p[i].start) {
-            depth--;
-            ev[out++] = (struct spanprof__trace_event){(uintptr_t)open[depth] | SPANPROF__TRACE_EXIT,
-                                                       ends[depth]};
-        }
-        ev[out++] = (struct spanprof__trace_event){(uintptr_t)p[i].site, p[i].start};
-        open[depth] = p[i].site;
-        ends[depth++] = p[i].end;
-    }
-    while (depth) {
-        depth--;
-        ev[out++] = (struct spanprof__trace_event){(uintptr_t)open[depth] | SPANPROF__TRACE_EXIT,
-                                                   ends[depth]};
-    }
-    free(p), free(ends), free(open);
-    return out;
-}
-
-static void write_thread(struct writer *w, const struct spanprof__trace_ring *ring, pid_t tid,
-                         uint64_t end_tick, struct thread_stats *ts)
-{
-    size_t n;
-    uint64_t dropped;
-    struct spanprof__trace_event *all = spanprof__trace_snapshot(ring, &n, &dropped);
-    struct spanprof__trace_event *ev = all;
-    memset(ts, 0, sizeof *ts);
-    ts->dropped = dropped;
-    const struct spanprof__trace_window *win = w->win;
-    /* Whether the first kept event may be preceded by lost ones (spans begun before it). */
-    int cut = dropped != 0;
-    if (spanprof__flags.flight_min) {
-        n = ev ? pairs_to_events(w, ev, n) : 0;
-        cut = 0;
-    } else if (win) {
-        size_t first = 0;
-        while (first < n && ev[first].tick < win->from)
-            first++;
-        size_t last = first;
-        while (last < n && ev[last].tick <= win->to)
-            last++;
-        cut = cut || first > 0;
-        ev += first;
-        n = last - first;
-    }
-    if (win)
-        end_tick = win->to;
-    int inside = win && win->site && tid == win->tid;
-    struct stack st = {0};
-    /* Pass 1: which exits close spans that began before the window (innermost first). */
-    if (cut) {
-        struct stack before = {0};
-        for (size_t i = 0; i < n; i++) {
-            const struct spanprof_site *s = (const void *)(ev[i].tag & ~SPANPROF__TRACE_EXIT);
-            if (!(ev[i].tag & SPANPROF__TRACE_EXIT)) {
-                if (stack_push(&st, s))
-                    w->failed = 1;
-                continue;
-            }
-            size_t at = stack_find(&st, s);
-            if (at) {
-                st.n = at - 1;
-            } else {
-                st.n = 0; /* everything kept is nested inside it */
-                if (stack_push(&before, s))
-                    w->failed = 1;
-            }
-        }
-        /* Pass 2 starts with those open, outermost at the bottom. */
-        st.n = 0;
-        for (size_t i = before.n; i > 0; i--)
-            if (stack_push(&st, before.v[i - 1]) == 0)
-                ts->before++;
-        free(before.v);
-        free(before.begin);
-    }
-    uint64_t last = 0;
-    if (st.n) {
-        last = ts_ns(w, ev[0].tick, 0);
-        for (size_t i = 0; i < st.n; i++) {
-            event(w, 'B', tid, last, st.v[i]);
-            st.begin[i] = last;
-            ts->events++;
-        }
-    }
-    for (size_t i = 0; i < n; i++) {
-        const struct spanprof_site *s = (const void *)(ev[i].tag & ~SPANPROF__TRACE_EXIT);
-        uint64_t ns = ts_ns(w, ev[i].tick, last);
-        if (!(ev[i].tag & SPANPROF__TRACE_EXIT)) {
-            if (stack_push(&st, s)) {
-                w->failed = 1;
-                continue;
-            }
-            st.begin[st.n - 1] = ns;
-            event(w, 'B', tid, ns, s);
-            ts->events++;
-            last = ns;
-            continue;
-        }
-        size_t at = stack_find(&st, s);
-        if (!at) {
-            ts->unmatched++;
-            continue;
-        }
-        while (st.n >= at) {
-            --st.n;
-            if (inside)
-                note_inside(w, st.v[st.n], st.begin[st.n], ns);
-            event(w, 'E', tid, ns, st.v[st.n]);
-            ts->events++;
-        }
-        last = ns;
-    }
-    ts->open = st.n;
-    if (st.n) {
-        uint64_t ns = ts_ns(w, end_tick, last);
-        while (st.n) {
-            --st.n;
-            event(w, 'E', tid, ns, st.v[st.n]);
-            ts->events++;
-        }
-    }
-    free(st.v);
-    free(st.begin);
-    free(all);
+    const char *name = cached_name(ctx, s);
+    *len = strlen(name);
+    return name;
 }
 
 /* One thread of the file: a running thread (or one that ended before thread churn could merge
@@ -396,20 +124,20 @@ struct trace_thread {
 };
 
 /* otherData's "capture": what set the capture off, and the slow call's slowest spans. */
-static json_object *capture_json(const struct writer *w, const struct spanprof__view *v)
+static json_object *capture_json(const struct spanprof__trace_sink *w, const struct spanprof__view *v)
 {
     const struct spanprof__trace_window *win = w->win;
     json_object *c = json_object_new_object();
     json_object_object_add(c, "reason", spanprof__json_str(win->site ? "slow" : "request"));
     json_object_object_add(c, "time", spanprof__json_str(win->time));
     json_object_object_add(c, "window_s", json_object_new_double(win->seconds));
-    json_object_object_add(c, "from_us", spanprof__json_u64(ts_ns_raw(w, win->from) / 1000));
-    json_object_object_add(c, "to_us", spanprof__json_u64(ts_ns_raw(w, win->to) / 1000));
+    json_object_object_add(c, "from_us", spanprof__json_u64(spanprof__trace_ns(w, win->from) / 1000));
+    json_object_object_add(c, "to_us", spanprof__json_u64(spanprof__trace_ns(w, win->to) / 1000));
     json_object_object_add(c, "triggers_left_out", spanprof__json_u64(win->suppressed));
     if (win->site) {
         json_object_object_add(c, "span", spanprof__json_str(win->site->name));
         json_object_object_add(c, "tid", json_object_new_int64(win->tid));
-        json_object_object_add(c, "start_us", spanprof__json_u64(ts_ns_raw(w, win->start) / 1000));
+        json_object_object_add(c, "start_us", spanprof__json_u64(spanprof__trace_ns(w, win->start) / 1000));
         json_object_object_add(c, "duration_ns",
                                spanprof__json_u64(spanprof__ticks_to_ns(v, win->end - win->start)));
         json_object *d = json_object_new_array();
@@ -471,11 +199,13 @@ static int write_trace(FILE *f, const struct spanprof__view *v,
                        const struct spanprof__json_meta *m, uint64_t origin_tick,
                        uint64_t end_tick, const struct spanprof__trace_window *win)
 {
-    struct writer w = {.f = f, .v = v, .pid = m->pid, .origin = origin_tick, .win = win};
+    struct writer w = {.f = f, .v = v};
+    struct spanprof__trace_sink sink = {.put = put, .name = site_name, .ctx = &w, .v = v,
+                                        .pid = m->pid, .origin = origin_tick, .win = win};
     size_t nt = 0;
     char (*labels)[32] = calloc(v->nthreads ? v->nthreads : 1, sizeof *labels);
     struct trace_thread *tt = labels ? trace_threads(v, end_tick, &nt, labels) : NULL;
-    struct thread_stats *stats = calloc(nt ? nt : 1, sizeof *stats);
+    struct spanprof__trace_thread_stats *stats = calloc(nt ? nt : 1, sizeof *stats);
     char *program = escape(m->program);
     if (!labels || !tt || !stats || !program) {
         free(labels);
@@ -486,7 +216,7 @@ static int write_trace(FILE *f, const struct spanprof__view *v,
     }
     fprintf(f, "{\"traceEvents\":[\n{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":%ld,\"tid\":0,"
                "\"args\":{\"name\":%s}}",
-            w.pid, program);
+            sink.pid, program);
     free(program);
     for (size_t i = 0; i < nt; i++) {
         char *name = escape(tt[i].name);
@@ -496,14 +226,14 @@ static int write_trace(FILE *f, const struct spanprof__view *v,
         }
         fprintf(f, ",\n{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":%ld,\"tid\":%ld,"
                    "\"args\":{\"name\":%s}}",
-                w.pid, (long)tt[i].tid, name);
+                sink.pid, (long)tt[i].tid, name);
         fprintf(f, ",\n{\"ph\":\"M\",\"name\":\"thread_sort_index\",\"pid\":%ld,\"tid\":%ld,"
                    "\"args\":{\"sort_index\":%zu}}",
-                w.pid, (long)tt[i].tid, i);
+                sink.pid, (long)tt[i].tid, i);
         free(name);
     }
     for (size_t i = 0; i < nt; i++)
-        write_thread(&w, tt[i].ring, tt[i].tid, tt[i].end_tick, &stats[i]);
+        spanprof__trace_replay(&sink, tt[i].ring, tt[i].tid, tt[i].end_tick, &stats[i]);
 
     /* Run information: a small tree, so json-c. */
     json_object *o = json_object_new_object();
@@ -542,7 +272,7 @@ static int write_trace(FILE *f, const struct spanprof__view *v,
     }
     json_object_object_add(o, "threads", threads);
     if (win)
-        json_object_object_add(o, "capture", capture_json(&w, v));
+        json_object_object_add(o, "capture", capture_json(&sink, v));
     const char *s = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN |
                                                           JSON_C_TO_STRING_NOSLASHESCAPE);
     if (!s)
@@ -556,7 +286,7 @@ static int write_trace(FILE *f, const struct spanprof__view *v,
     free(stats);
     free(tt);
     free(labels);
-    return w.failed ? -1 : 0;
+    return w.failed || sink.failed ? -1 : 0;
 }
 
 int spanprof__trace_write_at(FILE *f, const struct spanprof__view *v,
