@@ -27,6 +27,9 @@
  *    under >>), so the program's later writes land after the profile, not over it.  A pipe or
  *    terminal there (above) gets a descriptor of its own, which appends all the same.
  *
+ * A process about to die (a crash, or a terminating signal the writer thread did not answer in
+ * time) removes the temporary files other threads were writing (spanprof__outfile_abandon).
+ *
  * Every decision is re-checked on the opened descriptor (fstat), so a file swapped in between
  * the look and the open is refused too.  Only the last component of PATH is examined: links in
  * its directories are the directory owner's business, as for any program.
@@ -106,10 +109,43 @@ static int temp_name(const char *path, const char *tag, struct spanprof__outfile
     return 0;
 }
 
+/* The temporary files being written, so that a process about to die leaves none behind
+ * (spanprof__outfile_abandon): slots claimed with a compare-and-swap, a handful at most (the
+ * writer thread's, a live snapshot's, the crash writer's).  A slot is claimed before the file is
+ * created and the flag looked at after, so a file created while the process is being abandoned
+ * is either in the table when it is emptied or removed by its own writer. */
+#define WRITING_MAX 8
+static struct spanprof__outfile *writing[WRITING_MAX];
+static int abandoned;
+
+/* The slot holding WAS now holds NOW: 1, or 0 when none held WAS (the table was full, or
+ * spanprof__outfile_abandon emptied it). */
+static int note_writing(struct spanprof__outfile *was, struct spanprof__outfile *now)
+{
+    for (size_t i = 0; i < WRITING_MAX; i++) {
+        struct spanprof__outfile *seen = was;
+        if (__atomic_compare_exchange_n(&writing[i], &seen, now, 0, __ATOMIC_SEQ_CST,
+                                        __ATOMIC_RELAXED))
+            return 1;
+    }
+    return 0;
+}
+
+void spanprof__outfile_abandon(void)
+{
+    __atomic_store_n(&abandoned, 1, __ATOMIC_SEQ_CST);
+    for (size_t i = 0; i < WRITING_MAX; i++) {
+        struct spanprof__outfile *of = __atomic_exchange_n(&writing[i], NULL, __ATOMIC_SEQ_CST);
+        if (of)
+            unlink(of->tmp);
+    }
+}
+
 int spanprof__outfile_open(const char *path, const char *tag, struct spanprof__outfile *of)
 {
     of->fd = -1;
     of->in_place = 0;
+    of->noted = 0;
     of->own = 0;
     of->tmp[0] = 0;
     struct stat st;
@@ -137,8 +173,21 @@ int spanprof__outfile_open(const char *path, const char *tag, struct spanprof__o
         if (err)
             return err;
         unlink(of->tmp); /* a stale one: a process of this pid killed while writing */
+        of->noted = note_writing(NULL, of);
         of->fd = open(of->tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
-        return of->fd < 0 ? errno : 0;
+        err = of->fd < 0 ? errno : 0;
+        if (!err && __atomic_load_n(&abandoned, __ATOMIC_SEQ_CST)) {
+            unlink(of->tmp);
+            err = SPANPROF__OUTFILE_ABANDONED;
+        }
+        if (err) {
+            if (of->noted)
+                note_writing(of, NULL);
+            if (of->fd >= 0)
+                close(of->fd);
+            of->fd = -1;
+        }
+        return err;
     }
     /* A trusted link, or a file that is not a regular one: look at what is really there. */
     int flags = O_WRONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC;
@@ -211,6 +260,8 @@ int spanprof__outfile_finish(struct spanprof__outfile *of, const char *path, int
     of->fd = -1;
     if (of->in_place)
         return err;
+    if (of->noted && !note_writing(of, NULL))
+        return SPANPROF__OUTFILE_ABANDONED; /* already removed: nothing to rename */
     if (!err && rename(of->tmp, path) != 0)
         err = errno;
     if (err)
@@ -223,6 +274,8 @@ const char *spanprof__outfile_reason(int err)
     switch (err) {
     case SPANPROF__OUTFILE_FOREIGN_LINK:
         return "a symbolic link owned by another user; not followed";
+    case SPANPROF__OUTFILE_ABANDONED:
+        return "the process is dying of a signal; left out";
     case SPANPROF__OUTFILE_NOT_REGULAR:
         return "not a regular file; left alone";
     case ETIMEDOUT:
@@ -245,4 +298,22 @@ static ssize_t stream_write(void *cookie, const char *buf, size_t size)
 FILE *spanprof__outfile_stream(struct spanprof__outfile *of)
 {
     return fopencookie(&of->fd, "w", (cookie_io_functions_t){.write = stream_write});
+}
+
+void spanprof__safe_flush(struct spanprof__safe_out *o)
+{
+    if (!o->err)
+        o->err = spanprof__outfile_write(o->fd, o->buf, o->len);
+    o->len = 0;
+}
+
+void spanprof__safe_put(struct spanprof__safe_out *o, const char *s, size_t len)
+{
+    while (len) {
+        size_t k = sizeof o->buf - o->len < len ? sizeof o->buf - o->len : len;
+        memcpy(o->buf + o->len, s, k);
+        o->len += k, s += k, len -= k;
+        if (o->len == sizeof o->buf)
+            spanprof__safe_flush(o);
+    }
 }

@@ -17,11 +17,14 @@ struct spanprof__outfile {
     int fd;
     int in_place; /* fd is the path's own file (a followed link, /dev/null, stdout/stderr) */
     int own;      /* 1 or 2: the program's own stdout or stderr (a regular one: fd duplicates it) */
+    int noted;    /* the temporary file is in the table spanprof__outfile_abandon empties */
     char tmp[PATH_MAX];
 };
-/* Refusals, beside errno values: a symbolic link of another user; not a regular file. */
+/* Refusals, beside errno values: a symbolic link of another user; not a regular file; a
+ * temporary file removed because the process is dying (spanprof__outfile_abandon). */
 #define SPANPROF__OUTFILE_FOREIGN_LINK (-1)
 #define SPANPROF__OUTFILE_NOT_REGULAR (-2)
+#define SPANPROF__OUTFILE_ABANDONED (-3)
 /* How long a write to a pipe or terminal may wait for room before the output is given up. */
 #define SPANPROF__OUTFILE_STALL_MS 2000
 
@@ -37,8 +40,20 @@ int spanprof__outfile_write(int fd, const void *buf, size_t len);
 /* Closes OF and, when ERR is 0, puts the temporary file in place; otherwise removes it.  Returns
  * ERR, or the error that closing or renaming gave. */
 int spanprof__outfile_finish(struct spanprof__outfile *of, const char *path, int err);
+/* Removes the temporary files still being written (by other threads): for a process about to
+ * die, so that it leaves none behind. */
+void spanprof__outfile_abandon(void);
 /* ERR's text for "cannot write 'PATH': TEXT". */
 const char *spanprof__outfile_reason(int err);
+/* Buffered writes to FD through spanprof__outfile_write, for the writers that may not use
+ * stdio (a signal handler's): the first error is kept in ERR and later writes are dropped. */
+struct spanprof__safe_out {
+    int fd, err;
+    size_t len;
+    char buf[8192];
+};
+void spanprof__safe_put(struct spanprof__safe_out *o, const char *s, size_t len);
+void spanprof__safe_flush(struct spanprof__safe_out *o);
 
 /* Not async-signal-safe: */
 /* A stdio stream over OF's descriptor whose writes go through spanprof__outfile_write; fclose it

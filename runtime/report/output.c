@@ -176,7 +176,7 @@ static int write_one(const char *pattern, write_fn fn, const struct spanprof__vi
         }
         err = spanprof__outfile_finish(&of, path, err);
     }
-    if (err)
+    if (err && err != SPANPROF__OUTFILE_ABANDONED) /* dying: the crash writer says what it wrote */
         fprintf(stderr, "spanprof: error: cannot write '%s': %s\n", path,
                 spanprof__outfile_reason(err));
     else

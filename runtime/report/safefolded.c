@@ -178,34 +178,9 @@ static void heap_sort(struct safe *S)
     }
 }
 
-/* Buffered write(2). */
-struct out {
-    int fd, err;
-    size_t len;
-    char buf[8192];
-};
-
-static void out_flush(struct out *o)
-{
-    if (!o->err)
-        o->err = spanprof__outfile_write(o->fd, o->buf, o->len);
-    o->len = 0;
-}
-
-static void out_put(struct out *o, const char *s, size_t len)
-{
-    while (len) {
-        size_t k = sizeof o->buf - o->len < len ? sizeof o->buf - o->len : len;
-        memcpy(o->buf + o->len, s, k);
-        o->len += k, s += k, len -= k;
-        if (o->len == sizeof o->buf)
-            out_flush(o);
-    }
-}
-
 /* The label of thread T as spanprof__thread_label gives it, with a running thread's name read
  * from /proc (into BUF, not into T: the normal writer may be using T->name). */
-static const char *thread_label(const struct spanprof__thread *t, char *buf, size_t size)
+const char *spanprof__thread_label_safe(const struct spanprof__thread *t, char *buf, size_t size)
 {
     if (!__atomic_load_n(&t->exited, __ATOMIC_ACQUIRE)) {
         char path[64] = "/proc/self/task/";
@@ -231,7 +206,7 @@ static const char *thread_label(const struct spanprof__thread *t, char *buf, siz
 }
 
 /* SPANPROF_IDLE's lines, after the stacks, as spanprof__idle_folded_write prints them. */
-static void idle_lines(struct out *o, const struct spanprof__view *v)
+static void idle_lines(struct spanprof__safe_out *o, const struct spanprof__view *v)
 {
     if (!v->idle || v->counting || !v->nthreads)
         return;
@@ -239,17 +214,17 @@ static void idle_lines(struct out *o, const struct spanprof__view *v)
     struct spanprof__idle_line *lines = spanprof__map(size);
     if (!lines)
         return;
-    size_t n = spanprof__idle_lines(v, lines, thread_label);
+    size_t n = spanprof__idle_lines(v, lines, spanprof__thread_label_safe);
     for (size_t i = 0; i < n; i++) {
         char num[24];
-        out_put(o, lines[i].label, strlen(lines[i].label));
+        spanprof__safe_put(o, lines[i].label, strlen(lines[i].label));
         if (v->threads_root)
-            out_put(o, ";", 1);
-        out_put(o, spanprof__idle_frame, strlen(spanprof__idle_frame));
+            spanprof__safe_put(o, ";", 1);
+        spanprof__safe_put(o, spanprof__idle_frame, strlen(spanprof__idle_frame));
         num[0] = ' ';
         size_t k = spanprof__format_u64(num + 1, lines[i].ns);
         num[k + 1] = '\n';
-        out_put(o, num, k + 2);
+        spanprof__safe_put(o, num, k + 2);
     }
     spanprof__unmap(lines, size);
 }
@@ -267,12 +242,12 @@ static int write_lines(int fd, const struct spanprof__view *v)
         S.lens[0] = 0;
         if (v->threads_root) {
             char label[64];
-            S.lens[0] = put(&S, 0, thread_label(t, label, sizeof label));
+            S.lens[0] = put(&S, 0, spanprof__thread_label_safe(t, label, sizeof label));
         }
         spanprof__tree_walk((struct spanprof__node *)&t->root, pre, NULL, &S);
     }
     heap_sort(&S);
-    static struct out o;
+    static struct spanprof__safe_out o;
     o.fd = fd, o.err = 0, o.len = 0;
     for (size_t i = 0; i < S.n;) {
         uint64_t ns = S.lines[i].value;
@@ -283,12 +258,12 @@ static int write_lines(int fd, const struct spanprof__view *v)
         size_t k = spanprof__format_u64(num + 1, ns);
         num[0] = ' ';
         num[k + 1] = '\n';
-        out_put(&o, S.text + S.lines[i].off, S.lines[i].len);
-        out_put(&o, num, k + 2);
+        spanprof__safe_put(&o, S.text + S.lines[i].off, S.lines[i].len);
+        spanprof__safe_put(&o, num, k + 2);
         i = j;
     }
     idle_lines(&o, v);
-    out_flush(&o);
+    spanprof__safe_flush(&o);
     spanprof__unmap(S.path, SAFE_MAX_PATH);
     if (S.text)
         spanprof__unmap(S.text, S.text_cap);
