@@ -48,6 +48,9 @@ int spanprof__flight_setup(const struct spanprof__options *o, int counting);
 /* Writes the captures waiting in the queue that are due (FORCE: all of them: the exit write, a
  * terminating signal's).  Returns the seconds until the next one is due, -1 when none waits. */
 double spanprof__flight_serve(int force);
+/* From the crash handler, once: the capture of the last SPANPROF_FLIGHT seconds, named by
+ * SIGNAL ("SIGSEGV"), when the flight recorder is on.  Async-signal-safe. */
+void spanprof__flight_crash(const char *signal);
 
 /* ---- live.c: SPANPROF_LIVE ---- */
 /* At start-up: the directory (NULL: none), checked and made if missing (else a warning), and

@@ -9,15 +9,21 @@
  * first capture that cannot be written says why in one line, later ones say nothing.  The
  * process exit, a terminating signal's last write and every wake-up of the writer serve the queue
  * first.
+ *
+ * A crash (config/signals.c) writes one more capture from its signal handler, the last
+ * SPANPROF_FLIGHT seconds up to the fault, named by the signal (SIGSEGV.PID.TIME.trace.json;
+ * report/safetrace.c): the path, the time stamp and the count of files kept are found here with
+ * async-signal-safe calls only.
  */
 #define _GNU_SOURCE
-#include <dirent.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -82,26 +88,114 @@ int spanprof__flight_setup(const struct spanprof__options *o, int counting)
     return 1;
 }
 
-/* Capture files in the directory now. */
-static uint64_t captures_kept(void)
-{
-    DIR *d = opendir(dir);
-    uint64_t n = 0;
-    for (struct dirent *e; d && (e = readdir(d));) {
-        size_t len = strlen(e->d_name);
-        n += len > 11 && strcmp(e->d_name + len - 11, ".trace.json") == 0;
-    }
-    if (d)
-        closedir(d);
-    return n;
-}
-
 static void say_error(const char *path, const char *reason)
 {
     if (__atomic_exchange_n(&error_said, 1, __ATOMIC_RELAXED))
         return;
     fprintf(stderr, "spanprof: error: cannot write capture '%s': %s (no more capture errors "
                     "are reported)\n", path, reason);
+}
+
+/* The tick of ts 0 (process start, or the fork) for a capture written now, from the ticks since
+ * start at NS_PER_TICK; NOW gets the tick it was found at.  Async-signal-safe. */
+static uint64_t origin_tick(double ns_per_tick, uint64_t *now)
+{
+    *now = spanprof__clock_now();
+    uint64_t now_ns = spanprof__mono_ns();
+    double since = (double)(now_ns - spanprof__g.start_mono_ns) / ns_per_tick;
+    return since < (double)*now ? *now - (uint64_t)since : 0;
+}
+
+/* Puts the N digits of V at P. */
+static char *digits(char *p, unsigned v, int n)
+{
+    for (int i = n - 1; i >= 0; i--, v /= 10)
+        p[i] = (char)('0' + v % 10);
+    return p + n;
+}
+
+/* The wall-clock time AGO_NS before now as the file name's stamp (20260301T140203.042Z) and as
+ * ISO 8601 (2026-03-01T14:02:03.042Z), computed by hand: gmtime_r may take a lock, and a crash
+ * handler calls this.  Async-signal-safe. */
+static void format_time(double ago_ns, char stamp[32], char iso[32])
+{
+    struct timespec real;
+    clock_gettime(CLOCK_REALTIME, &real);
+    double at = (double)real.tv_sec + real.tv_nsec / 1e9 - ago_ns / 1e9;
+    int64_t sec = at > 0 ? (int64_t)at : 0;
+    unsigned ms = (unsigned)((at - (double)sec) * 1000);
+    int64_t days = sec / 86400, rest = sec % 86400;
+    /* Days since 1970-01-01 to a civil date, by 400-year eras of 146097 days from 0000-03-01. */
+    int64_t z = days + 719468, era = z / 146097;
+    unsigned doe = (unsigned)(z - era * 146097);
+    unsigned yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
+    unsigned doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    unsigned mp = (5 * doy + 2) / 153, day = doy - (153 * mp + 2) / 5 + 1;
+    unsigned month = mp < 10 ? mp + 3 : mp - 9;
+    unsigned year = (unsigned)(yoe + era * 400 + (month <= 2));
+    unsigned f[6] = {year, month, day, (unsigned)(rest / 3600), (unsigned)(rest / 60 % 60),
+                     (unsigned)(rest % 60)};
+    static const int width[6] = {4, 2, 2, 2, 2, 2};
+    static const char stamp_sep[6] = {0, 0, 'T', 0, 0, '.'}, iso_sep[6] = {'-', '-', 'T', ':', ':', '.'};
+    char *a = stamp, *b = iso;
+    for (int i = 0; i < 6; i++) {
+        a = digits(a, f[i], width[i]);
+        b = digits(b, f[i], width[i]);
+        if (stamp_sep[i])
+            *a++ = stamp_sep[i];
+        *b++ = iso_sep[i];
+    }
+    a = digits(a, ms, 3);
+    b = digits(b, ms, 3);
+    memcpy(a, "Z", 2);
+    memcpy(b, "Z", 2);
+}
+
+/* DIR/NAME.PID.STAMP.trace.json into PATH, NAME made a file name: letters, digits, '_', '-' and
+ * '.' kept, the rest '_'.  Async-signal-safe. */
+static void capture_path(char path[PATH_MAX], const char *name, const char *stamp)
+{
+    size_t at = 0, len = strlen(dir);
+    char pid[24];
+    spanprof__format_u64(pid, (uint64_t)getpid());
+    const char *parts[] = {"/", name, ".", pid, ".", stamp, ".trace.json"};
+    if (len > PATH_MAX - 256)
+        len = PATH_MAX - 256;
+    memcpy(path, dir, len);
+    at = len;
+    for (size_t i = 0; i < sizeof parts / sizeof *parts; i++)
+        for (size_t k = 0; parts[i][k] && at < PATH_MAX - 1 && (i != 1 || k < 64); k++) {
+            char ch = parts[i][k];
+            int ok = (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') ||
+                     (ch >= '0' && ch <= '9') || ch == '_' || ch == '-' || (ch == '.' && k > 0);
+            path[at++] = i != 1 || ok ? ch : '_';
+        }
+    path[at] = 0;
+}
+
+/* Capture files in the directory, counted with getdents64 (opendir allocates).  Async-signal-safe. */
+static uint64_t captures_kept(void)
+{
+    int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0)
+        return 0;
+    static char buf[16384];
+    uint64_t n = 0;
+    for (long got; (got = syscall(SYS_getdents64, fd, buf, sizeof buf)) > 0;)
+        for (long at = 0; at < got;) {
+            struct linux_dirent64 {
+                uint64_t ino;
+                int64_t off;
+                unsigned short reclen;
+                unsigned char type;
+                char name[];
+            } *e = (void *)(buf + at);
+            size_t len = strlen(e->name);
+            n += len > 11 && strcmp(e->name + len - 11, ".trace.json") == 0;
+            at += e->reclen;
+        }
+    close(fd);
+    return n;
 }
 
 static void write_capture(const struct spanprof__flight_trigger *t, uint64_t suppressed)
@@ -119,43 +213,15 @@ static void write_capture(const struct spanprof__flight_trigger *t, uint64_t sup
     }
     const struct spanprof__view *v = &c.view;
     double ns_per_tick = v->ns_per_tick > 0 ? v->ns_per_tick : 1;
-    uint64_t now = spanprof__clock_now();
-    uint64_t now_ns = spanprof__mono_ns();
-    double since = (double)(now_ns - spanprof__g.start_mono_ns) / ns_per_tick;
-    uint64_t origin = since < (double)now ? now - (uint64_t)since : 0;
+    uint64_t now;
+    uint64_t origin = origin_tick(ns_per_tick, &now);
     uint64_t span_ticks = (uint64_t)(spanprof__flight.seconds * 1e9 / ns_per_tick);
     uint64_t from = t->end > span_ticks ? t->end - span_ticks : 0;
     if (t->site && t->start < from)
         from = t->start;
-
-    /* When: the trigger's wall-clock time, from now and the ticks since. */
-    struct timespec real;
-    clock_gettime(CLOCK_REALTIME, &real);
-    double ago = now > t->end ? (double)(now - t->end) * ns_per_tick : 0;
-    double at = (double)real.tv_sec + real.tv_nsec / 1e9 - ago / 1e9;
-    time_t sec = (time_t)at;
-    struct tm tm;
-    gmtime_r(&sec, &tm);
-    char stamp[32], iso[48];
-    strftime(stamp, sizeof stamp, "%Y%m%dT%H%M%S", &tm);
-    int ms = (int)((at - (double)sec) * 1000);
-    snprintf(stamp + strlen(stamp), sizeof stamp - strlen(stamp), ".%03dZ", ms);
-    strftime(iso, sizeof iso, "%Y-%m-%dT%H:%M:%S", &tm);
-    snprintf(iso + strlen(iso), sizeof iso - strlen(iso), ".%03dZ", ms);
-
-    /* The span's name as a file name: letters, digits, '_', '-' and '.' kept, the rest '_'. */
-    char name[65];
-    const char *src = t->site ? t->site->name : "request";
-    size_t n = 0;
-    for (; src[n] && n < sizeof name - 1; n++) {
-        char ch = src[n];
-        int ok = (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') ||
-                 ch == '_' || ch == '-' || (ch == '.' && n > 0);
-        name[n] = ok ? ch : '_';
-    }
-    name[n] = 0;
-    char path[PATH_MAX];
-    snprintf(path, sizeof path, "%s/%s.%ld.%s.trace.json", dir, name, (long)getpid(), stamp);
+    char stamp[32], iso[32], path[PATH_MAX];
+    format_time(now > t->end ? (double)(now - t->end) * ns_per_tick : 0, stamp, iso);
+    capture_path(path, t->site ? t->site->name : "request", stamp);
 
     struct spanprof__trace_window win = {
         .from = from, .to = t->end, .site = t->site, .tid = t->tid, .start = t->start,
@@ -179,8 +245,46 @@ static void write_capture(const struct spanprof__flight_trigger *t, uint64_t sup
         err = spanprof__outfile_finish(&of, path, err);
     }
     spanprof__capture_end(&c);
-    if (err)
+    if (err && err != SPANPROF__OUTFILE_ABANDONED) /* dying of a crash: the crash's capture counts */
         say_error(path, spanprof__outfile_reason(err));
+}
+
+void spanprof__flight_crash(const char *signal)
+{
+    if (!spanprof__flight.on)
+        return;
+    const char *parts[] = {"spanprof: error: cannot write capture '", dir, "': ", "", "\n"};
+    if (mkdir(dir, 0700) != 0 && errno != EEXIST) {
+        parts[3] = spanprof__outfile_reason(errno);
+    } else if (captures_kept() < max_files) {
+        struct spanprof__view v = spanprof__view_of(&spanprof__outputs);
+        double ns_per_tick = v.ns_per_tick > 0 ? v.ns_per_tick : 1;
+        uint64_t now;
+        uint64_t origin = origin_tick(ns_per_tick, &now);
+        uint64_t span_ticks = (uint64_t)(spanprof__flight.seconds * 1e9 / ns_per_tick);
+        static char stamp[32], iso[32], path[PATH_MAX];
+        format_time(0, stamp, iso);
+        capture_path(path, signal, stamp);
+        struct spanprof__trace_window win = {
+            .from = now > span_ticks ? now - span_ticks : 0, .to = now,
+            .tid = spanprof__tls != &spanprof__sentinel_thread ? spanprof__tls->tid : gettid(),
+            .seconds = spanprof__flight.seconds, .time = iso,
+        };
+        static struct spanprof__outfile of;
+        int err = spanprof__outfile_open(path, ".crash", &of);
+        if (!err)
+            err = spanprof__outfile_finish(
+                &of, path, spanprof__trace_write_crash(of.fd, &v, origin, &win, signal));
+        if (!err)
+            return;
+        parts[1] = path;
+        parts[3] = spanprof__outfile_reason(err);
+    } else {
+        return;
+    }
+    for (size_t i = 0; i < sizeof parts / sizeof *parts; i++)
+        if (write(2, parts[i], strlen(parts[i])) < 0)
+            return;
 }
 
 double spanprof__flight_serve(int force)

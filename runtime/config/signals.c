@@ -9,8 +9,8 @@
  * or no answer in time (say, the interrupted thread holds a lock the writer needs): the folded
  * stacks are written from the handler by the async-signal-safe writer (report/safefolded.c).
  *
- * Crashes (SEGV, BUS, ILL, FPE, ABRT): the folded stacks only, by the async-signal-safe writer,
- * once; then a handler the program had installed before start-up runs as before, or the default
+ * Crashes (SEGV, BUS, ILL, FPE, ABRT): the folded stacks, by the async-signal-safe writer, and
+ * with SPANPROF_FLIGHT the flight recorder's last seconds (config/flight.c), once; then a handler the program had installed before start-up runs as before, or the default
  * action comes back and the fault happens again (or the signal is raised again when it was sent)
  * so the process dies as it would have.  A fault inside our handler kills the process at once
  * (the crash signals are blocked while it runs): never a hang, never a hidden crash.
@@ -93,6 +93,7 @@ static void term_handler(int sig, siginfo_t *info, void *uc)
         say("warning: the profile was not written within 10 s of SIG", sigabbrev_np(sig),
             "; writing the folded stacks only");
         spanprof__folded_write_safe(&spanprof__outputs);
+        spanprof__outfile_abandon();
     }
     die_by(sig);
 }
@@ -104,6 +105,11 @@ static void crash_handler(int sig, siginfo_t *info, void *uc)
     if (!__atomic_exchange_n(&crash_written, 1, __ATOMIC_ACQ_REL)) {
         settle_self();
         spanprof__folded_write_safe(&spanprof__outputs);
+        char name[32] = "SIG";
+        const char *abbrev = sigabbrev_np(sig);
+        strncat(name, abbrev ? abbrev : "NAL", sizeof name - 4);
+        spanprof__flight_crash(name);
+        spanprof__outfile_abandon(); /* the writer thread's half-written files die with us */
     }
     struct sigaction *prev = &chained[sig];
     if (prev->sa_handler != SIG_DFL && prev->sa_handler != SIG_IGN) {

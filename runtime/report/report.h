@@ -169,6 +169,8 @@ int spanprof__folded_write(FILE *f, const struct spanprof__view *v);
  * async-signal-safe calls: for a signal handler, when the process is about to die.  0, or -1
  * after printing the error line. */
 int spanprof__folded_write_safe(const struct spanprof__outputs *o);
+/* The label of thread T as spanprof__thread_label gives it, into BUF: async-signal-safe. */
+const char *spanprof__thread_label_safe(const struct spanprof__thread *t, char *buf, size_t size);
 
 /* ---- json.c ---- */
 struct spanprof__json_meta {
@@ -262,6 +264,13 @@ struct spanprof__trace_window {
 int spanprof__trace_write_window(FILE *f, const struct spanprof__view *v,
                                  const struct spanprof__json_meta *m, uint64_t origin_tick,
                                  const struct spanprof__trace_window *win);
+
+/* ---- safetrace.c ---- */
+/* A flight-recorder capture of a crash, written to FD with async-signal-safe calls only: every
+ * thread's events of WIN (its site NULL, its tid the crashing thread's), otherData's "capture"
+ * giving reason "crash" and SIGNAL (e.g. "SIGSEGV").  0, or an errno value. */
+int spanprof__trace_write_crash(int fd, const struct spanprof__view *v, uint64_t origin_tick,
+                                const struct spanprof__trace_window *win, const char *signal);
 
 #pragma GCC visibility pop
 

@@ -136,11 +136,15 @@ int cmd_slow_list(const char *dir, int header_if_none)
                    "?", "?", "?", names[i]);
         } else {
             int slow = strcmp(str(c, "reason"), "slow") == 0;
-            char d[32] = "-";
+            char d[32] = "-", what[64];
             if (slow)
                 duration(d, sizeof d, u64(c, "duration_ns"));
-            printf("  %-24s  %-20s  %10s  %8" PRIu64 "  %s\n", str(c, "time"),
-                   slow ? str(c, "span") : "(asked for)", d, u64(o, "pid"), names[i]);
+            if (strcmp(str(c, "reason"), "crash") == 0)
+                snprintf(what, sizeof what, "(crash: %s)", str(c, "signal"));
+            else
+                snprintf(what, sizeof what, "%s", slow ? str(c, "span") : "(asked for)");
+            printf("  %-24s  %-20s  %10s  %8" PRIu64 "  %s\n", str(c, "time"), what, d,
+                   u64(o, "pid"), names[i]);
             json_object *desc;
             if (slow && json_object_object_get_ex(c, "slowest_descendants", &desc) &&
                 json_object_array_length(desc) > 0) {
