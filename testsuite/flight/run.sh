@@ -6,9 +6,10 @@
 # case is free of times and counts that vary, and is compared with CASE.expected.
 #   loop         handle:2ms, 0.5 s window, 5 s: a handful of captures (rate-limited to one a
 #                second), each with a handle of >= 2 ms ending its window, nothing outside the
-#                window, the other thread's events; the ~6 ms stall inside the slow handle in
-#                at least one (a busy machine also makes plain requests that slow: those are
-#                captures too); spanprof report DIR lists them all
+#                window, the other thread's events; the ~6 ms stall inside every slow handle
+#                that called it by the program's own clock (a busy machine also makes plain
+#                requests that slow: those are captures too), at least one such capture;
+#                spanprof report DIR lists them all
 #   never        a threshold no call reaches: no directory, no file
 #   globs        'zz*:1ms,st?ll:2ms': the first rule names nothing, the second stall; only
 #                stall's captures
@@ -18,6 +19,9 @@
 #   fork         a fork child records on its own: captures of both pids, each trace its own
 #   term         SIGTERM (handled by the runtime) right after the first slow request: the
 #                capture is written before the process dies of the signal
+#   crash        a worker faults halfway: the process dies of SIGSEGV as it would have, the
+#                folded profile is written, and one capture SIGSEGV.PID.TIME of the last
+#                0.5 s (both threads' events, the crashing one's among them), no temporary file
 #   request      spanprof dump --flight PID: a capture asked for, printed by path
 #   min          SPANPROF_FLIGHT_MIN=10us: only calls of >= 10 us in the captures
 #   record       spanprof record --slow handle:2ms --flight 0.5: captures in DIR/slow, listed
@@ -83,21 +87,30 @@ outcome() {
     cat "$1/stderr"
 }
 
+# stalled_captures CHECKDIR: of the captures whose slow handle called stall (by the program's
+# clock, flightcheck --stalls), how many hold it in the trace.
+stalled_captures() {
+    yes=$(cat "$1"/*.fc | grep -c '^inner: yes$')
+    no=$(cat "$1"/*.fc | grep -c '^inner: no$')
+    [ "$yes" -ge 1 ] && echo "captures of a request that stalled: at least 1" ||
+        echo "no capture of a request that stalled"
+    echo "captures of a request that stalled, without the stall in the trace: $no"
+}
+
 count_files() {
     find "$1" -maxdepth 1 -name "${2:-*}.trace.json" 2>/dev/null | wc -l
 }
 
 test_loop() {
     d=$work/loop
-    SPANPROF_SLOW=handle:2ms SPANPROF_FLIGHT=0.5 SPANPROF_SLOW_DIR=caps run_loop "$d" 5
+    REQLOOP_STALLS=stalls SPANPROF_SLOW=handle:2ms SPANPROF_FLIGHT=0.5 SPANPROF_SLOW_DIR=caps \
+        run_loop "$d" 5
     {
         outcome "$d"
-        captures "$d/caps" --min-ms 2 --inner stall
+        captures "$d/caps" --min-ms 2 --inner stall --stalls "$d/stalls"
         n=$(count_files "$d/caps")
         in_range "$n" 2 7 "captures (one a second at most)"
-        inner=$(cat "$work"/check_loop_caps/*.fc | grep -c '^inner: yes')
-        [ "$inner" -ge 1 ] && echo "captures whose slow handle holds the stall: at least 1" ||
-            echo "no capture's slow handle holds the stall"
+        stalled_captures "$work/check_loop_caps"
         echo "# spanprof report caps"
         (cd "$d" && "$TOOL" report caps) >"$d/report" 2>&1
         head -n 2 "$d/report" | sed 's/^[0-9]* flight-recorder/N flight-recorder/'
@@ -200,6 +213,27 @@ test_term() {
     compare_expected term "gcc -O2" "$d.actual"
 }
 
+test_crash() {
+    d=$work/crash
+    (ulimit -c 0; SPANPROF_SLOW=handle:2ms SPANPROF_FLIGHT=0.5 SPANPROF_SLOW_DIR=caps \
+        run_loop "$d" 2 crash)
+    {
+        outcome "$d"
+        echo "profile: $(grep -c '^worker;handle ' "$d/profile.folded") handle line"
+        echo "crash captures: $(count_files "$d/caps" 'SIGSEGV.*')"
+        for f in "$d"/caps/SIGSEGV.*.trace.json; do
+            "$TRACECHECK" "$f" >"$f.tc" 2>&1 && [ "$(grep -c '^thread ' "$f.tc")" = \
+                "$(grep -c '^thread .*, balanced, monotonic,' "$f.tc")" ] &&
+                echo "tracecheck: every thread nests, monotonic" || cat "$f.tc"
+            "$FLIGHTCHECK" "$f"
+            rm -f "$f.tc"
+        done
+        echo "temporary files left: $(find "$d" -name '.*.tmp' | wc -l)"
+        (cd "$d" && "$TOOL" report caps) | grep -c '(crash: SIGSEGV)' | sed 's/^/listed by spanprof report: /'
+    } >"$d.actual" 2>&1
+    compare_expected crash "gcc -O2" "$d.actual"
+}
+
 test_request() {
     d=$work/request
     mkdir -p "$d"
@@ -225,11 +259,12 @@ test_request() {
 
 test_min() {
     d=$work/min
-    SPANPROF_SLOW=handle:2ms SPANPROF_FLIGHT=0.5 SPANPROF_FLIGHT_MIN=10us SPANPROF_SLOW_DIR=caps \
-        run_loop "$d" 3
+    REQLOOP_STALLS=stalls SPANPROF_SLOW=handle:2ms SPANPROF_FLIGHT=0.5 SPANPROF_FLIGHT_MIN=10us \
+        SPANPROF_SLOW_DIR=caps run_loop "$d" 3
     {
         outcome "$d"
-        captures "$d/caps" --min-ms 2 --min-us 10 --inner stall
+        captures "$d/caps" --min-ms 2 --min-us 10 --inner stall --stalls "$d/stalls"
+        stalled_captures "$work/check_min_caps"
         in_range "$(count_files "$d/caps")" 1 4 "captures"
         grep -c '^worker;handle ' "$d/profile.folded"
     } >"$d.actual" 2>&1
@@ -298,7 +333,7 @@ test_bad_values() {
     compare_expected bad_values "gcc -O2" "$d.actual"
 }
 
-for t in loop never globs rate threads fork term request min record full_disk bad_values; do
+for t in loop never globs rate threads fork term crash request min record full_disk bad_values; do
     selected "$t" && "test_$t"
 done
 summary

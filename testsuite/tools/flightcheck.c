@@ -5,12 +5,15 @@
  *     longer than SPANPROF_FLIGHT seconds, or the slow call when that is longer;
  *   - the slow call: a span of that name on the capture's thread ending at the window's end and
  *     lasting at least --min-ms, and whether a span named --inner lies inside it (printed apart,
- *     on the last line, "inner: yes|no");
+ *     on the last line, "inner: yes|no"); with --stalls FILE (the program's own "TID START END"
+ *     of each call of the inner function, ns on CLOCK_MONOTONIC), only for a slow call that held
+ *     one by the program's clock: "inner: not called" otherwise;
+ *   - a crash capture: its signal, and whether the crashing thread has events in the window;
  *   - whether another thread has events in the window;
  *   - with --min-us: every span in the file lasts at least that long.
  * The file's nesting and timestamps are tracecheck's to check.
  *
- * usage: flightcheck [--min-ms MS] [--inner NAME] [--min-us US] CAPTURE.trace.json */
+ * usage: flightcheck [--min-ms MS] [--inner NAME [--stalls FILE]] [--min-us US] CAPTURE.trace.json */
 #include <json-c/json.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -59,10 +62,30 @@ static const char *str(json_object *o, const char *key)
     return json_object_object_get_ex(o, key, &v) ? json_object_get_string(v) : "";
 }
 
+/* Whether the program's FILE of "TID START END" (ns on CLOCK_MONOTONIC) holds a call on thread
+ * TID whose middle lies in FROM_US..TO_US of the trace (µs since ORIGIN_NS). */
+static int called_inside(const char *file, long tid, double origin_ns, double from_us, double to_us)
+{
+    FILE *f = fopen(file, "r");
+    if (!f) {
+        perror(file);
+        exit(2);
+    }
+    double a, b;
+    long t;
+    int inside = 0;
+    while (!inside && fscanf(f, "%ld %lf %lf", &t, &a, &b) == 3) {
+        double mid_us = ((a + b) / 2 - origin_ns) / 1000;
+        inside = t == tid && mid_us >= from_us && mid_us <= to_us;
+    }
+    fclose(f);
+    return inside;
+}
+
 int main(int argc, char **argv)
 {
     double min_ms = 0, min_us = 0;
-    const char *inner = NULL;
+    const char *inner = NULL, *stalls = NULL;
     int i = 1;
     for (; i + 1 < argc && argv[i][0] == '-'; i += 2) {
         if (!strcmp(argv[i], "--min-ms"))
@@ -71,9 +94,12 @@ int main(int argc, char **argv)
             min_us = atof(argv[i + 1]);
         else if (!strcmp(argv[i], "--inner"))
             inner = argv[i + 1];
+        else if (!strcmp(argv[i], "--stalls"))
+            stalls = argv[i + 1];
     }
     if (i != argc - 1) {
-        fprintf(stderr, "usage: flightcheck [--min-ms MS] [--inner NAME] [--min-us US] FILE\n");
+        fprintf(stderr, "usage: flightcheck [--min-ms MS] [--inner NAME [--stalls FILE]] "
+                        "[--min-us US] FILE\n");
         return 2;
     }
     json_object *root = json_object_from_file(argv[i]), *events, *other, *cap, *threads;
@@ -84,11 +110,12 @@ int main(int argc, char **argv)
         return 1;
     }
     const char *reason = str(cap, "reason"), *span = str(cap, "span");
-    int slow = !strcmp(reason, "slow");
+    int slow = !strcmp(reason, "slow"), crash = !strcmp(reason, "crash");
     double from = num(cap, "from_us"), to = num(cap, "to_us"), window = num(cap, "window_s");
     double start = num(cap, "start_us");
-    long slow_tid = slow ? (long)num(cap, "tid") : -1;
-    printf("capture: reason %s%s%s\n", reason, slow ? ", span " : "", slow ? span : "");
+    long slow_tid = slow || crash ? (long)num(cap, "tid") : -1;
+    printf("capture: reason %s%s%s\n", reason, slow ? ", span " : crash ? ", signal " : "",
+           slow ? span : crash ? str(cap, "signal") : "");
     double longest = window * 1e6;
     if (slow && to - start > longest)
         longest = to - start;
@@ -141,9 +168,16 @@ int main(int argc, char **argv)
             double ts = num(e, "ts");
             has_inner = !strcmp(str(e, "name"), inner) && ts >= slow_begin && ts <= to;
         }
-    int others = 0;
-    for (int k = 0; k < ntracks; k++)
+    const char *inner_seen = has_inner ? "yes" : "no";
+    if (found_slow && inner && stalls && !called_inside(stalls, slow_tid,
+                                                        num(other, "start_monotonic_ns"),
+                                                        slow_begin, to))
+        inner_seen = "not called";
+    int others = 0, own = 0;
+    for (int k = 0; k < ntracks; k++) {
         others += tracks[k].tid != slow_tid && tracks[k].events > 0;
+        own += tracks[k].tid == slow_tid && tracks[k].events > 0;
+    }
     printf("events outside the window: %ld\n", outside);
     if (slow)
         printf("slow call: a '%s' of at least %g ms ending the window on its thread: %s\n", span,
@@ -153,8 +187,10 @@ int main(int argc, char **argv)
         printf("spans shorter than %g us: %ld\n", min_us, short_spans);
     if (json_object_object_get_ex(other, "threads", &threads))
         printf("threads: %zu\n", json_object_array_length(threads));
+    if (crash)
+        printf("the crashing thread has events in the window: %s\n", own ? "yes" : "no");
     if (inner)
-        printf("inner: %s\n", has_inner ? "yes" : "no");
+        printf("inner: %s\n", inner_seen);
     json_object_put(root);
     return 0;
 }
