@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "collect/budget.h"
 #include "collect/collect.h"
 #include "collect/flight.h"
 #include "collect/trace_ring.h"
@@ -40,6 +41,7 @@ static void fork_child(struct spanprof__thread *t)
     spanprof__trace_retired_drop();
     if (spanprof__flight.on)
         spanprof__flight_fork_child();
+    spanprof__budget_fork_child();
 }
 
 /* A frame popped without its exit: the trace shows the span ending there (at the return from

@@ -26,6 +26,7 @@ enum kind {
     MIB,    /* a size in MiB: a decimal number > 0 and <= MAX; the value is in bytes */
     SIGNAL, /* a signal: a name with or without SIG (USR2, SIGUSR2) or a number; unset: 0 */
     SECONDS, /* a decimal number of seconds > 0 and <= MAX (a double); unset: 0 */
+    PERCENT, /* a decimal number > 0 and <= MAX, a share in percent (a double); unset: 0 */
     MARKER, /* set by the runtime for the programs it starts; any text, never a warning */
     COUNT,  /* a whole number >= 1 and <= MAX */
     DIRECTORY, /* a directory (not a pattern), with room for a file name; empty: none (NULL) */
@@ -146,6 +147,10 @@ static const struct option options[] = {
      "no capture is written while the directory holds this many"},
     {"SPANPROF_SLOW_INTERVAL", SECONDS, FIELD(slow_interval), "1", NULL, 86400,
      "at most one capture per span in so many seconds (fractions allowed)"},
+    {"SPANPROF_BUDGET", PERCENT, FIELD(budget), NULL, NULL, 100,
+     "the runtime's own cost kept under this share of the process's CPU time, in percent "
+     "(fractions allowed): while it is over, spans a plugin option chose are switched off, the "
+     "shortest calls first (see *Cost budget*); unset: no budget"},
     {"SPANPROF_ANCESTOR", MARKER, FIELD(ancestor), NULL, NULL, 0,
      "set by the runtime in its own environment, so programs it starts know they are "
      "descendants (see *Long-running programs*); not meant to be set by hand"},
@@ -212,7 +217,8 @@ static int parse(const struct option *o, const char *text, void *value)
     }
     case SIGNAL:
         return (*(int *)value = spanprof__dump_signal_parse(text, NULL)) != 0;
-    case SECONDS: {
+    case SECONDS:
+    case PERCENT: {
         char *end;
         double sec = strtod(text, &end);
         if (!*text || *end || !isfinite(sec) || sec <= 0 || sec > o->max)
@@ -275,6 +281,9 @@ static void print_expected(const struct option *o, const char *text, FILE *err)
     case SECONDS:
         fprintf(err, "is not a number of seconds (> 0 and <= %.0f)", o->max);
         break;
+    case PERCENT:
+        fprintf(err, "is not a percentage (a number > 0 and <= %.0f)", o->max);
+        break;
     case GLOBS:
         fputs(strlen(text) >= PATH_MAX ? "is longer than PATH_MAX"
                                        : "has an empty pattern (a comma at an end or two in a row)",
@@ -326,7 +335,7 @@ void spanprof__options_load(struct spanprof__options *opts, spanprof__getenv_fn 
             *(const char **)value = o->def; /* NULL: unset, and no pattern to parse */
         else if (o->kind == SIGNAL)
             *(int *)value = 0; /* no default: unset */
-        else if (o->kind == SECONDS && !o->def)
+        else if ((o->kind == SECONDS || o->kind == PERCENT) && !o->def)
             *(double *)value = 0;
         else if (o->kind == DURATION)
             *(uint64_t *)value = 0;

@@ -54,6 +54,7 @@ struct spanprof__options {
     const char *coz_progress; /* SPANPROF_COZ_PROGRESS patterns, NULL: unset */
     const char *coz_latency;  /* SPANPROF_COZ_LATENCY patterns ("" none), NULL: unset */
     double flight;            /* SPANPROF_FLIGHT, seconds, 0: unset */
+    double budget;            /* SPANPROF_BUDGET, percent, 0: unset */
     uint64_t flight_bytes;    /* SPANPROF_FLIGHT_BYTES */
     uint64_t flight_min;      /* SPANPROF_FLIGHT_MIN, ns, 0: unset */
     const char *slow;         /* SPANPROF_SLOW rules, NULL: unset */

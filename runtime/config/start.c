@@ -13,6 +13,7 @@
 #include <sys/auxv.h>
 #include <unistd.h>
 
+#include "collect/budget.h"
 #include "collect/collect.h"
 #include "config/config.h"
 #include "config/debuginfo.h"
@@ -184,8 +185,9 @@ static void start(void)
             collectors_thread_new = spanprof__hooks.thread_new;
             spanprof__hooks.thread_new = thread_new;
             spanprof__signals_start(o->dump_signal);
+            spanprof__budget_start(o->budget); /* before the writer thread, which runs it */
             /* Dumps on a signal or a timer need the writer from the start. */
-            if (o->dump_signal || o->dump_interval > 0 || flight)
+            if (o->dump_signal || o->dump_interval > 0 || flight || o->budget > 0)
                 spanprof__writer_ensure();
             if (spanprof__collect.sample_hz)
                 spanprof__sampler_setup();

@@ -9,7 +9,8 @@
  *
  * The writer also writes the flight recorder's captures (flight.c): a trigger wakes it without a
  * request (spanprof__writer_kick), and it serves their queue at every wake-up, before any write.
- * All wake-ups go through one futex word, "wake", bumped by every request and kick.
+ * All wake-ups go through one futex word, "wake", bumped by every request and kick.  It also
+ * runs SPANPROF_BUDGET's ticks (collect/budget.c), waking when one is due.
  *
  * The writer thread exists only in processes that may need it (see start.c): created lazily,
  * never from a signal handler, with every signal blocked (so no handler ever runs on it and
@@ -27,6 +28,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "collect/budget.h"
 #include "config/config.h"
 
 static pthread_mutex_t write_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -98,15 +100,18 @@ static void *writer_main(void *arg)
         if (__atomic_load_n(&stopping, __ATOMIC_ACQUIRE))
             return NULL;
         /* A terminating signal's last write takes every capture first. */
-        double flight = spanprof__flight_serve(r != served &&
-                                               __atomic_load_n(&last_requested, __ATOMIC_ACQUIRE));
+        double due = spanprof__flight_serve(r != served &&
+                                            __atomic_load_n(&last_requested, __ATOMIC_ACQUIRE));
+        double budget = spanprof__budget_serve();
+        if (budget >= 0 && (due < 0 || budget < due))
+            due = budget; /* the sooner of the two: both are served at every wake-up */
         if (r == served) {
             double left = next > 0 ? next - now_sec() : 0;
             if (next == 0 || left > 0) {
-                if (flight >= 0 && (next == 0 || flight < left))
-                    left = flight;
+                if (due >= 0 && (next == 0 || due < left))
+                    left = due;
                 struct timespec t = ts_of(left);
-                futex(&wake, FUTEX_WAIT_PRIVATE, k, next > 0 || flight >= 0 ? &t : NULL);
+                futex(&wake, FUTEX_WAIT_PRIVATE, k, next > 0 || due >= 0 ? &t : NULL);
                 continue;
             }
             next += interval;

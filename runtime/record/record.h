@@ -71,6 +71,9 @@ enum {
     SPANPROF__SITE_TIMED = 5, /* registered, recording with timestamps on the plain path, but
                                * with something the inline path leaves to the runtime: a
                                * histogram, or a clock other than a bare rdtsc */
+    SPANPROF__SITE_MUTED = 6, /* being switched off (SPANPROF_BUDGET, collect/budget.c): enters
+                               * record nothing, an exit pops only its own activation; OFF once
+                               * no thread has a frame of it */
 };
 /* NEW, OFF, FAST and COUNT are part of the site ABI: the plugin's inline test before each call
  * skips the call when the state is OFF, and records FAST and COUNT sites inline (spanprof.h). */

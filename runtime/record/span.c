@@ -33,6 +33,15 @@ static __attribute__((noinline)) void enter_slow(struct spanprof_site *site, uin
         spanprof__record_enter(site, cfa, ra, fra, 0);
 }
 
+/* MUTED (being switched off, collect/budget.c): only an activation entered before it has a frame
+ * to pop; an exit of one entered since has none, and is not an unmatched exit either. */
+static void exit_muted(struct spanprof_site *site, uintptr_t cfa)
+{
+    const struct spanprof__frame *f = spanprof__tls->top;
+    if (f->node->site == site && f->cfa == cfa)
+        spanprof__record_exit(site, cfa, !spanprof__flags.counting);
+}
+
 static __attribute__((noinline)) void exit_slow(struct spanprof_site *site, uintptr_t cfa)
 {
     uint32_t st = __atomic_load_n(&site->state, __ATOMIC_ACQUIRE);
@@ -47,6 +56,8 @@ static __attribute__((noinline)) void exit_slow(struct spanprof_site *site, uint
         spanprof__record_exit(site, cfa, 0);
     else if (st == SPANPROF__SITE_SLOW)
         spanprof__hooks.exit(site, cfa);
+    else if (st == SPANPROF__SITE_MUTED)
+        exit_muted(site, cfa);
 }
 
 /* The entry points, by site state:
@@ -58,7 +69,8 @@ static __attribute__((noinline)) void exit_slow(struct spanprof_site *site, uint
  *  - OFF (SPANPROF=0, or a site the runtime ignores): the plugin's inline test skips the call
  *    (spanprof.h, SPANPROF_STATE_OFF), so it is not tested here first; a call that comes anyway
  *    (an object from an older plugin) returns from the out-of-line path;
- *  - anything else (not registered yet; coz or a per-call collector on) goes out of line.
+ *  - anything else (not registered yet; coz or a per-call collector on; MUTED, a span being
+ *    switched off by SPANPROF_BUDGET) goes out of line.
  * Nothing is read before the state check (not even the frame's return address).  RA names the
  * entering code: the call's return address, or the inline path's own address (enter_abi). */
 static inline __attribute__((always_inline)) void enter(struct spanprof_site *site, void *frame,
