@@ -14,10 +14,17 @@
  *              total_ns and self_ns are as recorded
  *   "threads": [ { "tid": N, "name": "...", "calls": N } ],   running threads, and for threads
  *              that ended, one entry per name: { "name", "threads": N, "calls" } (no tid)
+ *   "budget": { "percent", "call_ns", "last_share_percent", "switched_off": N },   with
+ *              SPANPROF_BUDGET (collect/budget.c): the budget, one call's measured cost, the
+ *              runtime's estimated share over its last tick, the spans switched off
  *   "spans": [ { "name", "file", "line", "last_line", "calls", "total_ns", "self_ns",
  *                "max_depth",
- *                "cpu_total_ns", "cpu_self_ns", "samples" } ],   sorted by name, file, line;
- *                                                    the last three only with SPANPROF=sample
+ *                "cpu_total_ns", "cpu_self_ns", "samples",
+ *                "switched_off": { "at_s", "calls_before", "mean_ns" } } ],   sorted by name,
+ *              file, line; cpu_*_ns and samples only with SPANPROF=sample; switched_off for a
+ *              span the budget switched off: when (s since start), its calls by then, its mean
+ *              inclusive ns per call before (0 when counting), and off_s, when its calls stopped
+ *              reaching the runtime at all.  Its calls are a lower bound.
  *   "anomalies": { "abandoned_frames", "unmatched_exits", "open_frames", "overflow_calls" },
  *   "progress": [ { "name", "file", "line", "hits" } ]   progress points, sorted by name, file, line
  * }
@@ -33,6 +40,7 @@
 
 #include <json-c/json.h>
 
+#include "collect/budget.h"
 #include "report/report.h"
 
 static int compare_points(const void *a, const void *b)
@@ -118,6 +126,16 @@ json_object *spanprof__json_build(const struct spanprof__view *v, const struct s
         json_object_array_add(threads, jt);
     }
     json_object_object_add(o, "threads", threads);
+    if (spanprof__budget.percent > 0) {
+        json_object *b = json_object_new_object();
+        json_object_object_add(b, "percent", json_object_new_double(spanprof__budget.percent));
+        json_object_object_add(b, "call_ns", json_object_new_double(spanprof__budget.call_ns));
+        json_object_object_add(b, "last_share_percent",
+                               json_object_new_double(100 * spanprof__budget.last_share));
+        json_object_object_add(b, "switched_off", spanprof__json_u64(
+                                   __atomic_load_n(&spanprof__budget.noff, __ATOMIC_ACQUIRE)));
+        json_object_object_add(o, "budget", b);
+    }
 
     size_t n;
     struct spanprof__site_stats *st = spanprof__aggregate_sites(v, &n);
@@ -138,6 +156,16 @@ json_object *spanprof__json_build(const struct spanprof__view *v, const struct s
             json_object_object_add(js, "cpu_total_ns", spanprof__json_u64(st[i].cpu_total));
             json_object_object_add(js, "cpu_self_ns", spanprof__json_u64(st[i].cpu_self));
             json_object_object_add(js, "samples", spanprof__json_u64(st[i].samples));
+        }
+        const struct spanprof__budget_off *off = spanprof__budget_off_of(s);
+        if (off) {
+            json_object *jo = json_object_new_object();
+            json_object_object_add(jo, "at_s", json_object_new_double(off->at_s));
+            json_object_object_add(jo, "calls_before", spanprof__json_u64(off->calls));
+            json_object_object_add(jo, "mean_ns", json_object_new_double(off->mean_ns));
+            if (off->off_s > 0)
+                json_object_object_add(jo, "off_s", json_object_new_double(off->off_s));
+            json_object_object_add(js, "switched_off", jo);
         }
         spanprof__res_json(res, s, js, v); /* p50_ns…, cpu_*_ns, allocs… when enabled */
         if (m->live)

@@ -14,12 +14,14 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <inttypes.h>
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "collect/budget.h"
 #include "record/clock.h"
 #include "report/report.h"
 
@@ -194,6 +196,21 @@ static void program_path(char *buf, size_t size)
     snprintf(buf, size, "%s", program_invocation_name);
 }
 
+/* SPANPROF_BUDGET's part of the exit line: the spans switched off, the first few named. */
+static void budget_line(FILE *f)
+{
+    const struct spanprof__budget *b = &spanprof__budget;
+    size_t n = __atomic_load_n(&b->noff, __ATOMIC_ACQUIRE);
+    if (!n)
+        return;
+    fprintf(f, "spanprof: budget %g%%: %zu span%s switched off (", b->percent, n, n == 1 ? "" : "s");
+    for (size_t i = 0; i < n && i < 3; i++)
+        fprintf(f, "%s%s after %" PRIu64 " calls", i ? ", " : "", b->off[i].site->name,
+                b->off[i].calls);
+    fprintf(f, "%s); %s\n", n > 3 ? ", ..." : "",
+            n == 1 ? "its count is a lower bound" : "their counts are lower bounds");
+}
+
 int spanprof__capture_begin(struct spanprof__capture *c, const struct spanprof__outputs *o)
 {
     c->guard = spanprof__guard_enter();
@@ -281,6 +298,8 @@ int spanprof__write_all(const struct spanprof__outputs *o, int final)
     /* Only for a person watching: a log or a pipe gets nothing it did not ask for. */
     if (final && o->announce && w.len && isatty(STDERR_FILENO))
         fprintf(stderr, "spanprof: wrote %s%s\n", w.text, w.cut ? ", ..." : "");
+    if (final && o->announce && isatty(STDERR_FILENO))
+        budget_line(stderr);
     spanprof__capture_end(&c);
     return rc;
 }
