@@ -1,0 +1,41 @@
+#!/usr/bin/env python3
+"""budgetcheck.py — checks a profile of budgeted.c against the program's own counts and prints a
+summary free of times, for run.sh to compare with an expected file.
+
+usage: budgetcheck.py PROFILE.json PROFILE.folded PROGRAM-STDOUT"""
+import json
+import sys
+
+profile, folded, stdout = sys.argv[1:4]
+own = dict(line.split() for line in open(stdout))
+own = {k: int(v) for k, v in own.items()}
+d = json.load(open(profile))
+spans = {s["name"]: s for s in d["spans"]}
+b = d.get("budget")
+if b is None:
+    print("budget: none in the profile")
+else:
+    print(f"budget: {b['percent']:g}%, a call's cost measured: {'yes' if b['call_ns'] > 0 else 'no'}")
+for name in ("tiny", "marked", "work", "medium"):
+    s = spans.get(name)
+    if s is None:
+        print(f"{name}: not in the profile")
+        continue
+    off = s.get("switched_off")
+    print(f"{name}: switched off: {'yes' if off else 'no'}")
+    if not off:
+        continue
+    print(f"{name}: calls before <= calls < the program's: "
+          f"{'yes' if off['calls_before'] <= s['calls'] < own[name] else 'no'}")
+    print(f"{name}: fully off (off_s after at_s): "
+          f"{'yes' if off.get('off_s', 0) > off['at_s'] else 'no'}")
+    if d.get("clock") != "none":
+        print(f"{name}: mean below 1 us when switched off: {'yes' if 0 < off['mean_ns'] < 1000 else 'no'}")
+rounds = own["rounds"]
+for name, want in (("marked", own["marked"]), ("work", rounds), ("medium", rounds)):
+    got = spans.get(name, {}).get("calls")
+    print(f"{name}: calls as the program counted: {'yes' if got == want else f'no ({got} != {want})'}")
+a = d["anomalies"]
+print("anomalies: " + ", ".join(f"{k} {v}" for k, v in sorted(a.items())))
+under_tiny = [line for line in open(folded) if "tiny;" in line]
+print(f"stacks with a frame under tiny: {len(under_tiny)}")
