@@ -49,10 +49,10 @@ parse_glob_list (const char *base, const char *key, const char *value, vec<char 
   return ok;
 }
 
-/* Reads FILE: one name or glob per line; leading and trailing blanks are ignored, and so are
- * blank lines and everything from a '#' to the end of its line. */
+/* Reads FILE into LIST: one name or glob per line; leading and trailing blanks are ignored, and
+ * so are blank lines and everything from a '#' to the end of its line. */
 static bool
-read_functions_file (const char *base, const char *key, const char *file)
+read_name_file (const char *base, const char *key, const char *file, vec<char *> *list)
 {
   FILE *f = fopen (file, "r");
   if (f == NULL)
@@ -76,7 +76,7 @@ read_functions_file (const char *base, const char *key, const char *file)
       while (end > start && ISSPACE (end[-1]))
         end--;
       if (end > start)
-        spanplugin_opts.functions.safe_push (xstrndup (start, end - start));
+        list->safe_push (xstrndup (start, end - start));
     }
   bool ok = !ferror (f);
   int saved = errno;
@@ -160,6 +160,18 @@ spanplugin_parse_options (const struct plugin_name_args *info)
           ok &= parse_glob_list (base, key, arg->value, &spanplugin_opts.exclude_file);
           filter_key = key;
         }
+      else if (strcmp (key, "exclude-list") == 0)
+        {
+          if (arg->value == NULL || arg->value[0] == '\0')
+            {
+              error ("spanplugin: option %<-fplugin-arg-%s-%s%> needs a value (a file name)",
+                     base, key);
+              ok = false;
+            }
+          else
+            ok &= read_name_file (base, key, arg->value, &spanplugin_opts.exclude);
+          filter_key = key;
+        }
       else if (strcmp (key, "functions") == 0)
         {
           if (arg->value == NULL || arg->value[0] == '\0')
@@ -170,7 +182,7 @@ spanplugin_parse_options (const struct plugin_name_args *info)
             }
           else
             {
-              ok &= read_functions_file (base, key, arg->value);
+              ok &= read_name_file (base, key, arg->value, &spanplugin_opts.functions);
               spanplugin_opts.functions_given = true;
             }
         }

@@ -20,6 +20,8 @@
  *                      line; blanks around it, blank lines and '#' to end of line are ignored.
  *                      May be given more than once.
  *   exclude=GLOB,...       filters: drop functions whose name matches;
+ *   exclude-list=FILE      ... whose name matches a line of FILE (as functions=; `spanprof
+ *                          select` writes one from a profile);
  *   exclude-file=GLOB,...  ... whose source file (as the compiler names it) matches;
  *   min-lines=N            ... that span fewer than N source lines (the line of the name to
  *                          the closing brace).  These filter `all` and `functions=` only.
@@ -51,7 +53,8 @@
  * Patterns use fnmatch (PATTERN, NAME, 0): '*' matches any characters, '/' and ':' included;
  * '?', '[...]' and '\' escapes as in the shell (so `operator*` needs `operator\*`).
  * Lists are comma-separated and accumulate over repeated options; empty patterns are errors.
- * include/exclude/exclude-file/min-lines without a selecting option only draw a warning.
+ * include/exclude/exclude-list/exclude-file/min-lines without a selecting option only draw a
+ * warning.
  * The `span` attribute always wins: such a function is instrumented whatever the options say
  * (`span` together with `nospan` is an error).
  *

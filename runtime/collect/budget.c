@@ -3,8 +3,8 @@
  *
  * The cost.  At start-up one span call of the process's recording mode is measured on a private
  * site, on a scratch thread's data (the exported entry points' enter and exit, the loop without
- * them taken off; the minimum over rounds, as calibrate.c does).  Every BUDGET_TICK_S the writer
- * thread (config/writer.c) walks every thread's call tree under the process lock, sums each
+ * them taken off; the minimum over rounds, as calibrate.c does).  Every BUDGET_TICK_S (after
+ * first ticks of FIRST_TICK_S, doubling) the writer thread (config/writer.c) walks every thread's call tree under the process lock, sums each
  * site's calls (and, timed, their inclusive ticks), and takes the calls made since the last tick
  * times that cost as the runtime's cost over the tick, against the process's CPU time over it.
  *
@@ -39,6 +39,8 @@
 #include "record/hotpath.h"
 
 #define BUDGET_TICK_S 0.5
+#define FIRST_TICK_S 0.05 /* then doubled up to BUDGET_TICK_S: a program pays for its costliest
+                           * spans for a twentieth of a second, not half of one */
 #define SCAN_S 0.05 /* between two scans of the shadow stacks while a site is MUTED */
 #define ROUNDS 8
 #define PAIRS 512
@@ -59,7 +61,7 @@ static size_t nsums;
 #define SITE_IDS (1u << 18)
 static uint32_t *off_by_id;
 static uint64_t last_cpu_ns;
-static double next_tick, next_scan;
+static double next_tick, next_scan, tick_s;
 static size_t muting; /* sites MUTED, waiting for their frames to go */
 
 static uint64_t cpu_ns(void)
@@ -314,7 +316,8 @@ void spanprof__budget_start(double percent)
         return;
     }
     last_cpu_ns = cpu_ns();
-    next_tick = mono_s() + BUDGET_TICK_S;
+    tick_s = FIRST_TICK_S;
+    next_tick = mono_s() + tick_s;
 }
 
 double spanprof__budget_serve(void)
@@ -324,7 +327,9 @@ double spanprof__budget_serve(void)
     double now = mono_s();
     if (now >= next_tick) {
         tick();
-        next_tick = now + BUDGET_TICK_S;
+        next_tick = now + tick_s;
+        if (tick_s < BUDGET_TICK_S)
+            tick_s = tick_s * 2 < BUDGET_TICK_S ? tick_s * 2 : BUDGET_TICK_S;
         next_scan = now + SCAN_S;
     } else if (muting && now >= next_scan) {
         spanprof__lock();

@@ -95,6 +95,7 @@ note_case c-none     "$CC" sample.c
 note_case c-all      "$CC" sample.c $EVERY
 note_case c-include  "$CC" sample.c $EVERY "${A}include=parse_*,main"
 note_case c-exclude  "$CC" sample.c $EVERY "${A}exclude=parse_*,marked"
+note_case c-exclude-list "$CC" sample.c $EVERY "${A}exclude-list=exclude-list.txt"
 note_case c-exclude-file "$CC" sample.c $EVERY "${A}exclude-file=*other.h"
 note_case c-min-lines "$CC" sample.c $EVERY "${A}min-lines=4"
 note_case c-functions "$CC" sample.c "${A}functions=funcs.txt"
