@@ -266,7 +266,7 @@ static void tick(void)
             cost += (double)(sums[i].calls - sums[i].last_calls) * b->call_ns;
     double limit = b->percent / 100 * (double)spent;
     b->last_share = spent ? cost / (double)spent : 0;
-    if (cost > limit) {
+    if (cost > limit && b->percent < 100) { /* 100: measure only (for spanprof select) */
         double now_s = seconds_since_start();
         /* The cheapest to lose first, until under nine tenths of the budget: a few dozen sites
          * a tick at most in practice, so a selection by repeated scans is enough. */

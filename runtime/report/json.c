@@ -14,9 +14,11 @@
  *              total_ns and self_ns are as recorded
  *   "threads": [ { "tid": N, "name": "...", "calls": N } ],   running threads, and for threads
  *              that ended, one entry per name: { "name", "threads": N, "calls" } (no tid)
- *   "budget": { "percent", "call_ns", "last_share_percent", "switched_off": N },   with
- *              SPANPROF_BUDGET (collect/budget.c): the budget, one call's measured cost, the
- *              runtime's estimated share over its last tick, the spans switched off
+ *   "budget": { "percent", "call_ns", "process_cpu_ns", "last_share_percent",
+ *               "switched_off": N },   with SPANPROF_BUDGET (collect/budget.c): the budget, one
+ *              call's measured cost, the process's CPU time so far, the runtime's estimated
+ *              share over its last tick, the spans switched off; each span a plugin option
+ *              chose then says "by_option": true (only those may be switched off)
  *   "spans": [ { "name", "file", "line", "last_line", "calls", "total_ns", "self_ns",
  *                "max_depth",
  *                "cpu_total_ns", "cpu_self_ns", "samples",
@@ -37,6 +39,7 @@
  * total_ns rests on.
  */
 #include <stdlib.h>
+#include <time.h>
 
 #include <json-c/json.h>
 
@@ -130,6 +133,11 @@ json_object *spanprof__json_build(const struct spanprof__view *v, const struct s
         json_object *b = json_object_new_object();
         json_object_object_add(b, "percent", json_object_new_double(spanprof__budget.percent));
         json_object_object_add(b, "call_ns", json_object_new_double(spanprof__budget.call_ns));
+        struct timespec cpu;
+        clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &cpu);
+        json_object_object_add(b, "process_cpu_ns",
+                               spanprof__json_u64((uint64_t)cpu.tv_sec * 1000000000u +
+                                                  (uint64_t)cpu.tv_nsec));
         json_object_object_add(b, "last_share_percent",
                                json_object_new_double(100 * spanprof__budget.last_share));
         json_object_object_add(b, "switched_off", spanprof__json_u64(
@@ -157,6 +165,8 @@ json_object *spanprof__json_build(const struct spanprof__view *v, const struct s
             json_object_object_add(js, "cpu_self_ns", spanprof__json_u64(st[i].cpu_self));
             json_object_object_add(js, "samples", spanprof__json_u64(st[i].samples));
         }
+        if (spanprof__budget.percent > 0 && s->kind == SPANPROF_KIND_SPAN_BY_OPTION)
+            json_object_object_add(js, "by_option", json_object_new_boolean(1));
         const struct spanprof__budget_off *off = spanprof__budget_off_of(s);
         if (off) {
             json_object *jo = json_object_new_object();

@@ -18,6 +18,7 @@
  */
 #include <stdlib.h>
 
+#include "collect/budget.h"
 #include "collect/collect.h"
 #include "pprof.h"
 #include "report/report.h"
@@ -142,6 +143,17 @@ int spanprof__pprof_write_view(FILE *f, const struct spanprof__view *v,
         types[ntypes++] = (struct spanprof__pprof_type){"alloc_objects", "count"};
         types[ntypes++] = (struct spanprof__pprof_type){"alloc_space", "bytes"};
     }
+    /* A cost budget's spans switched off: their calls are lower bounds (go tool pprof -comments). */
+    char comment[512] = "";
+    size_t noff = __atomic_load_n(&spanprof__budget.noff, __ATOMIC_ACQUIRE);
+    if (noff) {
+        int k = snprintf(comment, sizeof comment, "spanprof: cost budget %g%%: %zu span%s switched "
+                         "off, calls a lower bound:", spanprof__budget.percent, noff,
+                         noff == 1 ? "" : "s");
+        for (size_t i = 0; i < noff && k > 0 && (size_t)k < sizeof comment - 1; i++)
+            k += snprintf(comment + k, sizeof comment - (size_t)k, "%s %s", i ? "," : "",
+                          spanprof__budget.off[i].site->name);
+    }
     struct spanprof__pprof_model model = {
         .types = types,
         .ntypes = ntypes,
@@ -150,6 +162,7 @@ int spanprof__pprof_write_view(FILE *f, const struct spanprof__view *v,
         .duration_ns = clamp(m->wall_ns),
         .time_ns = spanprof__g.start_real_sec * 1000000000 + spanprof__g.start_real_nsec,
         .program = m->program,
+        .comment = noff ? comment : NULL,
         .stored = m->live != NULL, /* a live snapshot: to a collector on this machine */
     };
     w.path = calloc(SPANPROF_FOLDED_MAX_DEPTH + 1, sizeof *w.path);

@@ -11,9 +11,14 @@
 #   none      no budget: nothing switched off, every count exact, no "budget" in the profile
 #   line      the exit line on a terminal names the span switched off (a 50 % budget: tiny is
 #             the only span over it)
+#   select    SPANPROF_BUDGET=100 measures and switches nothing off; spanprof select --budget 5
+#             on that profile lists tiny (not marked, work, medium); a rebuild with the list has
+#             no tiny span and runs with every count exact; select on a 5 % budget's profile
+#             lists what it switched off; spanprof report marks tiny's calls as a lower bound;
+#             select on a profile without a budget says what it needs
 #   bad       one warning line per bad value, and no budget
 #
-# Environment: CC, PLUGIN, INCLUDE_DIR, LIBDIR.  ONLY, REGEN as in ../lib.sh.
+# Environment: CC, PLUGIN, INCLUDE_DIR, LIBDIR, TOOL.  ONLY, REGEN as in ../lib.sh.
 # shellcheck shell=sh source=testsuite/lib.sh
 . "$(dirname "$0")/../lib.sh"
 make_work_dir
@@ -63,6 +68,41 @@ test_bad() {
     compare_expected bad "gcc -O2" "$d.actual"
 }
 
+# names FILE: the names an exclude list holds, one per line.
+names() {
+    grep -v '^#' "$1" | sed 's/ *#.*//'
+}
+
+test_select() {
+    d=$work/select
+    mkdir -p "$d"
+    (cd "$d" && SPANPROF_BUDGET=100 SPANPROF_JSON=measured.json SPANPROF_FOLDED= "$exe" 1 >/dev/null)
+    (cd "$d" && SPANPROF_BUDGET=5 SPANPROF_JSON=budget5.json SPANPROF_FOLDED= "$exe" 1 >/dev/null)
+    {
+        echo "# SPANPROF_BUDGET=100: switched off: $(grep -c '"switched_off": {' "$d/measured.json")"
+        "$TOOL" select --budget 5 -o "$d/list.txt" "$d/measured.json" 2>"$d/select.err"
+        echo "# select --budget 5: exit $?, $(sed 's/: [0-9.]*% of.*/: .../; s/[0-9]* functions\{0,1\} left/N left/' "$d/select.err")"
+        head -n 2 "$d/list.txt" | sed 's/[0-9]* functions\{0,1\} left/N left/; s|from .*|from PROFILE|'
+        for f in tiny marked work medium; do
+            names "$d/list.txt" | grep -qx "$f" && echo "listed: $f" || echo "not listed: $f"
+        done
+        cmd2="$CC -O2 -fplugin=$PLUGIN -fplugin-arg-spanplugin-all -fplugin-arg-spanplugin-min-size=0 -fplugin-arg-spanplugin-exclude-list=$d/list.txt -I$INCLUDE_DIR $here/budgeted.c -o $d/rebuilt -L$LIBDIR -Wl,--no-as-needed -lspanprof -Wl,-rpath,$LIBDIR -pthread"
+        # shellcheck disable=SC2086 # a word list
+        $cmd2 >"$d/build.log" 2>&1 || { echo "the rebuild failed:"; cat "$d/build.log"; }
+        (cd "$d" && SPANPROF_JSON=r.json SPANPROF_FOLDED=r.folded ./rebuilt 1 >r.out)
+        echo "# the rebuild, no budget:"
+        python3 "$here/budgetcheck.py" "$d/r.json" "$d/r.folded" "$d/r.out" | grep -v '^\(work\|medium\|marked\): switched'
+        echo "# select on a 5 % budget's profile:"
+        "$TOOL" select "$d/budget5.json" 2>/dev/null | grep '^tiny ' | sed 's/ at [0-9.]* s after [0-9]* calls of [0-9]* ns/ at T s after N calls of M ns/'
+        echo "# spanprof report:"
+        "$TOOL" report "$d/budget5.json" | awk '/^tiny / { sub(/>=[0-9]+/, ">=N", $3); print "tiny, calls", $3 }
+            /^cost budget/ { sub(/[0-9]+ spans? switched/, "N switched"); print }'
+        echo "# select on the rebuild's profile, without a budget:"
+        "$TOOL" select "$d/r.json" 2>&1 | sed "s|$d/||"
+    } >"$d.actual" 2>&1
+    compare_expected select "gcc -O2" "$d.actual"
+}
+
 selected exact && case_run exact 1 SPANPROF_BUDGET=5
 selected count && case_run count 1 SPANPROF=count SPANPROF_BUDGET=5
 selected sample && case_run sample 1 SPANPROF=sample SPANPROF_BUDGET=5
@@ -70,4 +110,5 @@ selected threads && case_run threads 4 SPANPROF_BUDGET=5
 selected none && case_run none 1
 selected line && test_line
 selected bad && test_bad
+selected select && test_select
 summary

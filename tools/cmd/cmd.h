@@ -94,4 +94,7 @@ int run_record(int argc, char **argv);
 extern const char diff_usage[], diff_help[];
 int run_diff(int argc, char **argv);
 
+extern const char select_usage[], select_help[];
+int run_select(int argc, char **argv);
+
 #endif

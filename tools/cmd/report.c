@@ -110,6 +110,32 @@ static void print_waiting(const struct sp_span *const *order, size_t shown, int 
         putchar('\n');
 }
 
+/* SPANPROF_BUDGET's spans switched off (their ">=" calls): when, after how many calls, how short. */
+static void print_switched_off(const struct sp_profile *p)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < p->nspans; i++)
+        n += p->spans[i].switched_off;
+    if (!p->budget && !n)
+        return;
+    if (p->budget)
+        printf("cost budget %g%%: %zu %s switched off, calls (>=) a lower bound", p->budget_percent,
+               n, plural(n, "span", "spans"));
+    else
+        printf("%zu %s switched off by a cost budget, calls (>=) a lower bound", n,
+               plural(n, "span", "spans"));
+    puts(n ? ":" : "");
+    for (size_t i = 0; i < p->nspans; i++) {
+        const struct sp_span *s = &p->spans[i];
+        if (!s->switched_off)
+            continue;
+        char *mean = fmt_duration(s->off_mean_ns);
+        printf("  %s at %.2f s, after %llu calls of %s\n", s->name, s->off_at_s,
+               (unsigned long long)s->calls_before, mean);
+        free(mean);
+    }
+}
+
 int cmd_report(const struct sp_profile *p, enum report_sort sort, long limit)
 {
     uint64_t self_sum = 0;
@@ -154,7 +180,9 @@ int cmd_report(const struct sp_profile *p, enum report_sort sort, long limit)
             const struct sp_span *s = order[i];
             /* file:line always: two spans may share a name (static functions in two files). */
             table_row(&t, xstrdup(s->name), *s->file ? xasprintf("%s:%ld", s->file, s->line) : xstrdup("-"),
-                      p->no_calls ? xstrdup("-") : xasprintf("%llu", (unsigned long long)s->calls),
+                      p->no_calls ? xstrdup("-")
+                                  : xasprintf("%s%llu", s->switched_off ? ">=" : "",
+                                              (unsigned long long)s->calls),
                       fmt_duration((double)s->total_ns), fmt_duration((double)s->self_ns),
                       s->calls ? fmt_duration((double)s->total_ns / (double)s->calls) : xstrdup("-"),
                       self_sum ? xasprintf("%.1f%%", 100.0 * (double)s->self_ns / (double)self_sum)
@@ -173,6 +201,7 @@ int cmd_report(const struct sp_profile *p, enum report_sort sort, long limit)
             puts("times sampled (SPANPROF=sample): wall and CPU time are estimates, calls exact");
         if (shown < p->nspans)
             printf("(%zu more %s not shown)\n", p->nspans - shown, plural(p->nspans - shown, "span", "spans"));
+        print_switched_off(p);
     }
 
     if (p->has_progress) {

@@ -25,6 +25,7 @@ static const char general_usage[] =
     "       spanprof convert [-o OUT] PROFILE\n"
     "       spanprof dump [--timeout SECONDS] [--flight] PID\n"
     "       spanprof serve [OPTIONS] DIR\n"
+    "       spanprof select [--budget PERCENT] [-o OUT] PROFILE.json\n"
     "       spanprof help [COMMAND]\n"
     "       spanprof --version\n";
 
@@ -47,6 +48,8 @@ static const char general_help[] =
     "  dump     make a running program write its profile (SPANPROF_DUMP_SIGNAL)\n"
     "  serve    running programs' profiles (SPANPROF_LIVE) as Prometheus metrics\n"
     "           and pprof profiles over HTTP, or pushed to Pyroscope\n"
+    "  select   the plugin's exclude list from a profile recorded with a cost\n"
+    "           budget (SPANPROF_BUDGET): the spans it switched off, or would\n"
     "  help     this text, or a command's: spanprof help COMMAND\n"
     "\n"
     "Options:\n"
@@ -457,6 +460,7 @@ static const struct command commands[] = {
     { "convert", convert_usage, convert_help, run_convert },
     { "dump", dump_usage, dump_help, run_dump },
     { "serve", serve_usage, serve_help, run_serve },
+    { "select", select_usage, select_help, run_select },
     { "help", help_usage, help_help, NULL },
 };
 

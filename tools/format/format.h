@@ -36,6 +36,10 @@ struct sp_span {
     uint64_t calls, total_ns, self_ns;
     uint64_t extra[NEXTRA];
     uint32_t has_extra;          /* bit X set: extra[X] was in the profile */
+    int by_option;               /* "by_option": chosen by a plugin option (a budget's profile) */
+    int switched_off;            /* "switched_off": the budget switched it off (calls: at least) */
+    uint64_t calls_before;       /* ... its calls by then */
+    double off_at_s, off_mean_ns; /* ... when (s since start), its mean ns per call before */
 };
 
 struct sp_progress {
@@ -67,8 +71,12 @@ struct sp_profile {
                                            * taken out of the times, 0 when absent */
     char *compensation_failed;            /* "compensation"'s "failed": why that cost could not
                                            * be measured (times as recorded), NULL when absent */
+    int budget;                           /* "budget" (SPANPROF_BUDGET) was there */
+    double budget_percent, budget_call_ns;  /* its percent and one call's measured cost */
+    uint64_t process_cpu_ns;              /* the process's CPU time when written */
     struct sp_span *spans;
     size_t nspans;
+
     struct sp_progress *progress;         /* the optional top-level "progress" array */
     size_t nprogress;
     int has_progress;

@@ -56,6 +56,17 @@ static int get_uint(json_object *o, const char *key, uint64_t *out)
     return 0;
 }
 
+/* A number, whole or not: 0, or -1 when absent. */
+static int get_double(json_object *o, const char *key, double *out)
+{
+    json_object *v;
+    if (!json_object_object_get_ex(o, key, &v) ||
+        !(json_object_is_type(v, json_type_double) || json_object_is_type(v, json_type_int)))
+        return -1;
+    *out = json_object_get_double(v);
+    return 0;
+}
+
 static int bad(const char *path, const char *what, size_t idx, const char *field)
 {
     fprintf(stderr, "spanprof: %s: %s %zu: missing or invalid field '%s'\n", path, what, idx, field);
@@ -94,6 +105,15 @@ static int read_span(const char *path, json_object *e, size_t i, struct sp_span 
     for (int x = 0; x < NEXTRA; x++)
         if (get_uint(e, span_extras[x].key, &sp->extra[x]) == 0)
             sp->has_extra |= 1u << x;
+    json_object *v;
+    sp->by_option = json_object_object_get_ex(e, "by_option", &v) && json_object_get_boolean(v);
+    if (json_object_object_get_ex(e, "switched_off", &v) &&
+        json_object_is_type(v, json_type_object)) {
+        sp->switched_off = 1;
+        get_uint(v, "calls_before", &sp->calls_before);
+        get_double(v, "at_s", &sp->off_at_s);
+        get_double(v, "mean_ns", &sp->off_mean_ns);
+    }
     return 0;
 }
 
@@ -176,6 +196,11 @@ static int read_member(struct sp_profile *p, const char *key, json_object *v)
             p->call_ns = json_object_get_double(c);
         free(p->compensation_failed);
         p->compensation_failed = dup_string(v, "failed");
+    } else if (!strcmp(key, "budget") && json_object_is_type(v, json_type_object)) {
+        p->budget = 1;
+        get_double(v, "percent", &p->budget_percent);
+        get_double(v, "call_ns", &p->budget_call_ns);
+        get_uint(v, "process_cpu_ns", &p->process_cpu_ns);
     } else if (!strcmp(key, "anomalies") && json_object_is_type(v, json_type_object)) {
         get_uint(v, "abandoned_frames", &p->abandoned_frames);
         get_uint(v, "unmatched_exits", &p->unmatched_exits);
