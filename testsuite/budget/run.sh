@@ -14,7 +14,8 @@
 #   select    SPANPROF_BUDGET=100 measures and switches nothing off; spanprof select --budget 5
 #             on that profile lists tiny (not marked, work, medium); a rebuild with the list has
 #             no tiny span and runs with every count exact; select on a 5 % budget's profile
-#             lists what it switched off; spanprof report marks tiny's calls as a lower bound;
+#             lists what it switched off; spanprof report marks tiny's calls as a lower bound,
+#             also in two such profiles merged;
 #             select on a profile without a budget says what it needs
 #   bad       one warning line per bad value, and no budget
 #
@@ -97,6 +98,11 @@ test_select() {
         echo "# spanprof report:"
         "$TOOL" report "$d/budget5.json" | awk '/^tiny / { sub(/>=[0-9]+/, ">=N", $3); print "tiny, calls", $3 }
             /^cost budget/ { sub(/[0-9]+ spans? switched/, "N switched"); print }'
+        echo "# two such profiles merged, reported:"
+        "$TOOL" merge -o "$d/merged.json" "$d/budget5.json" "$d/budget5.json" >/dev/null
+        "$TOOL" report "$d/merged.json" | awk '/^tiny / { sub(/>=[0-9]+/, ">=N", $3); print "tiny, calls", $3 }
+            /^cost budget/ { sub(/[0-9]+ spans? switched/, "N switched"); print }'
+        "$TOOL" select "$d/merged.json" 2>/dev/null | grep -c '^tiny ' | sed 's/^/tiny listed by select: /'
         echo "# select on the rebuild's profile, without a budget:"
         "$TOOL" select "$d/r.json" 2>&1 | sed "s|$d/||"
     } >"$d.actual" 2>&1

@@ -114,6 +114,16 @@ int json_merge_add(struct json_merge *m, const struct sp_profile *p)
             d->self_ns = add(m, d->self_ns, s->self_ns);
             if (s->last_line > d->last_line)
                 d->last_line = s->last_line;
+            d->by_option |= s->by_option;
+            /* Switched off in any process: a lower bound, since the first switch. */
+            if (s->switched_off) {
+                if (!d->switched_off || s->off_at_s < d->off_at_s) {
+                    d->off_at_s = s->off_at_s;
+                    d->off_mean_ns = s->off_mean_ns;
+                }
+                d->calls_before = add(m, d->switched_off ? d->calls_before : 0, s->calls_before);
+                d->switched_off = 1;
+            }
         }
         struct sp_span *d = &o->spans[at];
         for (int x = 0; x < NEXTRA; x++) {
@@ -129,6 +139,15 @@ int json_merge_add(struct json_merge *m, const struct sp_profile *p)
         }
     }
 
+    /* A cost budget's figures: the first process's budget and call cost, CPU times summed. */
+    if (p->budget) {
+        if (!o->budget) {
+            o->budget_percent = p->budget_percent;
+            o->budget_call_ns = p->budget_call_ns;
+        }
+        o->budget = 1;
+        o->process_cpu_ns = add(m, o->process_cpu_ns, p->process_cpu_ns);
+    }
     if (p->has_progress)
         o->has_progress = 1;
     for (size_t i = 0; i < p->nprogress; i++) {
@@ -319,6 +338,9 @@ int sp_profile_write(const struct sp_profile *p, FILE *f)
         }
         fputs(p->nprocs ? "\n  ],\n" : "],\n", f);
     }
+    if (p->budget)
+        fprintf(f, "  \"budget\": { \"percent\": %.9g, \"call_ns\": %.9g, \"process_cpu_ns\": %llu },\n",
+                p->budget_percent, p->budget_call_ns, (unsigned long long)p->process_cpu_ns);
     fputs("  \"spans\": [", f);
     for (size_t i = 0; i < p->nspans; i++) {
         const struct sp_span *s = &p->spans[i];
@@ -332,6 +354,11 @@ int sp_profile_write(const struct sp_profile *p, FILE *f)
         for (int x = 0; x < NEXTRA; x++)
             if (s->has_extra & (1u << x))
                 fprintf(f, ", \"%s\": %llu", span_extras[x].key, (unsigned long long)s->extra[x]);
+        if (s->by_option)
+            fputs(", \"by_option\": true", f);
+        if (s->switched_off)
+            fprintf(f, ", \"switched_off\": { \"at_s\": %.9g, \"calls_before\": %llu, \"mean_ns\": %.9g }",
+                    s->off_at_s, (unsigned long long)s->calls_before, s->off_mean_ns);
         fputs(" }", f);
     }
     fputs(p->nspans ? "\n  ],\n" : "],\n", f);
