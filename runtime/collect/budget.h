@@ -1,5 +1,6 @@
-/* budget.h — SPANPROF_BUDGET (budget.c): the runtime's own cost kept under a share of the
- * process's CPU time by switching off the spans a plugin option chose, shortest calls first.
+/* budget.h — SPANPROF_BUDGET: the runtime's own cost kept under a share of the process's CPU
+ * time by switching off the spans a plugin option chose, those that cost most for their own
+ * time first (budget.c decides; budgetoff.c switches off and keeps the record).
  */
 #ifndef SPANPROF_BUDGET_H
 #define SPANPROF_BUDGET_H
@@ -8,14 +9,12 @@
 
 #pragma GCC visibility push(hidden)
 
-/* A span switched off: when (seconds since the process started), its calls by then (summed over
- * threads; its counts stop there), and its mean inclusive duration over the tick before (ns;
- * 0 when counting); when its calls stopped reaching the runtime at all (state OFF; 0 while
- * activations entered before are still open). */
+/* A span switched off: when (seconds since the process started; its counts stop there), its mean
+ * inclusive duration before (ns; 0 when not known), and when its calls stopped reaching the
+ * runtime at all (state OFF; 0 while it is MUTED). */
 struct spanprof__budget_off {
     const struct spanprof_site *site;
     double at_s;
-    uint64_t calls;
     double mean_ns;
     double off_s;
 };
@@ -24,17 +23,33 @@ struct spanprof__budget {
     double percent;    /* SPANPROF_BUDGET; 0: no budget */
     double call_ns;    /* what one span call costs, measured at start-up */
     double last_share; /* the runtime's estimated share of CPU time over the last tick */
+    uint64_t ticks;    /* walks of the call trees so far, and the writer thread's time in them */
+    uint64_t tick_ns;
     size_t noff;       /* entries of off (release store: readers take the count first) */
     struct spanprof__budget_off off[SPANPROF__BUDGET_OFF_MAX];
 };
 extern struct spanprof__budget spanprof__budget;
 
+/* ---- budget.c ---- */
+/* From collectors_start, before any node exists: the per-node data of the looks. */
+void spanprof__budget_layout(void);
 /* At start-up, after the collectors: measures a call's cost.  PERCENT 0: no budget. */
 void spanprof__budget_start(double percent);
-/* The writer thread's: runs a tick when one is due; returns the seconds until the next, or -1
- * with no budget. */
+/* The writer thread's: runs a look or a tick when one is due; returns the seconds until the
+ * next, or -1 with no budget. */
 double spanprof__budget_serve(void);
 void spanprof__budget_fork_child(void);
+
+/* ---- budgetoff.c ---- */
+/* Maps the table by site id; -1 when out of memory. */
+int spanprof__budget_off_setup(void);
+/* Whether SITE can be switched off and recorded (an id the table has, room in off). */
+int spanprof__budget_may_track(const struct spanprof_site *site);
+/* SITE goes MUTED, recorded with AT_S and MEAN_NS.  The writer thread only. */
+void spanprof__budget_mute(struct spanprof_site *site, double at_s, double mean_ns);
+/* Under the process lock: MUTED sites that no thread can still be inside go OFF (their off_s
+ * NOW_S).  Returns how many are still MUTED. */
+size_t spanprof__budget_settle(double now_s);
 /* SITE's entry when it was switched off (by id: a copy of a site whose object was unloaded
  * finds it too), else NULL. */
 const struct spanprof__budget_off *spanprof__budget_off_of(const struct spanprof_site *site);

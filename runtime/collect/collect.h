@@ -37,6 +37,7 @@ struct spanprof__collect_settings {
     uint64_t alloc_sample; /* SPANPROF_ALLOC_SAMPLE, bytes */
     size_t trace_buffer;   /* SPANPROF_TRACE ring bytes per thread, 0: no tracing */
     uint32_t sample_hz;    /* SPANPROF=sample: SPANPROF_SAMPLE_HZ, 0: no sampling */
+    double budget;         /* SPANPROF_BUDGET, percent; 0: none (budget.c) */
 };
 extern struct spanprof__collect_settings spanprof__collect;
 /* Copies S, hands the allocation callbacks to the interposer, sets the recording flags the

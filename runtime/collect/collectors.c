@@ -72,6 +72,8 @@ void spanprof__collectors_start(const struct spanprof__collect_settings *s)
         spanprof__node_ext_add(sizeof(struct spanprof__res_node), spanprof__res_node_merge);
     if (c->sample_hz)
         spanprof__sample_layout();
+    if (c->budget > 0)
+        spanprof__budget_layout();
     /* A timed trace is pushed by the span paths with their own timestamps (record/tracepush.h);
      * CPU/allocation tracking, and tracing in counting mode (no timestamps to share), send every
      * call through the SLOW state. */

@@ -167,6 +167,7 @@ static void start(void)
             .alloc_sample = o->alloc_sample,
             .trace_buffer = o->trace ? o->trace_buffer : flight ? o->flight_bytes : 0,
             .sample_hz = o->mode == SPANPROF_MODE_SAMPLE ? (uint32_t)o->sample_hz : 0,
+            .budget = o->budget,
         });
         if (spanprof__collect.alloc_stacks)
             spanprof__outputs.alloc_folded = o->alloc_folded;

@@ -14,19 +14,20 @@
  *              total_ns and self_ns are as recorded
  *   "threads": [ { "tid": N, "name": "...", "calls": N } ],   running threads, and for threads
  *              that ended, one entry per name: { "name", "threads": N, "calls" } (no tid)
- *   "budget": { "percent", "call_ns", "process_cpu_ns", "last_share_percent",
- *               "switched_off": N },   with SPANPROF_BUDGET (collect/budget.c): the budget, one
- *              call's measured cost, the process's CPU time so far, the runtime's estimated
- *              share over its last tick, the spans switched off; each span a plugin option
+ *   "budget": { "percent", "call_ns", "process_cpu_ns", "ticks", "ticks_ns",
+ *               "last_share_percent", "switched_off": N },   with SPANPROF_BUDGET
+ *              (collect/budget.c): the budget, one call's measured cost, the process's CPU time
+ *              so far, its looks at the call trees and their time, the runtime's estimated
+ *              share over its last look, the spans switched off; each span a plugin option
  *              chose then says "by_option": true (only those may be switched off)
  *   "spans": [ { "name", "file", "line", "last_line", "calls", "total_ns", "self_ns",
  *                "max_depth",
  *                "cpu_total_ns", "cpu_self_ns", "samples",
- *                "switched_off": { "at_s", "calls_before", "mean_ns" } } ],   sorted by name,
+ *                "switched_off": { "at_s", "mean_ns", "off_s" } } ],   sorted by name,
  *              file, line; cpu_*_ns and samples only with SPANPROF=sample; switched_off for a
- *              span the budget switched off: when (s since start), its calls by then, its mean
- *              inclusive ns per call before (0 when counting), and off_s, when its calls stopped
- *              reaching the runtime at all.  Its calls are a lower bound.
+ *              span the budget switched off: when (s since start; its calls stop there, a lower
+ *              bound), its mean inclusive ns per call before (0 when not known), and off_s,
+ *              when its calls stopped reaching the runtime at all.
  *   "anomalies": { "abandoned_frames", "unmatched_exits", "open_frames", "overflow_calls" },
  *   "progress": [ { "name", "file", "line", "hits" } ]   progress points, sorted by name, file, line
  * }
@@ -138,6 +139,8 @@ json_object *spanprof__json_build(const struct spanprof__view *v, const struct s
         json_object_object_add(b, "process_cpu_ns",
                                spanprof__json_u64((uint64_t)cpu.tv_sec * 1000000000u +
                                                   (uint64_t)cpu.tv_nsec));
+        json_object_object_add(b, "ticks", spanprof__json_u64(spanprof__budget.ticks));
+        json_object_object_add(b, "ticks_ns", spanprof__json_u64(spanprof__budget.tick_ns));
         json_object_object_add(b, "last_share_percent",
                                json_object_new_double(100 * spanprof__budget.last_share));
         json_object_object_add(b, "switched_off", spanprof__json_u64(
@@ -171,7 +174,6 @@ json_object *spanprof__json_build(const struct spanprof__view *v, const struct s
         if (off) {
             json_object *jo = json_object_new_object();
             json_object_object_add(jo, "at_s", json_object_new_double(off->at_s));
-            json_object_object_add(jo, "calls_before", spanprof__json_u64(off->calls));
             json_object_object_add(jo, "mean_ns", json_object_new_double(off->mean_ns));
             if (off->off_s > 0)
                 json_object_object_add(jo, "off_s", json_object_new_double(off->off_s));

@@ -14,7 +14,6 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
-#include <inttypes.h>
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
@@ -205,8 +204,7 @@ static void budget_line(FILE *f)
         return;
     fprintf(f, "spanprof: budget %g%%: %zu span%s switched off (", b->percent, n, n == 1 ? "" : "s");
     for (size_t i = 0; i < n && i < 3; i++)
-        fprintf(f, "%s%s after %" PRIu64 " calls", i ? ", " : "", b->off[i].site->name,
-                b->off[i].calls);
+        fprintf(f, "%s%s at %.2f s", i ? ", " : "", b->off[i].site->name, b->off[i].at_s);
     fprintf(f, "%s); %s\n", n > 3 ? ", ..." : "",
             n == 1 ? "its count is a lower bound" : "their counts are lower bounds");
 }

@@ -131,7 +131,7 @@ static void print_switched_off(const struct sp_profile *p)
             continue;
         char *mean = fmt_duration(s->off_mean_ns);
         printf("  %s at %.2f s, after %llu calls of %s\n", s->name, s->off_at_s,
-               (unsigned long long)s->calls_before, mean);
+               (unsigned long long)s->calls, mean);
         free(mean);
     }
 }

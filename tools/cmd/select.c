@@ -172,7 +172,7 @@ int run_select(int argc, char **argv)
             put_name(f, s->name);
             if (s->switched_off)
                 fprintf(f, "    # switched off at %.2f s after %llu calls of %.0f ns\n",
-                        s->off_at_s, (unsigned long long)s->calls_before, s->off_mean_ns);
+                        s->off_at_s, (unsigned long long)s->calls, s->off_mean_ns);
             else
                 fprintf(f, "    # %llu calls of %.0f ns\n", (unsigned long long)s->calls,
                         rank(&p, s) > 0 ? rank(&p, s) : 0);

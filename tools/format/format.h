@@ -38,7 +38,6 @@ struct sp_span {
     uint32_t has_extra;          /* bit X set: extra[X] was in the profile */
     int by_option;               /* "by_option": chosen by a plugin option (a budget's profile) */
     int switched_off;            /* "switched_off": the budget switched it off (calls: at least) */
-    uint64_t calls_before;       /* ... its calls by then */
     double off_at_s, off_mean_ns; /* ... when (s since start), its mean ns per call before */
 };
 

@@ -110,7 +110,6 @@ static int read_span(const char *path, json_object *e, size_t i, struct sp_span 
     if (json_object_object_get_ex(e, "switched_off", &v) &&
         json_object_is_type(v, json_type_object)) {
         sp->switched_off = 1;
-        get_uint(v, "calls_before", &sp->calls_before);
         get_double(v, "at_s", &sp->off_at_s);
         get_double(v, "mean_ns", &sp->off_mean_ns);
     }

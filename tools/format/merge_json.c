@@ -115,13 +115,12 @@ int json_merge_add(struct json_merge *m, const struct sp_profile *p)
             if (s->last_line > d->last_line)
                 d->last_line = s->last_line;
             d->by_option |= s->by_option;
-            /* Switched off in any process: a lower bound, since the first switch. */
+            /* Switched off in any process: calls a lower bound; the first switch kept. */
             if (s->switched_off) {
                 if (!d->switched_off || s->off_at_s < d->off_at_s) {
                     d->off_at_s = s->off_at_s;
                     d->off_mean_ns = s->off_mean_ns;
                 }
-                d->calls_before = add(m, d->switched_off ? d->calls_before : 0, s->calls_before);
                 d->switched_off = 1;
             }
         }
@@ -357,8 +356,8 @@ int sp_profile_write(const struct sp_profile *p, FILE *f)
         if (s->by_option)
             fputs(", \"by_option\": true", f);
         if (s->switched_off)
-            fprintf(f, ", \"switched_off\": { \"at_s\": %.9g, \"calls_before\": %llu, \"mean_ns\": %.9g }",
-                    s->off_at_s, (unsigned long long)s->calls_before, s->off_mean_ns);
+            fprintf(f, ", \"switched_off\": { \"at_s\": %.9g, \"mean_ns\": %.9g }", s->off_at_s,
+                    s->off_mean_ns);
         fputs(" }", f);
     }
     fputs(p->nspans ? "\n  ],\n" : "],\n", f);
