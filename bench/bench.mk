@@ -165,15 +165,16 @@ bench-flight: $(LIBS_BUILT) $(BB)/measure
 # SPEEDTEST_DBS apply).
 SPEEDTEST1 = BENCH_BIN='$(CURDIR)/$(BB)' CC='$(CC)' PLUGIN='$(CURDIR)/$(B)/spanplugin.so' \
   INCLUDE_DIR='$(CURDIR)/include' LIBDIR='$(CURDIR)/$(B)' MEASURE='$(CURDIR)/$(BB)/measure' \
-  HOOKS='$(CURDIR)/bench/hooks.c' sh bench/speedtest1.sh
-bench-speedtest1: $(LIBS_BUILT) $(BB)/measure
+  HOOKS='$(CURDIR)/bench/hooks.c' TOOL='$(CURDIR)/$(B)/spanprof' sh bench/speedtest1.sh
+bench-speedtest1: $(LIBS_BUILT) $(BB)/measure $(B)/spanprof
 	$(SPEEDTEST1) | tee $(BB)/speedtest1.md
 
 # zstd built whole-program, every function and with min-size=50, beside -pg and XRay
 # (bench/zstd.sh; ZSTD_REPS and ZSTD_INPUT_MB apply).
 ZSTDBENCH = BENCH_BIN='$(CURDIR)/$(BB)' CC='$(CC)' PLUGIN='$(CURDIR)/$(B)/spanplugin.so' \
-  INCLUDE_DIR='$(CURDIR)/include' LIBDIR='$(CURDIR)/$(B)' MEASURE='$(CURDIR)/$(BB)/measure' sh bench/zstd.sh
-bench-zstd: $(LIBS_BUILT) $(BB)/measure
+  INCLUDE_DIR='$(CURDIR)/include' LIBDIR='$(CURDIR)/$(B)' MEASURE='$(CURDIR)/$(BB)/measure' \
+  TOOL='$(CURDIR)/$(B)/spanprof' sh bench/zstd.sh
+bench-zstd: $(LIBS_BUILT) $(BB)/measure $(B)/spanprof
 	$(ZSTDBENCH) | tee $(BB)/zstd.md
 
 # The spanprof command on large inputs (bench/toolbench.c): 300,000 spans, 100,000 coz

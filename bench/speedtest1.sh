@@ -17,7 +17,8 @@
 # shown as skipped with the package that provides it.
 #
 # Environment (set by bench.mk): BENCH_BIN (the benchmark build folder), CC, PLUGIN, INCLUDE_DIR,
-# LIBDIR (holds libspanprof.so), MEASURE (bench/measure.c built), HOOKS (bench/hooks.c).
+# LIBDIR (holds libspanprof.so), MEASURE (bench/measure.c built), HOOKS (bench/hooks.c), TOOL
+# (the spanprof command, whose select makes the exclude list of the `selected` build).
 # Optional: SPEEDTEST_SIZE (speedtest1 --size, default 20), SPEEDTEST_REPS (default 3),
 # CLANG (default clang-14), UFTRACE (default uftrace), SPEEDTEST_DBS (the tables, default
 # "file temp").
@@ -72,6 +73,18 @@ libs="-L$LIBDIR -Wl,--no-as-needed -lspanprof -Wl,-rpath,$LIBDIR"
 build spanprof "$PLUGIN" "$CC" -fplugin="$PLUGIN" -fplugin-arg-spanplugin-all -I"$INCLUDE_DIR"
 build every "$PLUGIN" "$CC" -fplugin="$PLUGIN" -fplugin-arg-spanplugin-all \
     -fplugin-arg-spanplugin-min-size=0 -I"$INCLUDE_DIR"
+# Rebuilt with `spanprof select --budget 5`'s exclude list, from a run of every function that
+# measures (SPANPROF_BUDGET=100) on the temporary database.
+if [ -x "$work/every" ] && { [ ! -s "$work/exclude.txt" ] || [ "$work/every" -nt "$work/exclude.txt" ]; }; then
+    rm -rf "$work/select" && mkdir -p "$work/select"
+    (cd "$work/select" && SPANPROF_BUDGET=100 SPANPROF_JSON=measured.json SPANPROF_FOLDED= \
+        "$work/every" --size "$size" >/dev/null 2>&1 &&
+        "$TOOL" select --budget 5 -o "$work/exclude.txt" measured.json) >"$work/select.log" 2>&1 ||
+        echo "speedtest1: spanprof select failed (see $work/select.log)" >&2
+fi
+[ -s "$work/exclude.txt" ] && build selected "$work/exclude.txt" "$CC" -fplugin="$PLUGIN" \
+    -fplugin-arg-spanplugin-all -fplugin-arg-spanplugin-min-size=0 \
+    -fplugin-arg-spanplugin-exclude-list="$work/exclude.txt" -I"$INCLUDE_DIR"
 libs=""
 have_uftrace=0
 if command -v "$uftrace" >/dev/null; then
@@ -97,6 +110,10 @@ every function, off|every|SPANPROF=0|min-size=0: every function a span (as the f
 every function, count|every|SPANPROF=count|the same, calls per stack
 every function, sample|every|SPANPROF=sample|the same, sampled time
 every function, exact|every||the same, exact wall time
+every function, sample, budget 5 %|every|SPANPROF=sample SPANPROF_BUDGET=5|the same under a 5 % cost budget
+every function, exact, budget 5 %|every|SPANPROF_BUDGET=5|the same, exact wall time, under a 5 % budget
+every function, selected, sample|selected|SPANPROF=sample|rebuilt with \`spanprof select --budget 5\`'s exclude list, no budget
+every function, selected, exact|selected||the same, exact wall time
 trace|spanprof|SPANPROF_TRACE=trace.json|exact + Chrome trace of the last 8 MiB per thread
 trace 1 MiB|spanprof|SPANPROF_TRACE=trace.json SPANPROF_TRACE_BUFFER=1|the same with funtrace's ring size
 uftrace|$uf|uftrace record|gcc -pg under uftrace record

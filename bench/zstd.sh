@@ -86,6 +86,10 @@ every function, off|every|SPANPROF=0|all with min-size=0: every function a span,
 every function, count|every|SPANPROF=count|every function, calls per stack
 every function, sample|every|SPANPROF=sample|every function, exact calls, sampled time
 every function, exact|every||every function, exact wall time
+all, sample, budget 5 %|all|SPANPROF=sample SPANPROF_BUDGET=5|default selection, sampled, under a 5 % cost budget
+all, exact, budget 5 %|all|SPANPROF_BUDGET=5|default selection, exact wall time, under a 5 % budget
+every function, sample, budget 5 %|every|SPANPROF=sample SPANPROF_BUDGET=5|every function, sampled, under a 5 % budget
+every function, exact, budget 5 %|every|SPANPROF_BUDGET=5|every function, exact wall time, under a 5 % budget
 uftrace|$uf|uftrace record|gcc -pg under uftrace record
 clang plain|$cl||clang-14 -O2 -g
 XRay unpatched|$xr|XRAY_OPTIONS=patch_premain=false|default threshold (200 instructions), sleds never patched
