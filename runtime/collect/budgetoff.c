@@ -26,6 +26,7 @@
 #include <unistd.h>
 
 #include "collect/budget.h"
+#include "collect/collect.h"
 #include "record/clock.h"
 
 #define CLEAN_SCANS 2
@@ -86,9 +87,7 @@ void spanprof__budget_mute(struct spanprof_site *site, double at_s, double mean_
 static uint64_t thread_cpu_ns(pid_t tid)
 {
     struct timespec ts;
-    /* Linux's clock id for a thread's CPU time, as glibc's pthread_getcpuclockid builds it. */
-    clockid_t id = (clockid_t)((~(unsigned)tid << 3) | 6);
-    if (clock_gettime(id, &ts) != 0)
+    if (clock_gettime((clockid_t)spanprof__thread_cpu_clock(tid), &ts) != 0)
         return UINT64_MAX; /* gone */
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }

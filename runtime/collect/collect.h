@@ -110,6 +110,13 @@ void spanprof__res_node_merge(void *dst, const void *src);
 void spanprof__res_live(const struct spanprof__res_node *rn, int64_t *blocks, int64_t *bytes);
 int spanprof__res_thread_merge(struct spanprof__thread *group, struct spanprof__thread *t);
 
+/* Linux's clock id for thread TID's CPU time (CPUCLOCK_SCHED | CPUCLOCK_PERTHREAD_MASK, as glibc's
+ * pthread_getcpuclockid builds it): any thread of the process may read it. */
+static inline int spanprof__thread_cpu_clock(pid_t tid)
+{
+    return (int)(~(unsigned)tid << 3) | 6;
+}
+
 /* ---- sample_data.c: SPANPROF=sample's figures per node and per thread ---- */
 /* Behind each node (after struct spanprof__res_node when that is there too). */
 struct spanprof__sample_node {

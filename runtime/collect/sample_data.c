@@ -64,12 +64,6 @@ void spanprof__sample_layout(void)
     spanprof__flags.frames_shared = 1;
 }
 
-/* Linux's clock id for thread TID's CPU time (CPUCLOCK_SCHED | CPUCLOCK_PERTHREAD_MASK). */
-static int thread_cpu_clock(pid_t tid)
-{
-    return (int)(~(unsigned)tid << 3) | 6;
-}
-
 static uint64_t clock_ns(int clock, int *ok)
 {
     struct timespec ts;
@@ -81,7 +75,7 @@ static uint64_t clock_ns(int clock, int *ok)
 static void restart(struct spanprof__sample_thread *st, struct spanprof__thread *t, uint64_t wall)
 {
     int saved_errno = errno, ok;
-    st->cpu_clock = thread_cpu_clock(t->tid);
+    st->cpu_clock = spanprof__thread_cpu_clock(t->tid);
     st->last_cpu_ns = clock_ns(CLOCK_THREAD_CPUTIME_ID, &ok);
     st->last_wall_ns = wall;
     st->cpu_used_ns = st->wall_timely_ns = st->wall_late_ns = 0;
