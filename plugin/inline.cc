@@ -54,13 +54,24 @@ const struct ggc_root_tab spanplugin_inline_roots[] = {
  * program writes can be spelled so; in DECL_ATTRIBUTES, so LTO streams it with the site. */
 #define INLINE_SITE_MARK "spanprof inline"
 
+/* The target is the one of the compiler that loads the plugin, known from that compiler's own
+ * target headers (tm.h, through gcc-plugin.h): a cross plugin is built on one machine for a
+ * compiler that writes code for another (an x86-64 plugin for aarch64-linux-gnu-gcc), so the
+ * __x86_64__ of the machine that compiles the plugin says nothing about the code it writes.
+ * X86_64_REGPARM_MAX is defined by config/i386/i386.h alone. */
+#if defined(X86_64_REGPARM_MAX)
+#define SPANPLUGIN_TARGET_X86 1
+#else
+#define SPANPLUGIN_TARGET_X86 0
+#endif
+
 bool
 spanplugin_inline_possible (void)
 {
-#if defined(__x86_64__)
-  /* A native compiler's target is the plugin's own host; -m32 and -mx32 are left out.  So is
-   * -fsanitize=thread: its runtime sees the inline path's plain stores and `addq` as races with
-   * the report writers' atomic loads (the runtime, built with it, uses atomics instead). */
+#if SPANPLUGIN_TARGET_X86
+  /* x86 targets: -m32 and -mx32 are left out.  So is -fsanitize=thread: its runtime sees the
+   * inline path's plain stores and `addq` as races with the report writers' atomic loads (the
+   * runtime, built with it, uses atomics instead). */
   return spanplugin_opts.inline_path && TYPE_PRECISION (ptr_type_node) == 64
          && POINTER_SIZE == 64 && !(flag_sanitize & SANITIZE_THREAD);
 #else
