@@ -10,6 +10,10 @@
 #   plugin     the sample matrix: every sample at -O0, -O2, -O3, -O2 -flto and -O3 -flto, C with
 #              gcc and as C++ with g++, exact and count modes (early returns, recursion, threads,
 #              fork, exceptions, setjmp/longjmp repair, tail calls, noreturn, progress points)
+#   pac        the samples that longjmp (the repair reads and compares return addresses), and
+#              recursion and threads, at -O0 and -O2 with pointer authentication: the samples
+#              built with PAC_FLAGS (-mbranch-protection=standard), the runtime in PAC_LIBDIR too
+#              (qemu's default CPU signs and checks return addresses)
 #   signals    spans in signal handlers (10 kHz SIGALRM, alternate stacks, siglongjmp, signals
 #              at start-up and while call paths are made), at -O2
 #   lifecycle  signal deaths, dumps, dlclose, two runtimes, thread churn, the writer thread
@@ -36,8 +40,9 @@
 #     shares, which under an emulator are the emulator's.
 #
 # Environment: as the runners: CC, CXX, PLUGIN, INCLUDE_DIR, LIBDIR, PROFDUMP, TRACECHECK, TOOL,
-# RUNTIME_LIBS; EMULATOR (required: the command that runs an arm64 program).  ONLY (suite
-# names: "plugin signals") and REGEN are passed to the runners.
+# RUNTIME_LIBS; EMULATOR (required: the command that runs an arm64 program); PAC_LIBDIR and
+# PAC_FLAGS (the pac suite, skipped without them).  ONLY picks suites ("plugin signals"); REGEN
+# is passed to the runners.
 # shellcheck source=testsuite/lib.sh
 . "$(dirname "$0")/../lib.sh"
 if [ -z "${EMULATOR:-}" ]; then
@@ -45,7 +50,7 @@ if [ -z "${EMULATOR:-}" ]; then
     exit 2
 fi
 make_work_dir
-suites=${ONLY:-plugin signals lifecycle sample cli}
+suites=${ONLY:-plugin pac signals lifecycle sample cli}
 ONLY=
 
 # emulate PROGRAM ARGS...: EMULATOR (qemu and its options) run through a link named PROGRAM.
@@ -76,12 +81,12 @@ for tool in PROFDUMP TRACECHECK TOOL; do
 done
 export EMULATOR PROFDUMP TRACECHECK TOOL
 
-# suite NAME ONLY-LIST VAR=VALUE...: runs NAME's runner with those tests (empty: all) and that
-# environment; its PASS/FAIL/SKIP lines are shown and counted here.
+# suite NAME[:LABEL] ONLY-LIST VAR=VALUE...: runs NAME's runner with those tests (empty: all)
+# and that environment; its PASS/FAIL/SKIP lines are shown and counted here.
 suite() {
-    name=$1 only=$2
+    name=${1%%:*} label=${1#*:} only=$2
     shift 2
-    echo "## $name${only:+: $only}"
+    echo "## $label${only:+: $only}"
     env ONLY="$only" "$@" sh "$here/../$name/run.sh" >"$work/$name.log" 2>&1
     cat "$work/$name.log"
     line=$(tail -n 1 "$work/$name.log")
@@ -139,9 +144,18 @@ for s in $suites; do
         not_run sample "accuracy accuracy_long accuracy_one_cpu" \
             "busy loops on every core, and time shares that are the emulator's"
         ;;
+    pac)
+        if [ -z "${PAC_LIBDIR:-}" ] || [ -z "${PAC_FLAGS:-}" ]; then
+            skip "pac: PAC_LIBDIR and PAC_FLAGS are not set"
+            continue
+        fi
+        suite "plugin:pac ($PAC_FLAGS)" \
+            "longjmp noreturn recursion setjmp_callback setjmp_indirect setjmp_nested setjmp_recursion setjmp_stack_args setjmp_threads threads" \
+            LIBDIR="$PAC_LIBDIR" SAMPLE_CFLAGS="$PAC_FLAGS" LEVELS="O0 O2"
+        ;;
     cli) suite cli "" SPANPROF_TOOL="$TOOL" ;;
     *)
-        echo "arm64: no suite here is named '$s' (plugin signals lifecycle sample cli)" >&2
+        echo "arm64: no suite here is named '$s' (plugin pac signals lifecycle sample cli)" >&2
         exit 2
         ;;
     esac
