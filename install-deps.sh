@@ -10,7 +10,11 @@
 # the CMake package test's scratch project (make check-install); WITH_BROWSER=1 adds
 # chromium for the browser test (make check-browser).  WITH_BENCH=1 adds what `make bench` compares
 # against or builds with: uftrace, clang-14 (XRay), valgrind (instruction counts) and tcl (SQLite's
-# build, for the speedtest1 table).
+# build, for the speedtest1 table).  WITH_ARM64=1 adds the arm64 cross build and its test
+# (./configure --host=aarch64-linux-gnu, make check-arm64): the arm64 architecture in dpkg, the
+# cross compilers and the cross compiler's plugin headers, qemu-user (runs the arm64 programs),
+# pkgconf:arm64 (aarch64-linux-gnu-pkg-config) and the arm64 builds of the libraries the runtime,
+# the tool and the unit tests link against.
 #
 # GCC_VERSIONS="11 12" installs the compiler and plugin headers of each listed GCC release
 # (default: the release of the system's gcc).
@@ -27,6 +31,12 @@ command -v npm >/dev/null 2>&1 || packages="$packages nodejs npm"
 for major in ${GCC_VERSIONS:-$default_major}; do
     packages="$packages gcc-$major g++-$major gcc-$major-plugin-dev"
 done
+if [ "${WITH_ARM64:-0}" = 1 ]; then
+    packages="$packages gcc-$default_major-aarch64-linux-gnu g++-$default_major-aarch64-linux-gnu
+              gcc-aarch64-linux-gnu g++-aarch64-linux-gnu gcc-$default_major-plugin-dev-aarch64-linux-gnu
+              qemu-user pkgconf:arm64 libjson-c-dev:arm64 libprotobuf-c-dev:arm64 zlib1g-dev:arm64
+              libmicrohttpd-dev:arm64 libcurl4-openssl-dev:arm64 check:arm64 libunwind-dev:arm64"
+fi
 
 missing=""
 for package in $packages; do
@@ -39,6 +49,11 @@ if [ -z "$missing" ]; then
 fi
 as_root=""
 [ "$(id -u)" -eq 0 ] || as_root=sudo
+# The :arm64 packages come from the arm64 architecture's package lists (fetched by the update).
+if [ "${WITH_ARM64:-0}" = 1 ] && ! dpkg --print-foreign-architectures | grep -qx arm64; then
+    echo "install-deps: adding the arm64 architecture to dpkg"
+    $as_root dpkg --add-architecture arm64
+fi
 echo "install-deps: installing$missing"
 $as_root apt-get update -q
 # shellcheck disable=SC2086 # the package list is meant to split

@@ -5,8 +5,13 @@
 #               docs/manual.md's option tables (whose SPANPROF_* rows `make check-options`
 #               compares with the runtime's own table)
 # Usage: sh man/mkman.sh TOOL MANUAL VERSION OUTDIR
+# EMULATOR (words, may be empty) runs TOOL when it is built for another machine (a cross build).
 set -eu
 tool=$1 manual=$2 version=$3 out=$4
+run_tool() {
+    # shellcheck disable=SC2086 # EMULATOR is a command and its options
+    ${EMULATOR:-} "$tool" "$@"
+}
 mkdir -p "$out"
 
 # The characters outside ASCII that the texts use, as roff's own names (groff reads bytes).
@@ -24,7 +29,7 @@ md_cell() {
 }
 
 # ---- spanprof.1 -------------------------------------------------------------------------------
-commands=$("$tool" --help | awk '/^Commands:/ { on = 1; next } on && /^$/ { exit }
+commands=$(run_tool --help | awk '/^Commands:/ { on = 1; next } on && /^$/ { exit }
                                   on && /^  [a-z]/ { print $1 }')
 {
     echo ".TH SPANPROF 1 \"\" \"spanprof $version\" \"User Commands\""
@@ -32,7 +37,7 @@ commands=$("$tool" --help | awk '/^Commands:/ { on = 1; next } on && /^$/ { exit
     echo "spanprof \\- record, report, compare and view profiles of programs built with spanprof"
     echo ".SH SYNOPSIS"
     echo ".nf"
-    "$tool" --help | awk '/^$/ { exit } { sub(/^usage: /, ""); sub(/^       /, ""); print }' | roff_text
+    run_tool --help | awk '/^$/ { exit } { sub(/^usage: /, ""); sub(/^       /, ""); print }' | roff_text
     echo ".fi"
     echo ".SH DESCRIPTION"
     echo "Programs built with the spanprof GCC plugin (see"
@@ -45,7 +50,7 @@ commands=$("$tool" --help | awk '/^Commands:/ { on = 1; next } on && /^$/ { exit
     for c in $commands; do
         echo ".SS \"spanprof $c\""
         echo ".nf"
-        "$tool" help "$c" | roff_text
+        run_tool help "$c" | roff_text
         echo ".fi"
     done
     echo ".SH EXIT STATUS"

@@ -26,9 +26,12 @@
  * stay calls, to the same runtime entry points, and record the same: only slower (and the exit's
  * call is made with recording off too).
  *
- * Only for x86-64 with 64-bit pointers (the offsets, the `lea` naming the entering code and the
- * signal-atomic `addq` are that target's) and without ThreadSanitizer; elsewhere, and with
- * inline=0, instrument.cc emits calls to the weak hooks.  Objects with the inline path refer to
+ * Only for 64-bit pointers (the offsets) on x86-64 (`lea` names the entering code, rdtsc times,
+ * a plain `addq` counts, signal-atomically) and aarch64 (`adr`, isb + mrs cntvct_el0, the
+ * counts as relaxed atomic adds: GCC's ldadd or ldxr/stxr, see runtime/record/counter.h; the
+ * frame's return address is not read there, as the runtime does not read it: target.h), and
+ * without ThreadSanitizer; elsewhere, and with inline=0, instrument.cc emits calls to the weak
+ * hooks.  Objects with the inline path refer to
  * the runtime strongly under versioned names, so a runtime of another layout fails the link
  * (spanprof.h, section 5).
  */
@@ -54,13 +57,33 @@ const struct ggc_root_tab spanplugin_inline_roots[] = {
  * program writes can be spelled so; in DECL_ATTRIBUTES, so LTO streams it with the site. */
 #define INLINE_SITE_MARK "spanprof inline"
 
+/* The target is the one of the compiler that loads the plugin, known from that compiler's own
+ * target headers (tm.h, through gcc-plugin.h): a cross plugin is built on one machine for a
+ * compiler that writes code for another (an x86-64 plugin for aarch64-linux-gnu-gcc), so the
+ * __x86_64__ of the machine that compiles the plugin says nothing about the code it writes.
+ * X86_64_REGPARM_MAX is defined by config/i386/i386.h alone. */
+#if defined(X86_64_REGPARM_MAX)
+#define SPANPLUGIN_TARGET_X86 1
+#else
+#define SPANPLUGIN_TARGET_X86 0
+#endif
+#if defined(GCC_AARCH64_H)
+#define SPANPLUGIN_TARGET_AARCH64 1
+#else
+#define SPANPLUGIN_TARGET_AARCH64 0
+#endif
+
 bool
 spanplugin_inline_possible (void)
 {
-#if defined(__x86_64__)
-  /* A native compiler's target is the plugin's own host; -m32 and -mx32 are left out.  So is
-   * -fsanitize=thread: its runtime sees the inline path's plain stores and `addq` as races with
-   * the report writers' atomic loads (the runtime, built with it, uses atomics instead). */
+#if SPANPLUGIN_TARGET_X86
+  /* x86 targets: -m32 and -mx32 are left out.  So is -fsanitize=thread: its runtime sees the
+   * inline path's plain stores and `addq` as races with the report writers' atomic loads (the
+   * runtime, built with it, uses atomics instead). */
+  return spanplugin_opts.inline_path && TYPE_PRECISION (ptr_type_node) == 64
+         && POINTER_SIZE == 64 && !(flag_sanitize & SANITIZE_THREAD);
+#elif SPANPLUGIN_TARGET_AARCH64
+  /* LP64 only (-mabi=ilp32 has 32-bit pointers); no ThreadSanitizer, as on x86. */
   return spanplugin_opts.inline_path && TYPE_PRECISION (ptr_type_node) == 64
          && POINTER_SIZE == 64 && !(flag_sanitize & SANITIZE_THREAD);
 #else
@@ -166,7 +189,11 @@ spanplugin_add_inline_enter (gimple_seq *seq, tree site, location_t loc)
   /* The address of this code, as a call's return address would name it: each inlined or
    * cloned copy of the function gets its own.  Volatile, so that no two copies are merged. */
   tree entry = create_tmp_var (pointer_sized_int_node, "spanprof_entry");
+#if SPANPLUGIN_TARGET_AARCH64
+  gasm *lea = build_asm ("adr %0, .", "=r", entry, NULL_TREE, NULL);
+#else
   gasm *lea = build_asm ("lea 0(%%rip), %0", "=r", entry, NULL_TREE, NULL);
+#endif
   gimple_set_location (lea, loc);
   gimple_seq_add_stmt (seq, lea);
   gcall *call = gimple_build_call (enter_abi_decl, 3, build_fold_addr_expr (site), cfa, entry);
@@ -291,20 +318,18 @@ struct emitter
   }
 };
 
-/* A fresh SSA name holding the time-stamp counter: rdtsc, as the runtime's __rdtsc (). */
+/* A fresh SSA name holding the tick counter, as the runtime's spanprof__tsc_read
+ * (runtime/record/target.h): rdtsc, or isb + mrs cntvct_el0. */
 static tree
 read_tsc (emitter &e)
 {
   tree now = make_temp_ssa_name (uint64_type_node, NULL, "spanprof_now");
+#if SPANPLUGIN_TARGET_AARCH64
+  e.add_asm ("isb\n\tmrs %0, cntvct_el0", "=r", now, NULL_TREE, NULL);
+#else
   e.add_asm ("rdtsc\n\tsalq $32, %%rdx\n\torq %%rdx, %%rax", "=a", now, NULL_TREE, "rdx");
+#endif
   return now;
-}
-
-/* *MEM += VALUE (or 1, VALUE NULL) in one instruction (counter.h: signal-atomic, no lock). */
-static void
-add_to_counter (emitter &e, tree mem, tree value)
-{
-  e.add_asm ("addq %1, %0", "+m", mem, value ? value : build_int_cst (uint64_type_node, 1), NULL);
 }
 
 /* The TYPE-typed memory at BASE + OFFSET, with alias set 0 (a ref-all pointer type): the
@@ -314,6 +339,23 @@ mem_at (tree type, tree base, HOST_WIDE_INT offset)
 {
   tree ref_all = build_pointer_type_for_mode (char_type_node, ptr_mode, true);
   return build2 (MEM_REF, type, base, build_int_cst (ref_all, offset));
+}
+
+/* The uint64_t at BASE + OFFSET += VALUE (or 1, VALUE NULL), signal-atomically as counter.h's
+ * spanprof__count_add: on x86 one `addq` (no lock); on aarch64 a relaxed atomic add. */
+static void
+add_to_counter (emitter &e, tree base, HOST_WIDE_INT offset, tree value)
+{
+  if (!value)
+    value = build_int_cst (uint64_type_node, 1);
+#if SPANPLUGIN_TARGET_AARCH64
+  tree addr = e.let_op (ptr_type_node, POINTER_PLUS_EXPR, base, size_int (offset),
+                        "spanprof_counter");
+  e.add_call (gimple_build_call (builtin_decl_explicit (BUILT_IN_ATOMIC_FETCH_ADD_8), 3, addr,
+                                 value, build_int_cst (integer_type_node, MEMMODEL_RELAXED)));
+#else
+  e.add_asm ("addq %1, %0", "+m", mem_at (uint64_type_node, base, offset), value, NULL);
+#endif
 }
 
 static tree
@@ -395,7 +437,11 @@ expand_enter (emitter &e, gcall *call, tree state)
 
   tree t = e.let (ptr_type_node, get_thread_decl (), "spanprof_thread");
   tree f = load (e, ptr_type_node, t, SPANPROF_ABI_THREAD_TOP, "spanprof_top");
+#if SPANPLUGIN_TARGET_AARCH64
+  tree ret = build_zero_cst (uptr); /* not at a fixed place: unused, as by the runtime */
+#else
   tree ret = load (e, uptr, cfa, -(HOST_WIDE_INT) sizeof (void *), "spanprof_return");
+#endif
   tree cfa_int = e.let_conv (uptr, cfa, "spanprof_cfa");
   /* The top frame dead or re-entered: f->cfa <= cfa && (f->cfa != cfa || ...). */
   tree f_cfa = load (e, uptr, f, SPANPROF_ABI_FRAME_CFA, "spanprof_top_cfa");
@@ -444,7 +490,7 @@ expand_enter (emitter &e, gcall *call, tree state)
   add_phi_arg (phi, hint, find_edge (hint_bb, found), e.loc);
   add_phi_arg (phi, cached, find_edge (cache_bb, found), e.loc);
 
-  add_to_counter (e, mem_at (uint64_type_node, n, SPANPROF_ABI_NODE_CALLS), NULL_TREE);
+  add_to_counter (e, n, SPANPROF_ABI_NODE_CALLS, NULL_TREE);
   /* The push: fields, top (the commit), fields again (spanprof__push_frame). */
   tree g = e.let_op (ptr_type_node, POINTER_PLUS_EXPR, f, size_int (SPANPROF_ABI_FRAME_SIZE),
                      "spanprof_new_top");
@@ -488,11 +534,11 @@ add_pop (emitter &e, tree site_addr, tree cfa_int, tree now)
       sd = e.let_op (long_long_integer_type_node, MAX_EXPR, sd,
                      build_zero_cst (long_long_integer_type_node), "spanprof_ticks");
       d = e.let_conv (uint64_type_node, sd, "spanprof_ticks");
-      add_to_counter (e, mem_at (uint64_type_node, node, SPANPROF_ABI_NODE_TOTAL), d);
+      add_to_counter (e, node, SPANPROF_ABI_NODE_TOTAL, d);
       tree parent = load (e, ptr_type_node, f,
                           SPANPROF_ABI_FRAME_NODE - (HOST_WIDE_INT) SPANPROF_ABI_FRAME_SIZE,
                           "spanprof_parent");
-      add_to_counter (e, mem_at (uint64_type_node, parent, SPANPROF_ABI_NODE_CHILD), d);
+      add_to_counter (e, parent, SPANPROF_ABI_NODE_CHILD, d);
     }
   e.fence ();
   tree below = e.let_op (ptr_type_node, POINTER_PLUS_EXPR, f,

@@ -14,10 +14,10 @@
  *     finally { [exit call;] if (ON (psite, __spanprof_progress)) __spanprof_progress (&psite); }
  *
  * where ON (site, hook) is `site.state != SPANPROF_STATE_OFF && &hook != 0` (add_guard): with
- * recording off no call is made.  By default (x86-64) the enter and exit calls are the inline
- * path's instead (inline.cc): calls to the runtime's strong entry points (no address test; the
- * exit's without its state test here) that a late pass writes out as inline code after the
- * optimisers, with the exit's state test, recorded without a call while the site counts, the
+ * recording off no call is made.  By default (x86-64, aarch64) the enter and exit calls are the
+ * inline path's instead (inline.cc): calls to the runtime's strong entry points (no address
+ * test; the exit's without its state test here) that a late pass writes out as inline code after
+ * the optimisers, with the exit's state test, recorded without a call while the site counts, the
  * runtime called otherwise.  With inline=0 the hooks are
  * weak, so an object compiled with the plugin also links and runs without the runtime (spans
  * off).  A small span's body (offpath.cc) is

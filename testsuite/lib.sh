@@ -12,6 +12,8 @@
 #   ONLY="a b"  run only the tests of those names (empty: all)
 #   REGEN=1     rewrite each expected file from the test's first variant instead of comparing;
 #               the other variants are then compared with the new file
+#   EMULATOR    runs the programs the tests build when they are for another machine (a cross
+#               build's tests, make check-arm64: "qemu-aarch64 -L /usr/aarch64-linux-gnu")
 # Every mismatch ends with the command that regenerates that test's expected file:
 #   make check-SUITE REGEN=1 ONLY=TEST
 # (a runner that make runs under another target's name sets check_target, e.g. check-e2e).
@@ -132,8 +134,8 @@ build_sample() {
 # run_sample VAR=VALUE...: runs $dir/prog in $dir with that environment, then the sample's own
 # test-env; leaves its exit status, stdout, stderr and pid in files of those names in $dir.
 run_sample() {
-    # shellcheck disable=SC2086 # test_env is a list of assignments
-    (cd "$dir" && env "$@" $test_env "$dir/prog" >stdout 2>stderr & echo $! >"$dir/pid"
+    # shellcheck disable=SC2086 # test_env is a list of assignments, EMULATOR a command
+    (cd "$dir" && env "$@" $test_env ${EMULATOR:-} "$dir/prog" >stdout 2>stderr & echo $! >"$dir/pid"
      wait $!; echo $? >"$dir/status")
 }
 

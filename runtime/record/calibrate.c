@@ -92,7 +92,7 @@ pairs_of(struct spanprof_site *site, enum pair_kind kind, int split, uint64_t su
             spanprof__record_enter(site, cfa, (uintptr_t)site, SPANPROF_FRAME_RETURN_ADDRESS(cfa), 1);
         x = x * 2654435761u + 1;
         __asm__ volatile("" : "+r"(x) :: "memory");
-        uint64_t before_exit = split ? __rdtsc() : 0;
+        uint64_t before_exit = split ? spanprof__tsc_read() : 0;
         if (kind == ENTRY_POINTS)
             __spanprof_exit(site, frame);
         else if (kind == INLINE_PATH &&
@@ -100,7 +100,7 @@ pairs_of(struct spanprof_site *site, enum pair_kind kind, int split, uint64_t su
             spanprof__record_exit(site, cfa, 1);
         __asm__ volatile("" ::: "memory");
         if (split) {
-            uint64_t after_exit = __rdtsc();
+            uint64_t after_exit = spanprof__tsc_read();
             uint64_t start = spanprof__tls->frames[1].start; /* the popped frame's */
             sums[0] += before_exit - start;
             sums[1] += after_exit - start;

@@ -1,15 +1,11 @@
 /* clock.c — chooses the tick source and converts ticks to nanoseconds.
  *
- * rdtsc is used only with an invariant TSC (CPUID 0x80000007 EDX bit 8): it then runs at a
- * constant rate on every core regardless of frequency scaling and sleep states.  Its rate is not
- * read from anywhere (unreliable on VMs); instead a (tsc, monotonic) pair is taken at start-up and
- * another when output is written, and the ratio is the rate over the whole run.
+ * The CPU's tick counter (target.h: the TSC, or aarch64's cntvct_el0) is used only where it runs
+ * at a constant rate on every core.  Its rate is not read from anywhere (unreliable on VMs, and
+ * cntfrq_el0 is only what the firmware wrote); instead a (tick, monotonic) pair is taken at
+ * start-up and another when output is written, and the ratio is the rate over the whole run.
  */
 #include "record/clock.h"
-
-#if SPANPROF_HAVE_TSC
-#include <cpuid.h>
-#endif
 
 static int clock_off; /* counting mode: every timestamp is 0 */
 
@@ -21,22 +17,12 @@ __attribute__((noinline)) uint64_t spanprof__mono_ns_call(void)
 static uint64_t cal_tick0, cal_ns0;
 
 #if SPANPROF_HAVE_TSC
-static int invariant_tsc(void)
-{
-    unsigned a, b, c, d;
-    if (!__get_cpuid(0x80000000u, &a, &b, &c, &d) || a < 0x80000007u)
-        return 0;
-    if (!__get_cpuid(0x80000007u, &a, &b, &c, &d))
-        return 0;
-    return (d >> 8) & 1;
-}
-
-/* A (tsc, ns) pair with the TSC read on both sides of clock_gettime, to halve the skew. */
+/* A (tick, ns) pair with the counter read on both sides of clock_gettime, to halve the skew. */
 static void pair(uint64_t *tick, uint64_t *ns)
 {
-    uint64_t t0 = __rdtsc();
+    uint64_t t0 = spanprof__tsc_read();
     *ns = spanprof__mono_ns();
-    uint64_t t1 = __rdtsc();
+    uint64_t t1 = spanprof__tsc_read();
     *tick = t0 + (t1 - t0) / 2;
 }
 #endif
@@ -44,7 +30,7 @@ static void pair(uint64_t *tick, uint64_t *ns)
 void spanprof__clock_init(void)
 {
 #if SPANPROF_HAVE_TSC
-    spanprof__flags.tsc = invariant_tsc();
+    spanprof__flags.tsc = spanprof__tsc_usable();
     if (spanprof__flags.tsc)
         pair(&cal_tick0, &cal_ns0);
 #endif
@@ -83,5 +69,9 @@ double spanprof__clock_ns_per_tick(void)
 
 const char *spanprof__clock_name(void)
 {
-    return clock_off ? "none" : spanprof__flags.tsc ? "tsc" : "monotonic";
+#if SPANPROF_HAVE_TSC
+    return clock_off ? "none" : spanprof__flags.tsc ? SPANPROF_TSC_NAME : "monotonic";
+#else
+    return clock_off ? "none" : "monotonic";
+#endif
 }

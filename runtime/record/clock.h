@@ -1,7 +1,8 @@
 /* clock.h — the runtime's timestamp source.
  *
- * Timestamps are "ticks": TSC cycles when the CPU has an invariant TSC (rdtsc ≈ 10.5 ns on the
- * reference VM), else CLOCK_MONOTONIC nanoseconds (vDSO clock_gettime ≈ 25 ns).  Ticks become
+ * Timestamps are "ticks": the CPU's tick counter's when it has a usable one (target.h: the
+ * invariant TSC on x86, rdtsc ≈ 10.5 ns on the reference VM; cntvct_el0 on aarch64), else
+ * CLOCK_MONOTONIC nanoseconds (vDSO clock_gettime ≈ 25 ns).  Ticks become
  * nanoseconds only when output is written, with a rate calibrated against CLOCK_MONOTONIC
  * between start-up and the write (see clock.c).
  */
@@ -11,14 +12,8 @@
 #include <stdint.h>
 #include <time.h>
 
-#if defined(__x86_64__) || defined(__i386__)
-#include <x86intrin.h>
-#define SPANPROF_HAVE_TSC 1
-#else
-#define SPANPROF_HAVE_TSC 0
-#endif
-
 #include "record/record.h"
+#include "record/target.h"
 
 #pragma GCC visibility push(hidden)
 
@@ -38,7 +33,7 @@ static inline uint64_t spanprof__clock_now(void)
 {
 #if SPANPROF_HAVE_TSC
     if (__builtin_expect(spanprof__flags.tsc, 1))
-        return __rdtsc();
+        return spanprof__tsc_read();
 #endif
     return spanprof__mono_ns_call();
 }

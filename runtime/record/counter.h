@@ -11,7 +11,11 @@
  *  - no data race with a reader on another thread: a plain 64-bit aligned store is atomic on x86
  *    (readers load with __atomic relaxed loads).
  * Built with ThreadSanitizer (which cannot see inline assembly), and on other architectures, the
- * same updates are relaxed __atomic read-modify-writes, which give both properties.
+ * same updates are relaxed __atomic read-modify-writes, which give both properties.  A relaxed
+ * load and a separate store would not: a handler's update between the two would be lost.  On
+ * aarch64 GCC makes each a call to libgcc's __aarch64_ldadd8_relax (-moutline-atomics, its
+ * default): one LSE `ldadd` on Armv8.1 and later, an ldxr/stxr loop on Armv8.0, where a signal
+ * between the two clears the exclusive monitor, so the store fails and the loop retries.
  */
 #ifndef SPANPROF_COUNTER_H
 #define SPANPROF_COUNTER_H

@@ -30,15 +30,6 @@ enum { SPANPROF__LOOKUP_hint, SPANPROF__LOOKUP_cache, SPANPROF__LOOKUP_cold };
  * Must be evaluated in the exported function itself. */
 #define SPANPROF_CALLER_RA() ((uintptr_t)__builtin_return_address(0))
 
-/* The instrumented function's own return address, read from just below its canonical frame
- * address: one load from a line the call just wrote.  Where the return address is not kept on
- * the stack at a fixed place it is not used (0), and equal frames are then taken as alive. */
-#if defined(__x86_64__) || defined(__i386__)
-#define SPANPROF_FRAME_RETURN_ADDRESS(cfa) (((const uintptr_t *)(cfa))[-1])
-#else
-#define SPANPROF_FRAME_RETURN_ADDRESS(cfa) ((uintptr_t)0)
-#endif
-
 /* The timestamp of an enter (KIND 0) or exit (SPANPROF__TRACE_EXIT) of SITE: one predictable
  * branch on a read-mostly flag, then rdtsc (~10.5 ns), as clock.h's spanprof__clock_now.  The
  * flag is off with tracing on: the timestamp is then taken by the push of the trace event (a
@@ -50,7 +41,7 @@ spanprof__span_tick(const struct spanprof_site *site, uintptr_t kind)
 {
 #if SPANPROF_HAVE_TSC
     if (SPANPROF_LIKELY(spanprof__flags.hot_tsc))
-        return __rdtsc();
+        return spanprof__tsc_read(); /* ~10.5 ns (rdtsc), or isb + mrs cntvct_el0 */
 #endif
     return spanprof__span_tick_other(site, kind);
 }
@@ -147,7 +138,7 @@ static inline __attribute__((always_inline)) void spanprof__record_exit(struct s
             spanprof__record_exit_other(site, cfa);
             return;
         }
-        now = __rdtsc();
+        now = spanprof__tsc_read(); /* ~10.5 ns (rdtsc), or isb + mrs cntvct_el0 */
 #else
         spanprof__record_exit_other(site, cfa);
         return;

@@ -69,7 +69,7 @@ spanprof__trace_push_to(struct spanprof__trace_ring *r, const struct spanprof_si
     struct spanprof__trace_event *e = &r->events[h & (r->capacity - 1)];
     uintptr_t lap = h & r->capacity ? SPANPROF__TRACE_ODD_LAP : 0;
 #if SPANPROF_HAVE_TSC
-    uint64_t tick = tsc ? __rdtsc() : spanprof__clock_now();
+    uint64_t tick = tsc ? spanprof__tsc_read() : spanprof__clock_now();
 #else
     uint64_t tick = ((void)tsc, spanprof__clock_now());
 #endif

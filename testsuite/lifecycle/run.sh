@@ -8,7 +8,8 @@
 # (its own) and CHILD (any other).  Values are call counts, so they are exact.
 #
 # Environment: CC, PLUGIN, INCLUDE_DIR, LIBDIR, PROFDUMP, TOOL (the spanprof command),
-# TRACECHECK, RUNTIME_LIBS.  Optional: ONLY="a b"; REGEN=1 rewrites the expected files (see ../lib.sh);
+# TRACECHECK, RUNTIME_LIBS.  Optional: ONLY="a b"; REGEN=1 rewrites the expected files, EMULATOR
+# runs the programs (see ../lib.sh);
 # SAMPLE_CFLAGS, added to every compile and link (the sanitizer runs of `make check-sanitize`).
 # A sample may carry lines:  test-env: VAR=VALUE ...   extra environment
 #                            test-build: static        linked with libspanprof.a
@@ -50,7 +51,7 @@ run() {
     # shellcheck disable=SC2086,SC2016 # test_env is a list of assignments; $$ is the inner shell's
     sh -c 'cd "$1" && shift && sh -c "echo \$\$ >pid && exec \"\$@\"" sh "$@" >stdout 2>stderr
            echo $? >rc' sh "$d" env SPANPROF=count SPANPROF_FOLDED=out.folded $test_env \
-        "$exe" "$@" 2>/dev/null
+        ${EMULATOR:-} "$exe" "$@" 2>/dev/null
     record_status "$d" "$(cat "$d/rc")"
     sed -i '/^\(Terminated\|Hangup\|Quit\|Interrupt\|Aborted\|Segmentation fault\)$/d' "$d/stderr"
 }
@@ -60,8 +61,8 @@ start() {
     d=$1
     shift
     # shellcheck disable=SC2086 # test_env is a list of assignments
-    (cd "$d" && exec env SPANPROF=count SPANPROF_FOLDED=out.folded $test_env "$exe" "$@" \
-        >stdout 2>stderr) &
+    (cd "$d" && exec env SPANPROF=count SPANPROF_FOLDED=out.folded $test_env ${EMULATOR:-} "$exe" \
+        "$@" >stdout 2>stderr) &
     echo $! >"$d/pid"
 }
 
@@ -120,7 +121,7 @@ driver_signals() {
 driver_ignored() {
     # shellcheck disable=SC2086 # test_env is a list of assignments
     (cd "$1" && trap '' TERM && exec env SPANPROF=count SPANPROF_FOLDED=out.folded $test_env \
-        "$exe" >stdout 2>stderr) &
+        ${EMULATOR:-} "$exe" >stdout 2>stderr) &
     echo $! >"$1/pid"
     finish "$1"
     describe "$1"

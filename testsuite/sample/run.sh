@@ -64,9 +64,9 @@ run_mode() {
     cpu) mode_env="SPANPROF=1 SPANPROF_CPU=1 SPANPROF_FOLDED=out.folded SPANPROF_FOLDED_VALUE=cpu" ;;
     *) mode_env="SPANPROF=$1 SPANPROF_FOLDED=" ;;
     esac
-    # shellcheck disable=SC2086 # test_env and mode_env are lists of assignments
+    # shellcheck disable=SC2086 # test_env and mode_env are lists of assignments, EMULATOR a command
     (cd "$dir/$1" && env SPANPROF_JSON="out.%p.json" $mode_env $test_env \
-        "$dir/prog" >stdout 2>stderr & echo $! >"$dir/$1/pid"
+        ${EMULATOR:-} "$dir/prog" >stdout 2>stderr & echo $! >"$dir/$1/pid"
      wait $!; echo $? >"$dir/$1/status")
 }
 

@@ -19,8 +19,8 @@
 # The handler's run count varies from run to run: where it equals the span's calls it is printed
 # as H; stacks of the handler that have the shape above are left out (which of them occur varies).
 #
-# Environment: CC, PLUGIN, INCLUDE_DIR, LIBDIR, PROFDUMP, TRACECHECK, RUNTIME_LIBS.  Optional: ONLY and REGEN
-# (../lib.sh); LEVELS (default "-O0 -O2"); SIGNAL_CFLAGS (extra compiler flags, e.g.
+# Environment: CC, PLUGIN, INCLUDE_DIR, LIBDIR, PROFDUMP, TRACECHECK, RUNTIME_LIBS.  Optional: ONLY,
+# REGEN and EMULATOR (../lib.sh); LEVELS (default "-O0 -O2"); SIGNAL_CFLAGS (extra compiler flags, e.g.
 # sanitizers); SIGNAL_MODES (default all).
 # shellcheck source=testsuite/lib.sh
 . "$(dirname "$0")/../lib.sh"
@@ -57,9 +57,9 @@ check() {
     shift 5
     dir="$work/$(echo "$name $label" | tr -c 'A-Za-z0-9+\n' '_')"
     mkdir -p "$dir"
-    # shellcheck disable=SC2086 # args is a word list
+    # shellcheck disable=SC2086 # args is a word list, EMULATOR a command
     (cd "$dir" && env SPANPROF_JSON="$dir/out.json" SPANPROF_FOLDED="$dir/out.folded" "$@" \
-        "$exe" $args >stdout 2>stderr; echo $? >status)
+        ${EMULATOR:-} "$exe" $args >stdout 2>stderr; echo $? >status)
     keep=.
     # The loop's counts depend on where the jumps landed: only the spans after it are exact.
     [ "$name" = siglongjmp ] && keep='^(span (after|after_child|handler) |anomaly|threads|stack after)'
