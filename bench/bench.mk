@@ -3,17 +3,19 @@
 #   make bench                      full run (a few minutes)
 #   make bench BENCH_REPS=9         more repetitions
 #   make bench BENCH_QUICK=1        no callgrind counts, no compile-time figures, no speedtest1,
-#                                   no zstd
+#                                   no zstd, no lua
 #   make bench-sampler              only the sampler thread's cost (SPANPROF=sample)
 #   make bench-speedtest1           the speedtest1 tables alone
 #   make bench-zstd                 the zstd table alone
+#   make bench-lua                  the cost budget on Lua's interpreter (bench/lua.sh)
 #   make bench-live                 the live-profile tables alone
 #   make bench-flight               the flight recorder's cost on a request loop (bench/flight.sh)
 # Rows are listed in bench/rows.txt.  Then more tables: the cost of writing a folded file that is
 # expensive to write (bench/deepjson.sh), thread churn (bench/churn.sh: 20,000 short-lived
 # threads, memory and time), SQLite's speedtest1 in every configuration (bench/speedtest1.sh:
-# fetches Debian's sqlite3 sources once, builds take minutes) and zstd built whole-program
-# (bench/zstd.sh, Debian's libzstd sources, the same way).
+# fetches Debian's sqlite3 sources once, builds take minutes), zstd built whole-program
+# (bench/zstd.sh, Debian's libzstd sources, the same way) and Lua's interpreter, many small
+# functions, with and without a cost budget (bench/lua.sh).
 
 BB = $(B)/bench
 BENCH_REPS ?= 5
@@ -153,6 +155,12 @@ bench: $(BENCH_BINS) bench-tools-bins
 	else \
 	  $(ZSTDBENCH); \
 	fi | tee -a $(BB)/results.md
+	@echo | tee -a $(BB)/results.md
+	@if [ '$(BENCH_QUICK)' = 1 ]; then \
+	  echo "### lua: left out by BENCH_QUICK=1 (its builds and runs take about 4 minutes)"; \
+	else \
+	  $(LUABENCH); \
+	fi | tee -a $(BB)/results.md
 
 bench-live: $(BB)/livebench $(BB)/measure
 	BENCH_BIN='$(CURDIR)/$(BB)' sh bench/live.sh
@@ -177,6 +185,13 @@ ZSTDBENCH = BENCH_BIN='$(CURDIR)/$(BB)' CC='$(CC)' PLUGIN='$(CURDIR)/$(B)/spanpl
 bench-zstd: $(LIBS_BUILT) $(BB)/measure $(B)/spanprof
 	$(ZSTDBENCH) | tee $(BB)/zstd.md
 
+# The cost budget on a program of many small functions: Lua's interpreter (bench/lua.sh;
+# LUA_REPS applies).
+LUABENCH = BENCH_BIN='$(CURDIR)/$(BB)' CC='$(CC)' PLUGIN='$(CURDIR)/$(B)/spanplugin.so' \
+  INCLUDE_DIR='$(CURDIR)/include' LIBDIR='$(CURDIR)/$(B)' MEASURE='$(CURDIR)/$(BB)/measure' sh bench/lua.sh
+bench-lua: $(LIBS_BUILT) $(BB)/measure
+	$(LUABENCH) | tee $(BB)/lua.md
+
 # The spanprof command on large inputs (bench/toolbench.c): 300,000 spans, 100,000 coz
 # experiments, a 100 MB JSON profile broken near its end; seconds and peak memory per command.
 # About 300 MB of inputs go to build/bench/tools.  Alone: make bench-tools.
@@ -185,4 +200,4 @@ bench-tools-bins: $(B)/toolbench $(B)/spanprof
 bench-tools: bench-tools-bins
 	$(TOOLBENCH)
 
-.PHONY: bench bench-sampler bench-speedtest1 bench-zstd bench-tools bench-tools-bins bench-live bench-flight
+.PHONY: bench bench-sampler bench-speedtest1 bench-zstd bench-lua bench-tools bench-tools-bins bench-live bench-flight
