@@ -62,9 +62,10 @@ struct spanprof_site {
  *         __spanprof_enter (&site, frame);
  * (the same before the exit and the progress calls), so a program whose recording is off
  * (SPANPROF=0, or a site the runtime rejects) makes no call at all: one load of a static in the
- * same object, one compare, one well-predicted branch.  The runtime writes OFF once, when it
- * first sees the site (at its first call, made because the state was still NEW), and never
- * changes it afterwards; every other state means "call".  The load is a volatile 32-bit load of
+ * same object, one compare, one well-predicted branch.  The runtime writes OFF once: when it
+ * first sees the site (at its first call, made because the state was still NEW), or, for a span
+ * a cost budget switches off (SPANPROF_BUDGET), once no thread can still be inside it; it never
+ * changes OFF afterwards.  Every other state means "call".  The load is a volatile 32-bit load of
  * an aligned field: one instruction, never cached nor hoisted out of a loop by the compiler, and
  * on x86-64 and AArch64 as good as a relaxed atomic load.  A load that still sees NEW after
  * another thread registered the site only makes one more call, which the runtime answers from

@@ -17,7 +17,8 @@
  * The copy is the original code, which GCC compiles as if there were no instrumentation (no
  * frame where there was none, tail calls kept).  Taking it is exact: the runtime writes OFF
  * once, never changes it afterwards, and a function that entered the `on` copy tests the state
- * again before its exit call as before.  The copy is made with GCC's own
+ * again before its exit call as before (a cost budget writes OFF only once no call can still be
+ * inside the `on` copy: the runtime's collect/budgetoff.c).  The copy is made with GCC's own
  * copy_gimple_seq_and_replace_locals (local variables and labels renamed, static locals and
  * parameters shared).  Code GCC cannot safely have twice in one function is left as it was:
  * `asm goto` and basic asm statements (the kind that defines symbols; GCC itself copies the

@@ -10,7 +10,7 @@
  * The writer also writes the flight recorder's captures (flight.c): a trigger wakes it without a
  * request (spanprof__writer_kick), and it serves their queue at every wake-up, before any write.
  * All wake-ups go through one futex word, "wake", bumped by every request and kick.  It also
- * runs SPANPROF_BUDGET's ticks (collect/budget.c), waking when one is due.
+ * runs SPANPROF_BUDGET's looks and ticks (collect/budget.c), waking when one is due.
  *
  * The writer thread exists only in processes that may need it (see start.c): created lazily,
  * never from a signal handler, with every signal blocked (so no handler ever runs on it and
