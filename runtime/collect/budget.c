@@ -368,11 +368,19 @@ void spanprof__budget_start(double percent)
     next_look = mono_s() + LOOK_S;
 }
 
+static uint64_t thread_cpu_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
 double spanprof__budget_serve(void)
 {
     struct spanprof__budget *b = &spanprof__budget;
     if (!(b->percent > 0))
         return -1;
+    uint64_t cpu0 = thread_cpu_ns();
     double now = mono_s();
     if (now >= next_look && sums_fit()) {
         spanprof__lock();
@@ -394,6 +402,8 @@ double spanprof__budget_serve(void)
         tick_s = tick_s < MIN_TICK_S ? MIN_TICK_S : tick_s > MAX_TICK_S ? MAX_TICK_S : tick_s;
         next_tick = now + tick_s;
     }
+    b->looks = looks;
+    b->cpu_ns += thread_cpu_ns() - cpu0;
     double next = next_look < next_tick ? next_look : next_tick;
     return next > now ? next - now : 0;
 }

@@ -14,11 +14,12 @@
  *              total_ns and self_ns are as recorded
  *   "threads": [ { "tid": N, "name": "...", "calls": N } ],   running threads, and for threads
  *              that ended, one entry per name: { "name", "threads": N, "calls" } (no tid)
- *   "budget": { "percent", "call_ns", "process_cpu_ns", "ticks", "ticks_ns",
- *               "last_share_percent", "switched_off": N },   with SPANPROF_BUDGET
+ *   "budget": { "percent", "call_ns", "process_cpu_ns", "looks", "budget_cpu_ns", "ticks",
+ *               "ticks_ns", "last_share_percent", "switched_off": N },   with SPANPROF_BUDGET
  *              (collect/budget.c): the budget, one call's measured cost, the process's CPU time
- *              so far, its looks at the call trees and their time, the runtime's estimated
- *              share over its last look, the spans switched off; each span a plugin option
+ *              so far, the looks and the writer thread's CPU time in them and the ticks, the
+ *              ticks' walks and their time, the runtime's estimated share over its last tick,
+ *              the spans switched off; each span a plugin option
  *              chose then says "by_option": true (only those may be switched off)
  *   "spans": [ { "name", "file", "line", "last_line", "calls", "total_ns", "self_ns",
  *                "max_depth",
@@ -139,6 +140,8 @@ json_object *spanprof__json_build(const struct spanprof__view *v, const struct s
         json_object_object_add(b, "process_cpu_ns",
                                spanprof__json_u64((uint64_t)cpu.tv_sec * 1000000000u +
                                                   (uint64_t)cpu.tv_nsec));
+        json_object_object_add(b, "looks", spanprof__json_u64(spanprof__budget.looks));
+        json_object_object_add(b, "budget_cpu_ns", spanprof__json_u64(spanprof__budget.cpu_ns));
         json_object_object_add(b, "ticks", spanprof__json_u64(spanprof__budget.ticks));
         json_object_object_add(b, "ticks_ns", spanprof__json_u64(spanprof__budget.tick_ns));
         json_object_object_add(b, "last_share_percent",

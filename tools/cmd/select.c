@@ -8,8 +8,8 @@
  * that run switched off.  With --budget PERCENT it is chosen again from the profile's figures,
  * by the runtime's rule: the spans switched off, then the other spans an option chose, shortest
  * mean call first (most called first when counting), leaving out those whose calls cost no
- * more than PERCENT of their own time, until calls × call_ns of what is left is under nine
- * tenths of PERCENT of the CPU time left.  SPANPROF_BUDGET=100 records the figures without
+ * more than PERCENT of their own time or take less than a hundredth of the budget, until
+ * calls × call_ns of what is left is under nine tenths of PERCENT of the CPU time left.  SPANPROF_BUDGET=100 records the figures without
  * switching anything off.
  *
  * Names are written one per line with '*', '?', '[' and '\' escaped (fnmatch patterns), each
@@ -97,8 +97,8 @@ static size_t choose(const struct sp_profile *p, double percent, const struct sp
     for (size_t i = 0; i < ncand && total > 0.9 * percent / 100 * cpu; i++) {
         const struct sp_span *s = cand[i];
         double c = (double)s->calls * p->budget_call_ns;
-        if (timed ? p->budget_call_ns <= rank(p, s) * percent / 100 : c < percent / 100 * cpu / 100)
-            continue; /* within the budget on its own */
+        if (c < percent / 100 * cpu / 100 || (timed && p->budget_call_ns <= rank(p, s) * percent / 100))
+            continue; /* a hundredth of the budget at most, or within it on its own */
         out[n++] = s;
         total -= c;
         cpu -= c;
