@@ -3,10 +3,10 @@
  * switched off without losing an exit: budgetoff.c).
  *
  * The cost of a call.  At start-up one span call of the process's recording mode (exact, or
- * counting for `count` and `sample`) is measured on a private site, on a scratch thread's data:
- * the exported entry points' enter and exit around a little work, the loop without them taken
- * off, the minimum over rounds as calibrate.c does.  Calls that the plugin's inline path records
- * cost less: the estimates err towards switching off.
+ * counting for `count` and `sample`) is measured on private sites called in turn, on a scratch
+ * thread's data: the exported entry points' enter and exit around a little work, the loop
+ * without them taken off, the minimum over rounds as calibrate.c does.  Calls that the plugin's
+ * inline path records cost less, and calls whose nodes miss the cache more.
  *
  * Looks.  The spans that cost most are called from what runs, so every LOOK_S the writer thread
  * (config/writer.c) looks at the children of each thread's LOOK_FRAMES innermost open spans: the
