@@ -44,6 +44,8 @@
 #define LOOK_S 0.001
 #define LOOK_FRAMES 4
 #define DECIDE_LOOKS 2
+#define WINDOW_MIN_CPU_NS 1000000 /* a window or tick decides only after the process used this
+                                    * much CPU: over a sliver of it, any call weighs too much */
 #define SUBTREE_LIMIT 64
 #define MIN_TICK_S 0.01
 #define MAX_TICK_S 0.5
@@ -282,6 +284,8 @@ static void choose_window(void)
 {
     const struct spanprof__budget *b = &spanprof__budget;
     uint64_t cpu = cpu_ns();
+    if (cpu - window_cpu_ns < WINDOW_MIN_CPU_NS)
+        return; /* the program hardly ran (a busy machine): the window goes on */
     double limit = b->percent / 100 * (double)(cpu - window_cpu_ns);
     window_cpu_ns = cpu;
     int timed = !spanprof__flags.counting || spanprof__collect.sample_hz;
@@ -324,6 +328,8 @@ static void tick(void)
         spanprof__tree_walk(&t->root, add_calls, NULL, NULL);
     spanprof__unlock();
     uint64_t cpu = cpu_ns(), spent = cpu - tick_cpu_ns;
+    if (spent < WINDOW_MIN_CPU_NS)
+        return; /* the program hardly ran: the tick's figures go on */
     tick_cpu_ns = cpu;
     double cost = 0;
     for (size_t i = 0; i < nsums; i++)
