@@ -49,11 +49,17 @@ parse_glob_list (const char *base, const char *key, const char *value, vec<char 
   return ok;
 }
 
-/* Reads FILE into LIST: one name or glob per line; leading and trailing blanks are ignored, and
- * so are blank lines and everything from a '#' to the end of its line. */
+/* Reads FILE (the option's value, which must be there) into LIST: one name or glob per line;
+ * leading and trailing blanks are ignored, and so are blank lines and everything from a '#' to
+ * the end of its line. */
 static bool
 read_name_file (const char *base, const char *key, const char *file, vec<char *> *list)
 {
+  if (file == NULL || file[0] == '\0')
+    {
+      error ("spanplugin: option %<-fplugin-arg-%s-%s%> needs a value (a file name)", base, key);
+      return false;
+    }
   FILE *f = fopen (file, "r");
   if (f == NULL)
     {
@@ -162,29 +168,14 @@ spanplugin_parse_options (const struct plugin_name_args *info)
         }
       else if (strcmp (key, "exclude-list") == 0)
         {
-          if (arg->value == NULL || arg->value[0] == '\0')
-            {
-              error ("spanplugin: option %<-fplugin-arg-%s-%s%> needs a value (a file name)",
-                     base, key);
-              ok = false;
-            }
-          else
-            ok &= read_name_file (base, key, arg->value, &spanplugin_opts.exclude);
+          ok &= read_name_file (base, key, arg->value, &spanplugin_opts.exclude);
           filter_key = key;
         }
       else if (strcmp (key, "functions") == 0)
         {
-          if (arg->value == NULL || arg->value[0] == '\0')
-            {
-              error ("spanplugin: option %<-fplugin-arg-%s-%s%> needs a value (a file name)",
-                     base, key);
-              ok = false;
-            }
-          else
-            {
-              ok &= read_name_file (base, key, arg->value, &spanplugin_opts.functions);
-              spanplugin_opts.functions_given = true;
-            }
+          /* Given even when unreadable: the error is the one to see, not "nothing selected". */
+          spanplugin_opts.functions_given |= arg->value != NULL && arg->value[0] != '\0';
+          ok &= read_name_file (base, key, arg->value, &spanplugin_opts.functions);
         }
       else if (strcmp (key, "progress") == 0)
         ok &= parse_glob_list (base, key, arg->value, &spanplugin_opts.progress);

@@ -19,11 +19,8 @@
  * it went OFF), which the writers read without a lock (a release store publishes each).
  */
 #define _GNU_SOURCE
-#include <fcntl.h>
-#include <stdio.h>
 #include <string.h>
 #include <time.h>
-#include <unistd.h>
 
 #include "collect/budget.h"
 #include "collect/collect.h"
@@ -92,21 +89,12 @@ static uint64_t thread_cpu_ns(pid_t tid)
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-/* Whether thread TID is asleep in a system call ('S' in /proc/self/task/TID/stat), or gone. */
+/* Whether thread TID is asleep in a system call, or gone. */
 static int asleep(pid_t tid)
 {
-    char path[64], buf[512];
-    snprintf(path, sizeof path, "/proc/self/task/%ld/stat", (long)tid);
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return 1;
-    ssize_t n = read(fd, buf, sizeof buf - 1);
-    close(fd);
-    if (n <= 0)
-        return 0;
-    buf[n] = 0;
-    const char *paren = strrchr(buf, ')'); /* the name may hold spaces and parentheses */
-    return paren && paren[1] == ' ' && paren[2] == 'S';
+    char buf[512];
+    const char *state = spanprof__task_stat(tid, buf, sizeof buf);
+    return !state || *state == 'S';
 }
 
 static void epoch_begin(void)

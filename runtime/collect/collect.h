@@ -117,6 +117,12 @@ static inline int spanprof__thread_cpu_clock(pid_t tid)
     return (int)(~(unsigned)tid << 3) | 6;
 }
 
+/* Reads /proc/self/task/TID/stat into BUF (SIZE bytes) and returns its state field (field 3:
+ * 'R' running or runnable, 'S' asleep in a system call...), past the name, which may hold
+ * anything; NULL when it cannot be read (the thread is gone).  Three system calls, about 4 µs
+ * (sample_data.c). */
+const char *spanprof__task_stat(pid_t tid, char *buf, size_t size);
+
 /* ---- sample_data.c: SPANPROF=sample's figures per node and per thread ---- */
 /* Behind each node (after struct spanprof__res_node when that is there too). */
 struct spanprof__sample_node {

@@ -269,6 +269,22 @@ static void sampler_store_add(uint64_t *p, uint64_t v)
  * the write's scaling to its CPU clock stands for. */
 #define SAMPLE_PROC_READS_PER_PASS 8
 
+const char *spanprof__task_stat(pid_t tid, char *buf, size_t size)
+{
+    char path[64];
+    snprintf(path, sizeof path, "/proc/self/task/%d/stat", (int)tid);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return NULL;
+    ssize_t n = read(fd, buf, size - 1);
+    close(fd);
+    if (n <= 0)
+        return NULL;
+    buf[n] = 0;
+    const char *p = strrchr(buf, ')'); /* the name may hold anything, ')' included */
+    return p && p[1] == ' ' && p[2] ? p + 2 : NULL;
+}
+
 /* Whether thread TID is runnable on the CPU the sampler runs on, by its /proc stat (state,
  * field 3, and the CPU it last ran on, field 39): when a timely sampler finds it so, the
  * sampler took that CPU from it at the tick (or it queued there behind what the sampler took
@@ -281,20 +297,10 @@ static int preempted_here(pid_t tid, unsigned *reads_left)
     if (!*reads_left)
         return 0;
     (*reads_left)--;
-    char path[64], buf[1024];
-    snprintf(path, sizeof path, "/proc/self/task/%d/stat", (int)tid);
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
+    char buf[1024];
+    const char *p = spanprof__task_stat(tid, buf, sizeof buf);
+    if (!p || *p != 'R')
         return 0;
-    ssize_t n = read(fd, buf, sizeof buf - 1);
-    close(fd);
-    if (n <= 0)
-        return 0;
-    buf[n] = 0;
-    char *p = strrchr(buf, ')'); /* the name may hold anything, ')' included */
-    if (!p || p[1] != ' ' || p[2] != 'R')
-        return 0;
-    p += 2; /* field 3, the state */
     for (int field = 3; field < 39 && p; field++)
         p = strchr(p + 1, ' ');
     int here = sched_getcpu();

@@ -33,6 +33,27 @@ void spanprof__unmap(void *p, size_t size)
     munmap(p, size);
 }
 
+int spanprof__map_grow(void **buf, size_t *cap, size_t need, size_t elem, size_t max)
+{
+    if (need <= *cap)
+        return 1;
+    size_t c = *cap ? *cap : 65536 / elem;
+    while (c < need)
+        c *= 2;
+    if (c > max)
+        return 0;
+    void *p = spanprof__map(c * elem);
+    if (!p)
+        return 0;
+    if (*buf) {
+        memcpy(p, *buf, *cap * elem);
+        spanprof__unmap(*buf, *cap * elem);
+    }
+    *buf = p;
+    *cap = c;
+    return 1;
+}
+
 static void use_chunk(struct spanprof__arena *a, char *c)
 {
     a->chunk = c;

@@ -492,6 +492,10 @@ void spanprof__abandoned_fork_child(void);
 /* ---- arena.c: memory that never goes through malloc ---- */
 void *spanprof__map(size_t size);
 void spanprof__unmap(void *p, size_t size);
+/* *BUF (*CAP elements of ELEM bytes, from spanprof__map or NULL) made room for NEED: a mapping
+ * twice as big (64 KiB at first) with the contents copied, the old one unmapped.  0 when that
+ * would pass MAX elements or memory runs out (*BUF kept).  Async-signal-safe. */
+int spanprof__map_grow(void **buf, size_t *cap, size_t need, size_t elem, size_t max);
 /* SIZE bytes, zeroed, 64-byte aligned (nodes are one cache line each); NULL when out of memory. */
 void *spanprof__arena_alloc(struct spanprof__arena *a, size_t size);
 /* Everything allocated from A is zeroed and A starts again at its first chunk, keeping its

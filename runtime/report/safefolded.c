@@ -44,28 +44,6 @@ struct safe {
     uint64_t below; /* the value of a cut subtree, summed by sum_below */
 };
 
-/* Doubles a mapping (copying its contents); 0 when the bound or memory runs out. */
-static int grow(void **buf, size_t *cap, size_t need, size_t elem, size_t max)
-{
-    if (need <= *cap)
-        return 1;
-    size_t c = *cap ? *cap : 65536 / elem;
-    while (c < need)
-        c *= 2;
-    if (c > max)
-        return 0;
-    void *p = spanprof__map(c * elem);
-    if (!p)
-        return 0;
-    if (*buf) {
-        memcpy(p, *buf, *cap * elem);
-        spanprof__unmap(*buf, *cap * elem);
-    }
-    *buf = p;
-    *cap = c;
-    return 1;
-}
-
 /* Appends S, sanitised as folded.c does, to the current stack string at AT. */
 static size_t put(struct safe *S, size_t at, const char *s)
 {
@@ -94,8 +72,10 @@ static size_t put_frame(struct safe *S, size_t at, int sep, const struct spanpro
 static void add_line(struct safe *S, size_t len, uint64_t ticks)
 {
     if (S->full ||
-        !grow((void **)&S->lines, &S->lines_cap, S->n + 1, sizeof *S->lines, SAFE_MAX_LINES) ||
-        !grow((void **)&S->text, &S->text_cap, S->text_len + len, 1, SAFE_MAX_TEXT)) {
+        !spanprof__map_grow((void **)&S->lines, &S->lines_cap, S->n + 1, sizeof *S->lines,
+                            SAFE_MAX_LINES) ||
+        !spanprof__map_grow((void **)&S->text, &S->text_cap, S->text_len + len, 1,
+                            SAFE_MAX_TEXT)) {
         S->full = 1;
         return;
     }
@@ -235,7 +215,7 @@ static int write_lines(int fd, const struct spanprof__view *v)
     static struct safe S; /* one writer at a time (the caller makes sure): not on the stack */
     memset(&S, 0, sizeof S);
     S.v = v;
-    if (!grow((void **)&S.path, &(size_t){0}, SAFE_MAX_PATH, 1, SAFE_MAX_PATH))
+    if (!spanprof__map_grow((void **)&S.path, &(size_t){0}, SAFE_MAX_PATH, 1, SAFE_MAX_PATH))
         return ENOMEM;
     for (size_t i = 0; i < v->nthreads && !S.full; i++) {
         const struct spanprof__thread *t = v->threads[i];

@@ -19,31 +19,17 @@
  * Async-signal-safe, so that a crash handler may use it: no malloc (memory comes from mmap,
  * spanprof__map), no stdio (text goes through the sink's put), no qsort (a heap sort).
  */
+#include <stdint.h>
 #include <string.h>
 
 #include "report/trace_replay.h"
 
 /* ---- memory ------------------------------------------------------------------------------- */
 
-/* A mapping of at least NEED elements of ELEM bytes, doubled from *CAP with its contents
- * copied; 0 when memory runs out (the old one kept). */
+/* Room for NEED elements of ELEM bytes at *BUF (spanprof__map_grow, no bound). */
 static int grow(void **buf, size_t *cap, size_t need, size_t elem)
 {
-    if (need <= *cap)
-        return 1;
-    size_t c = *cap ? *cap : 4096 / elem;
-    while (c < need)
-        c *= 2;
-    void *p = spanprof__map(c * elem);
-    if (!p)
-        return 0;
-    if (*buf) {
-        memcpy(p, *buf, *cap * elem);
-        spanprof__unmap(*buf, *cap * elem);
-    }
-    *buf = p;
-    *cap = c;
-    return 1;
+    return spanprof__map_grow(buf, cap, need, elem, SIZE_MAX);
 }
 
 static void release(void *buf, size_t cap, size_t elem)
