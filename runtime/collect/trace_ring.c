@@ -88,6 +88,11 @@ void spanprof__trace_retire_sites(struct spanprof__retire *r)
         retire_ring_sites(spanprof__trace_retired.v[i].ring, r);
 }
 
+uint64_t spanprof__trace_pending(const struct spanprof__trace_ring *r)
+{
+    return __atomic_load_n(&r->head, __ATOMIC_ACQUIRE) - __atomic_load_n(&r->base, __ATOMIC_RELAXED);
+}
+
 /* Reads every field with atomic loads: the owner may be pushing meanwhile (a dump from another
  * thread).  Slots not written in the lap their position belongs to (a push in progress, or one
  * a siglongjmp cut short) are skipped and counted as dropped.  Async-signal-safe. */
@@ -131,11 +136,11 @@ struct spanprof__trace_event *spanprof__trace_snapshot(const struct spanprof__tr
 {
     *n = 0;
     *dropped = 0;
-    if (!r || r->head == r->base)
+    if (!r || !spanprof__trace_pending(r))
         return NULL;
     struct spanprof__trace_event *ev = malloc(r->capacity * sizeof *ev);
     if (!ev) {
-        *dropped = r->head - r->base;
+        *dropped = spanprof__trace_pending(r);
         return NULL;
     }
     *n = spanprof__trace_snapshot_into(r, ev, dropped);

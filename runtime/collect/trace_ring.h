@@ -19,6 +19,9 @@ void spanprof__trace_fork_child(struct spanprof__thread *t);
  * with *n == 0 when empty (or out of memory: then every event counts as dropped). */
 struct spanprof__trace_event *spanprof__trace_snapshot(const struct spanprof__trace_ring *r, size_t *n,
                                                        uint64_t *dropped);
+/* Events pushed into R since it was made or restarted (a fork), some perhaps overwritten since:
+ * atomic loads, the owner may be pushing.  Async-signal-safe. */
+uint64_t spanprof__trace_pending(const struct spanprof__trace_ring *r);
 /* The same into EV, which has room for R's capacity; returns the count.  Async-signal-safe. */
 size_t spanprof__trace_snapshot_into(const struct spanprof__trace_ring *r,
                                      struct spanprof__trace_event *ev, uint64_t *dropped);

@@ -229,11 +229,12 @@ void spanprof__trace_replay(struct spanprof__trace_sink *w, const struct spanpro
     memset(ts, 0, sizeof *ts);
     size_t acap = 0, n = 0;
     struct spanprof__trace_event *all = NULL;
-    if (ring && ring->head != ring->base) {
+    uint64_t pending = ring ? spanprof__trace_pending(ring) : 0;
+    if (pending) {
         if (grow((void **)&all, &acap, ring->capacity, sizeof *all)) {
             n = spanprof__trace_snapshot_into(ring, all, &ts->dropped);
         } else {
-            ts->dropped = ring->head - ring->base;
+            ts->dropped = pending;
             w->failed = 1;
         }
     }
