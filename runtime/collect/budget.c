@@ -321,16 +321,16 @@ static int add_calls(struct spanprof__node *n, size_t depth, void *ctx)
 static void tick(void)
 {
     struct spanprof__budget *b = &spanprof__budget;
+    uint64_t cpu = cpu_ns(), spent = cpu - tick_cpu_ns;
+    if (spent < WINDOW_MIN_CPU_NS)
+        return; /* the program hardly ran: no walk, the next tick covers this one too */
+    tick_cpu_ns = cpu;
     for (size_t i = 0; i < nsums; i++)
         sums[i].calls = 0;
     spanprof__lock();
     for (struct spanprof__thread *t = spanprof__g.threads; t; t = t->next)
         spanprof__tree_walk(&t->root, add_calls, NULL, NULL);
     spanprof__unlock();
-    uint64_t cpu = cpu_ns(), spent = cpu - tick_cpu_ns;
-    if (spent < WINDOW_MIN_CPU_NS)
-        return; /* the program hardly ran: the tick's figures go on */
-    tick_cpu_ns = cpu;
     double cost = 0;
     for (size_t i = 0; i < nsums; i++)
         if (sums[i].calls > sums[i].last_calls)
