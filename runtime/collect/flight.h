@@ -45,6 +45,10 @@ struct spanprof__flight_trigger {
 #define SPANPROF__FLIGHT_PENDING 8
 /* How long a slow call's trigger waits for a slower call of the same site (flight.c). */
 #define SPANPROF__FLIGHT_SETTLE_NS 100000000u
+/* How soon the writer looks again at a trigger it found being filled or replaced (state 1): the
+ * thread holding it wakes no one when it lets go (a storm of slow calls must not each make a
+ * system call), and it may have been preempted while holding it. */
+#define SPANPROF__FLIGHT_RETRY_NS 1000000u
 extern struct spanprof__flight_trigger spanprof__flight_pending[SPANPROF__FLIGHT_PENDING];
 /* Triggers left out: rate-limited, or the queue full (atomic). */
 extern uint64_t spanprof__flight_suppressed;

@@ -302,7 +302,15 @@ double spanprof__flight_serve(int force)
         struct spanprof__flight_trigger *next = NULL;
         for (size_t i = 0; i < SPANPROF__FLIGHT_PENDING; i++) {
             struct spanprof__flight_trigger *t = &spanprof__flight_pending[i];
-            if (__atomic_load_n(&t->state, __ATOMIC_ACQUIRE) != 2)
+            uint32_t state = __atomic_load_n(&t->state, __ATOMIC_ACQUIRE);
+            if (state == 1) {
+                /* Not sleeping until the next wake-up: that may be a second away, and the
+                 * rings would have moved past this trigger's window by then. */
+                double retry = SPANPROF__FLIGHT_RETRY_NS / 1e9;
+                if (wait < 0 || retry < wait)
+                    wait = retry;
+            }
+            if (state != 2)
                 continue;
             uint64_t due = t->noted_ns + (t->site ? SPANPROF__FLIGHT_SETTLE_NS : 0);
             if (!force && due > now) {
