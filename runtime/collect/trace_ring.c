@@ -113,10 +113,12 @@ size_t spanprof__trace_snapshot_into(const struct spanprof__trace_ring *r,
         ev[i].tag = __atomic_load_n(&e->tag, __ATOMIC_ACQUIRE);
         ev[i].tick = __atomic_load_n(&e->tick, __ATOMIC_RELAXED);
     }
-    /* A running owner may have overwritten the oldest slots while we copied: drop as many as it
-     * reserved meanwhile (the owner's own thread and ended threads never race). */
+    /* A running owner may have overwritten the oldest slots while we copied: those below its new
+     * head less the capacity (the owner's own thread and ended threads never race).  A ring that
+     * had room for what it reserved meanwhile lost nothing. */
     uint64_t moved = __atomic_load_n(&r->head, __ATOMIC_ACQUIRE) - head;
-    size_t lost = moved < keep ? (size_t)moved : keep;
+    uint64_t over = keep + moved > r->capacity ? keep + moved - r->capacity : 0;
+    size_t lost = over < keep ? (size_t)over : keep;
     size_t out = 0;
     for (size_t i = lost; i < keep; i++) {
         uintptr_t lap = (first + i) & r->capacity ? SPANPROF__TRACE_ODD_LAP : 0;

@@ -1,6 +1,7 @@
 /* test_trace.c — SPANPROF_TRACE: buffer-size parsing, the ring (wrap, drop count, order), and
  * the Chrome trace writer's balancing, timestamps, names and metadata, with exact values. */
 #include <json-c/json.h>
+#include <pthread.h>
 #include <string.h>
 
 #include "collect/trace_ring.h"
@@ -265,6 +266,54 @@ START_TEST(snapshot_skips_unwritten_slots)
 }
 END_TEST
 
+/* The owner pushing while another thread copies a ring that has room for it all: every copy
+ * starts at the ring's first event and drops nothing. */
+struct pusher {
+    struct spanprof__trace_ring *r;
+    volatile int started, done;
+};
+
+static void *push_half_the_ring(void *arg)
+{
+    struct pusher *p = arg;
+    struct spanprof__trace_ring *r = p->r;
+    p->started = 1;
+    for (uint64_t tick = 2000; tick < 2000 + r->capacity / 2; tick++) {
+        /* As the owner's push does: reserve, then fill (the ring has not wrapped: lap 0). */
+        uint64_t h = __atomic_fetch_add(&r->head, 1, __ATOMIC_RELAXED);
+        struct spanprof__trace_event *e = &r->events[h & (r->capacity - 1)];
+        __atomic_store_n(&e->tick, tick, __ATOMIC_RELAXED);
+        __atomic_store_n(&e->tag, (uintptr_t)&sb | (tick & 1 ? SPANPROF__TRACE_EXIT : 0),
+                         __ATOMIC_RELEASE);
+    }
+    p->done = 1;
+    return NULL;
+}
+
+START_TEST(snapshot_racing_owner_with_room)
+{
+    struct spanprof__thread *t = fake_thread(7, "main", 1u << 22);
+    struct spanprof__trace_ring *r = t->trace;
+    put(r, &sa, 0, 1000);
+    struct pusher p = {r, 0, 0};
+    pthread_t th;
+    ck_assert_int_eq(pthread_create(&th, NULL, push_half_the_ring, &p), 0);
+    while (!p.started)
+        ;
+    int copies = 0;
+    for (; !p.done || copies == 0; copies++) {
+        size_t n;
+        uint64_t dropped;
+        struct spanprof__trace_event *ev = spanprof__trace_snapshot(r, &n, &dropped);
+        ck_assert_uint_eq(dropped, 0);
+        ck_assert_uint_eq(ev[0].tag, (uintptr_t)&sa);
+        ck_assert_uint_eq(ev[0].tick, 1000);
+        free(ev);
+    }
+    pthread_join(th, NULL);
+}
+END_TEST
+
 /* longjmp (exit of an outer span closes the inner ones), an unmatched exit without drops (left
  * out), and spans open at write time (closed at the end tick). */
 START_TEST(writer_repairs)
@@ -327,6 +376,7 @@ Suite *trace_suite(void)
     tcase_add_test(tc, writer_dropped_begins);
     tcase_add_test(tc, writer_repairs);
     tcase_add_test(tc, snapshot_skips_unwritten_slots);
+    tcase_add_test(tc, snapshot_racing_owner_with_room);
     tcase_add_test(tc, writer_file_line);
     suite_add_tcase(s, tc);
     return s;
