@@ -70,6 +70,11 @@ captures() {
         fi
         "$FLIGHTCHECK" "$@" "$capture" >"$f.fc" 2>&1
         grep -v '^inner: \|^threads: ' "$f.fc"
+        # A capture that misses something: its run information (threads' event counts, the
+        # trigger) goes into the diff, to tell a lost window from a missing event.
+        if grep -v '^inner: ' "$f.fc" | grep -q ': no$'; then
+            echo "(${capture##*/}, written $(stat -c %y "$capture"): $(tail -n 1 "$capture"))"
+        fi
     done | sort | uniq
 }
 
