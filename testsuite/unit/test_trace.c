@@ -267,7 +267,7 @@ START_TEST(snapshot_skips_unwritten_slots)
 END_TEST
 
 /* The owner pushing while another thread copies a ring that has room for it all: every copy
- * starts at the ring's first event and drops nothing. */
+ * starts at the ring's first event; the one slot the owner may be filling is all it drops. */
 struct pusher {
     struct spanprof__trace_ring *r;
     volatile int started, done;
@@ -305,7 +305,7 @@ START_TEST(snapshot_racing_owner_with_room)
         size_t n;
         uint64_t dropped;
         struct spanprof__trace_event *ev = spanprof__trace_snapshot(r, &n, &dropped);
-        ck_assert_uint_eq(dropped, 0);
+        ck_assert_uint_le(dropped, 1);
         ck_assert_uint_eq(ev[0].tag, (uintptr_t)&sa);
         ck_assert_uint_eq(ev[0].tick, 1000);
         free(ev);
