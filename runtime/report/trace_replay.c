@@ -12,7 +12,8 @@
  *  - any other unmatched exit is left out ("unmatched");
  *  - spans still open at the end close at the end tick ("open").
  * With a window (a flight-recorder capture) only the window's events count, as if the ring held
- * no more.  Rings of SPANPROF_FLIGHT_MIN hold one enter/exit pair per kept call in the order the
+ * no more, except that the spans open at its start whose begin the ring still holds (a thread's
+ * outer spans, or one idle all through the window) begin at its start.  Rings of SPANPROF_FLIGHT_MIN hold one enter/exit pair per kept call in the order the
  * calls ended: the pairs are sorted by start (the longer first on a tie) and replayed as nested
  * events.
  *
@@ -242,16 +243,29 @@ void spanprof__trace_replay(struct spanprof__trace_sink *w, const struct spanpro
     const struct spanprof__trace_window *win = w->win;
     /* Whether the first kept event may be preceded by lost ones (spans begun before it). */
     int cut = ts->dropped != 0;
+    /* The spans open at the window's start whose begin the ring still holds (outermost first),
+     * and when they and the others begun before the window are shown to begin. */
+    struct stack opened = {0};
+    uint64_t begin_tick = n ? ev[0].tick : 0;
     if (spanprof__flags.flight_min) {
         n = n ? pairs_to_events(w, ev, n) : 0;
         cut = 0;
     } else if (win) {
         size_t first = 0;
-        while (first < n && ev[first].tick < win->from)
-            first++;
+        for (; first < n && ev[first].tick < win->from; first++)
+            if (!(ev[first].tag & SPANPROF__TRACE_EXIT)) {
+                if (stack_push(&opened, (const void *)ev[first].tag))
+                    w->failed = 1;
+            } else {
+                size_t at = stack_find(&opened, (const void *)(ev[first].tag & ~SPANPROF__TRACE_EXIT));
+                if (at) /* else it began before the ring's oldest event */
+                    opened.n = at - 1;
+            }
         size_t last = first;
         while (last < n && ev[last].tick <= win->to)
             last++;
+        /* The ring holds events before the window: whatever was open was open at its start. */
+        begin_tick = first > 0 ? win->from : last > first ? ev[first].tick : win->from;
         cut = cut || first > 0;
         ev += first;
         n = last - first;
@@ -260,9 +274,13 @@ void spanprof__trace_replay(struct spanprof__trace_sink *w, const struct spanpro
         end_tick = win->to;
     int inside = win && win->site && tid == win->tid;
     struct stack st = {0};
-    /* Pass 1: which exits close spans that began before the window (innermost first). */
+    /* Pass 1: which exits close spans that began before the window (innermost first); those
+     * whose begin the ring holds are on the stack from the start. */
     if (cut) {
         struct stack before = {0};
+        for (size_t i = 0; i < opened.n; i++)
+            if (stack_push(&st, opened.v[i].site))
+                w->failed = 1;
         for (size_t i = 0; i < n; i++) {
             const struct spanprof_site *s = (const void *)(ev[i].tag & ~SPANPROF__TRACE_EXIT);
             if (!(ev[i].tag & SPANPROF__TRACE_EXIT)) {
@@ -279,16 +297,21 @@ void spanprof__trace_replay(struct spanprof__trace_sink *w, const struct spanpro
                     w->failed = 1;
             }
         }
-        /* Pass 2 starts with those open, outermost at the bottom. */
+        /* Pass 2 starts with those open, outermost at the bottom: the ones whose begin was lost
+         * enclose those whose begin the ring holds. */
         st.n = 0;
         for (size_t i = before.n; i > 0; i--)
             if (stack_push(&st, before.v[i - 1].site) == 0)
                 ts->before++;
+        for (size_t i = 0; i < opened.n; i++)
+            if (stack_push(&st, opened.v[i].site) == 0)
+                ts->before++;
         release(before.v, before.cap, sizeof *before.v);
     }
+    release(opened.v, opened.cap, sizeof *opened.v);
     uint64_t last = 0;
     if (st.n) {
-        last = ts_ns(w, ev[0].tick, 0);
+        last = ts_ns(w, begin_tick, 0);
         for (size_t i = 0; i < st.n; i++) {
             event(w, 'B', tid, last, st.v[i].site);
             st.v[i].begin = last;

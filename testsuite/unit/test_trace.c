@@ -240,6 +240,44 @@ START_TEST(writer_dropped_begins)
 }
 END_TEST
 
+/* A capture's window (1500 to 3000): the spans open at its start whose begin the ring holds
+ * begin at its start, also on a thread idle all through it; they end at its end. */
+START_TEST(window_keeps_spans_open_at_its_start)
+{
+    sa.id = 1, sb.id = 2, sq.id = 3;
+    struct spanprof__thread *t1 = fake_thread(7, "main", 16), *t2 = fake_thread(8, "idle", 16);
+    put(t1->trace, &sa, 0, 1100); /* open all through the window */
+    put(t1->trace, &sb, 0, 1200);
+    put(t1->trace, &sb, 1, 1300); /* over before it */
+    put(t1->trace, &sb, 0, 2000);
+    put(t1->trace, &sb, 1, 2100);
+    put(t1->trace, &sa, 1, 5000); /* after it */
+    put(t2->trace, &sq, 0, 1150);
+    struct spanprof__thread *ts[] = {t1, t2};
+    struct spanprof__view v = unit_view(ts, 2);
+    struct spanprof__json_meta m = {.pid = 42, .program = "p", .start_time = "T", .clock = "tsc"};
+    struct spanprof__trace_window win = {.from = 1500, .to = 3000, .seconds = 1, .time = "T"};
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    ck_assert_int_eq(spanprof__trace_write_window(f, &v, &m, 1000, &win), 0);
+    fclose(f);
+    json_object *o = json_tokener_parse(buf);
+    ck_assert_msg(o != NULL, "not JSON: %s", buf);
+    free(buf);
+    char *e = events_of(o, 7);
+    ck_assert_str_eq(e, "B a 0.500,B b 1.000,E b 1.100,E a 2.000");
+    free(e);
+    e = events_of(o, 8);
+    ck_assert_str_eq(e, "B say \"hi\" 0.500,E say \"hi\" 2.000");
+    free(e);
+    ck_assert_int_eq(thread_stat(o, 0, "begins_before_window"), 1);
+    ck_assert_int_eq(thread_stat(o, 1, "begins_before_window"), 1);
+    ck_assert_int_eq(thread_stat(o, 1, "open_at_write"), 1);
+    json_object_put(o);
+}
+END_TEST
+
 /* Slots reserved but never written in their lap (a push cut short by a siglongjmp out of a signal
  * handler, or one in progress while a dump reads) are left out and counted as dropped: here the
  * third slot of the second lap still holds the first lap's event, the fourth was never written. */
@@ -374,6 +412,7 @@ Suite *trace_suite(void)
     tcase_add_test(tc, ring_without_tracing);
     tcase_add_test(tc, writer_balanced_and_metadata);
     tcase_add_test(tc, writer_dropped_begins);
+    tcase_add_test(tc, window_keeps_spans_open_at_its_start);
     tcase_add_test(tc, writer_repairs);
     tcase_add_test(tc, snapshot_skips_unwritten_slots);
     tcase_add_test(tc, snapshot_racing_owner_with_room);
