@@ -129,20 +129,29 @@ static struct spanprof__thread *fake_thread(pid_t tid, const char *name, size_t 
     return t;
 }
 
-/* Writes the trace of THREADS (origin tick 1000, end tick 9000, 1 ns per tick) and parses it. */
-static json_object *write_trace(struct spanprof__thread **ts, size_t n)
+/* Writes the trace of THREADS (origin tick 1000, 1 ns per tick; end tick 9000, or a capture of
+ * WIN) and parses it. */
+static json_object *write_trace_of(struct spanprof__thread **ts, size_t n,
+                                   const struct spanprof__trace_window *win)
 {
     struct spanprof__view v = unit_view(ts, n);
     struct spanprof__json_meta m = {.pid = 42, .program = "/bin/prog", .start_time = "T", .clock = "tsc"};
     char *buf = NULL;
     size_t len = 0;
     FILE *f = open_memstream(&buf, &len);
-    ck_assert_int_eq(spanprof__trace_write_at(f, &v, &m, 1000, 9000), 0);
+    ck_assert_int_eq(win ? spanprof__trace_write_window(f, &v, &m, 1000, win)
+                         : spanprof__trace_write_at(f, &v, &m, 1000, 9000),
+                     0);
     fclose(f);
     json_object *o = json_tokener_parse(buf);
     ck_assert_msg(o != NULL, "not JSON: %s", buf);
     free(buf);
     return o;
+}
+
+static json_object *write_trace(struct spanprof__thread **ts, size_t n)
+{
+    return write_trace_of(ts, n, NULL);
 }
 
 /* The events of thread TID as "B a 1.000,E a 2.500,...". */
@@ -254,17 +263,8 @@ START_TEST(window_keeps_spans_open_at_its_start)
     put(t1->trace, &sa, 1, 5000); /* after it */
     put(t2->trace, &sq, 0, 1150);
     struct spanprof__thread *ts[] = {t1, t2};
-    struct spanprof__view v = unit_view(ts, 2);
-    struct spanprof__json_meta m = {.pid = 42, .program = "p", .start_time = "T", .clock = "tsc"};
     struct spanprof__trace_window win = {.from = 1500, .to = 3000, .seconds = 1, .time = "T"};
-    char *buf = NULL;
-    size_t len = 0;
-    FILE *f = open_memstream(&buf, &len);
-    ck_assert_int_eq(spanprof__trace_write_window(f, &v, &m, 1000, &win), 0);
-    fclose(f);
-    json_object *o = json_tokener_parse(buf);
-    ck_assert_msg(o != NULL, "not JSON: %s", buf);
-    free(buf);
+    json_object *o = write_trace_of(ts, 2, &win);
     char *e = events_of(o, 7);
     ck_assert_str_eq(e, "B a 0.500,B b 1.000,E b 1.100,E a 2.000");
     free(e);
