@@ -118,6 +118,10 @@ static int enqueue(const struct spanprof_site *site, pid_t tid, uint64_t start, 
         t->start = start;
         t->end = end;
         t->noted_ns = spanprof__mono_ns();
+        if (site)
+            spanprof__trace_outer_of_self(&t->outer); /* up to 16 frames: a rare path */
+        else
+            t->outer.n = t->outer.depth = 0;
         __atomic_store_n(&t->state, 2, __ATOMIC_RELEASE);
         if (spanprof__flight_notify)
             spanprof__flight_notify();
@@ -143,6 +147,7 @@ static void replace_if_slower(const struct spanprof_site *site, uint64_t d, uint
             t->tid = spanprof__tls->tid;
             t->start = start;
             t->end = end;
+            spanprof__trace_outer_of_self(&t->outer);
         }
         __atomic_store_n(&t->state, 2, __ATOMIC_RELEASE);
         break;

@@ -13,6 +13,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "collect/trace_ring.h"
 #include "record/record.h"
 
 #pragma GCC visibility push(hidden)
@@ -41,6 +42,7 @@ struct spanprof__flight_trigger {
     pid_t tid;                        /* the slow call's thread */
     uint64_t start, end;              /* the slow call's ticks (end: the trigger) */
     uint64_t noted_ns;                /* CLOCK_MONOTONIC when it was queued */
+    struct spanprof__trace_outer outer; /* the slow call's callers, read at the trigger */
 };
 #define SPANPROF__FLIGHT_PENDING 8
 /* How long a slow call's trigger waits for a slower call of the same site (flight.c). */

@@ -88,6 +88,21 @@ void spanprof__trace_retire_sites(struct spanprof__retire *r)
         retire_ring_sites(spanprof__trace_retired.v[i].ring, r);
 }
 
+void spanprof__trace_outer_of_self(struct spanprof__trace_outer *out)
+{
+    const struct spanprof__thread *t = spanprof__tls;
+    out->n = out->depth = 0;
+    if (t == &spanprof__sentinel_thread)
+        return;
+    const struct spanprof__frame *top = t->park_depth ? t->parked_top : t->top;
+    out->depth = (size_t)(top - t->frames);
+    for (const struct spanprof__frame *f = t->frames + 1; f <= top && out->n < SPANPROF__TRACE_OUTER;
+         f++, out->n++) {
+        out->v[out->n].site = f->node->site;
+        out->v[out->n].start = f->start;
+    }
+}
+
 uint64_t spanprof__trace_pending(const struct spanprof__trace_ring *r)
 {
     return __atomic_load_n(&r->head, __ATOMIC_ACQUIRE) - __atomic_load_n(&r->base, __ATOMIC_RELAXED);

@@ -26,6 +26,20 @@ uint64_t spanprof__trace_pending(const struct spanprof__trace_ring *r);
 size_t spanprof__trace_snapshot_into(const struct spanprof__trace_ring *r,
                                      struct spanprof__trace_event *ev, uint64_t *dropped);
 
+/* A thread's outermost open spans, outermost first, with their start ticks (at entry, or later
+ * after a settle), and how many it had open: what a capture shows of the spans its ring no
+ * longer holds the begin of. */
+#define SPANPROF__TRACE_OUTER 16
+struct spanprof__trace_outer {
+    size_t n, depth;
+    struct {
+        const struct spanprof_site *site;
+        uint64_t start;
+    } v[SPANPROF__TRACE_OUTER];
+};
+/* Fills OUT from the calling thread's shadow stack.  Async-signal-safe. */
+void spanprof__trace_outer_of_self(struct spanprof__trace_outer *out);
+
 /* The rings of the threads that ended most recently (trace_retired.c), read by the trace writer
  * under the process lock: v[i] for i < n, oldest first from slot next when n is full. */
 #define SPANPROF__TRACE_RETIRED 32

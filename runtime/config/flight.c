@@ -226,7 +226,7 @@ static void write_capture(const struct spanprof__flight_trigger *t, uint64_t sup
     struct spanprof__trace_window win = {
         .from = from, .to = t->end, .site = t->site, .tid = t->tid, .start = t->start,
         .end = t->end, .seconds = spanprof__flight.seconds, .time = iso,
-        .suppressed = suppressed,
+        .suppressed = suppressed, .outer = &t->outer,
     };
     struct spanprof__outfile of;
     int err = spanprof__outfile_open(path, "", &of);
@@ -265,10 +265,12 @@ void spanprof__flight_crash(const char *signal)
         static char stamp[32], iso[32], path[PATH_MAX];
         format_time(0, stamp, iso);
         capture_path(path, signal, stamp);
+        static struct spanprof__trace_outer outer;
+        spanprof__trace_outer_of_self(&outer);
         struct spanprof__trace_window win = {
             .from = now > span_ticks ? now - span_ticks : 0, .to = now,
             .tid = spanprof__tls != &spanprof__sentinel_thread ? spanprof__tls->tid : gettid(),
-            .seconds = spanprof__flight.seconds, .time = iso,
+            .seconds = spanprof__flight.seconds, .time = iso, .outer = &outer,
         };
         static struct spanprof__outfile of;
         int err = spanprof__outfile_open(path, ".crash", &of);

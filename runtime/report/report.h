@@ -252,6 +252,7 @@ int spanprof__trace_write(FILE *f, const struct spanprof__view *v,
                           const struct spanprof__json_meta *m);
 /* A flight-recorder capture (config/flight.c): only the events from FROM to TO (ticks) of every
  * thread, spans open at TO closed there, and what set it off in otherData's "capture". */
+struct spanprof__trace_outer;
 struct spanprof__trace_window {
     uint64_t from, to;
     const struct spanprof_site *site; /* the slow call's site; NULL: asked for */
@@ -260,6 +261,9 @@ struct spanprof__trace_window {
     double seconds;                   /* SPANPROF_FLIGHT */
     const char *time;                 /* when, as an ISO 8601 UTC text */
     uint64_t suppressed;              /* triggers left out so far (rate limit, queue full) */
+    /* The slow or crashing thread's outermost spans, still open at the window's end: those
+     * begun before its ring's oldest event show as begun at the window's start. */
+    const struct spanprof__trace_outer *outer;
 };
 int spanprof__trace_write_window(FILE *f, const struct spanprof__view *v,
                                  const struct spanprof__json_meta *m, uint64_t origin_tick,

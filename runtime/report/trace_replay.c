@@ -13,7 +13,9 @@
  *  - spans still open at the end close at the end tick ("open").
  * With a window (a flight-recorder capture) only the window's events count, as if the ring held
  * no more, except that the spans open at its start whose begin the ring still holds (a thread's
- * outer spans, or one idle all through the window) begin at its start.  Rings of SPANPROF_FLIGHT_MIN hold one enter/exit pair per kept call in the order the
+ * outer spans, or one idle all through the window) begin at its start, and so do, on the slow
+ * call's or the crashing thread, the outermost spans of its shadow stack (read at the trigger)
+ * that the ring does not hold the begin of.  Rings of SPANPROF_FLIGHT_MIN hold one enter/exit pair per kept call in the order the
  * calls ended: the pairs are sorted by start (the longer first on a tie) and replayed as nested
  * events.
  *
@@ -136,6 +138,23 @@ static size_t stack_find(const struct stack *st, const struct spanprof_site *s)
     return 0;
 }
 
+/* Runs ST on the N raw events EV as the thread ran them: a begin opens, an exit closes its
+ * span and any left open above it; an exit of a span begun before them closes everything. */
+static void run_stack(struct spanprof__trace_sink *w, struct stack *st,
+                      const struct spanprof__trace_event *ev, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        const struct spanprof_site *s = (const void *)(ev[i].tag & ~SPANPROF__TRACE_EXIT);
+        if (!(ev[i].tag & SPANPROF__TRACE_EXIT)) {
+            if (stack_push(st, s))
+                w->failed = 1;
+        } else {
+            size_t at = stack_find(st, s);
+            st->n = at ? at - 1 : 0;
+        }
+    }
+}
+
 /* ---- SPANPROF_FLIGHT_MIN's pairs ------------------------------------------------------------ */
 
 struct pair {
@@ -247,23 +266,35 @@ void spanprof__trace_replay(struct spanprof__trace_sink *w, const struct spanpro
      * and when they and the others begun before the window are shown to begin. */
     struct stack opened = {0};
     uint64_t begin_tick = n ? ev[0].tick : 0;
+    /* The slow or crashing thread's stack at the window's end, read from its shadow stack: its
+     * outermost spans that the ring does not hold the begin of lead the stack.  With pairs, those
+     * begun before the window (they enclose every pair in it). */
+    const struct spanprof__trace_outer *outer = win && tid == win->tid ? win->outer : NULL;
+    size_t nouter = 0;
     if (spanprof__flags.flight_min) {
         n = n ? pairs_to_events(w, ev, n) : 0;
+        begin_tick = win ? win->from : n ? ev[0].tick : 0;
         cut = 0;
+        while (outer && nouter < outer->n && outer->v[nouter].start <= win->from)
+            nouter++;
     } else if (win) {
         size_t first = 0;
-        for (; first < n && ev[first].tick < win->from; first++)
-            if (!(ev[first].tag & SPANPROF__TRACE_EXIT)) {
-                if (stack_push(&opened, (const void *)ev[first].tag))
-                    w->failed = 1;
-            } else {
-                size_t at = stack_find(&opened, (const void *)(ev[first].tag & ~SPANPROF__TRACE_EXIT));
-                if (at) /* else it began before the ring's oldest event */
-                    opened.n = at - 1;
-            }
+        while (first < n && ev[first].tick < win->from)
+            first++;
         size_t last = first;
         while (last < n && ev[last].tick <= win->to)
             last++;
+        /* The ring's own stack at the window's start (kept as OPENED) and at its end: how many
+         * of the spans open at the end it holds the begin of. */
+        struct stack ring_open = {0};
+        run_stack(w, &ring_open, ev, first);
+        for (size_t i = 0; i < ring_open.n; i++)
+            if (stack_push(&opened, ring_open.v[i].site))
+                w->failed = 1;
+        run_stack(w, &ring_open, ev + first, last - first);
+        if (outer && outer->depth > ring_open.n)
+            nouter = outer->depth - ring_open.n < outer->n ? outer->depth - ring_open.n : outer->n;
+        release(ring_open.v, ring_open.cap, sizeof *ring_open.v);
         /* The ring holds events before the window: whatever was open was open at its start. */
         begin_tick = first > 0 ? win->from : last > first ? ev[first].tick : win->from;
         cut = cut || first > 0;
@@ -309,6 +340,17 @@ void spanprof__trace_replay(struct spanprof__trace_sink *w, const struct spanpro
         release(before.v, before.cap, sizeof *before.v);
     }
     release(opened.v, opened.cap, sizeof *opened.v);
+    if (nouter) {
+        struct stack all_open = {0};
+        for (size_t i = 0; i < nouter; i++)
+            if (stack_push(&all_open, outer->v[i].site) == 0)
+                ts->before++;
+        for (size_t i = 0; i < st.n; i++)
+            if (stack_push(&all_open, st.v[i].site))
+                w->failed = 1;
+        release(st.v, st.cap, sizeof *st.v);
+        st = all_open;
+    }
     uint64_t last = 0;
     if (st.n) {
         last = ts_ns(w, begin_tick, 0);

@@ -278,6 +278,59 @@ START_TEST(window_keeps_spans_open_at_its_start)
 }
 END_TEST
 
+/* The slow call's thread: its outermost spans from its shadow stack lead its events when they
+ * began before the ring's oldest event (a); one the ring holds the begin of (b) is not repeated.
+ * Another thread's events are its own. */
+START_TEST(window_outer_spans_of_the_slow_thread)
+{
+    sa.id = 1, sb.id = 2, sq.id = 3;
+    struct spanprof__thread *t1 = fake_thread(7, "main", 16), *t2 = fake_thread(8, "other", 16);
+    put(t1->trace, &sb, 0, 2000);
+    put(t1->trace, &sq, 0, 2200);
+    put(t1->trace, &sq, 1, 2500);
+    put(t2->trace, &sq, 0, 2300);
+    put(t2->trace, &sq, 1, 2400);
+    struct spanprof__trace_outer outer = {2, 2, {{&sa, 1000}, {&sb, 2000}}};
+    struct spanprof__thread *ts[] = {t1, t2};
+    struct spanprof__trace_window win = {.from = 1500, .to = 3000, .site = &sq, .tid = 7,
+                                         .start = 2200, .end = 2500, .seconds = 1, .time = "T",
+                                         .outer = &outer};
+    json_object *o = write_trace_of(ts, 2, &win);
+    char *e = events_of(o, 7);
+    ck_assert_str_eq(e, "B a 1.000,B b 1.000,B say \"hi\" 1.200,E say \"hi\" 1.500,E b 2.000,E a 2.000");
+    free(e);
+    e = events_of(o, 8);
+    ck_assert_str_eq(e, "B say \"hi\" 1.300,E say \"hi\" 1.400");
+    free(e);
+    ck_assert_int_eq(thread_stat(o, 0, "begins_before_window"), 1);
+    json_object_put(o);
+}
+END_TEST
+
+/* Early in a thread's life its ring holds the begins of its whole stack: none is repeated from
+ * the shadow stack, though the first begin's tick may be later than the frame's start. */
+START_TEST(window_outer_spans_held_by_the_ring)
+{
+    sa.id = 1, sb.id = 2, sq.id = 3;
+    struct spanprof__thread *t = fake_thread(7, "main", 16);
+    put(t->trace, &sa, 0, 1100);
+    put(t->trace, &sb, 0, 1200);
+    put(t->trace, &sq, 0, 2200);
+    put(t->trace, &sq, 1, 2500);
+    struct spanprof__trace_outer outer = {2, 2, {{&sa, 1050}, {&sb, 1200}}};
+    struct spanprof__thread *ts[] = {t};
+    struct spanprof__trace_window win = {.from = 1000, .to = 2500, .site = &sq, .tid = 7,
+                                         .start = 2200, .end = 2500, .seconds = 1, .time = "T",
+                                         .outer = &outer};
+    json_object *o = write_trace_of(ts, 1, &win);
+    char *e = events_of(o, 7);
+    ck_assert_str_eq(e, "B a 0.100,B b 0.200,B say \"hi\" 1.200,E say \"hi\" 1.500,E b 1.500,E a 1.500");
+    free(e);
+    ck_assert_int_eq(thread_stat(o, 0, "begins_before_window"), 0);
+    json_object_put(o);
+}
+END_TEST
+
 /* Slots reserved but never written in their lap (a push cut short by a siglongjmp out of a signal
  * handler, or one in progress while a dump reads) are left out and counted as dropped: here the
  * third slot of the second lap still holds the first lap's event, the fourth was never written. */
@@ -413,6 +466,8 @@ Suite *trace_suite(void)
     tcase_add_test(tc, writer_balanced_and_metadata);
     tcase_add_test(tc, writer_dropped_begins);
     tcase_add_test(tc, window_keeps_spans_open_at_its_start);
+    tcase_add_test(tc, window_outer_spans_of_the_slow_thread);
+    tcase_add_test(tc, window_outer_spans_held_by_the_ring);
     tcase_add_test(tc, writer_repairs);
     tcase_add_test(tc, snapshot_skips_unwritten_slots);
     tcase_add_test(tc, snapshot_racing_owner_with_room);
