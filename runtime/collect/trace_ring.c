@@ -96,8 +96,8 @@ void spanprof__trace_outer_of_self(struct spanprof__trace_outer *out)
         return;
     const struct spanprof__frame *top = t->park_depth ? t->parked_top : t->top;
     out->depth = (size_t)(top - t->frames);
-    for (const struct spanprof__frame *f = t->frames + 1; f <= top && out->n < SPANPROF__TRACE_OUTER;
-         f++, out->n++) {
+    for (const struct spanprof__frame *f = t->frames + 1;
+         f <= top && out->n < SPANPROF__TRACE_OUTER && f->node && f->node->site; f++, out->n++) {
         out->v[out->n].site = f->node->site;
         out->v[out->n].start = f->start;
     }

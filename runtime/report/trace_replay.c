@@ -268,15 +268,18 @@ void spanprof__trace_replay(struct spanprof__trace_sink *w, const struct spanpro
     uint64_t begin_tick = n ? ev[0].tick : 0;
     /* The slow or crashing thread's stack at the window's end, read from its shadow stack: its
      * outermost spans that the ring does not hold the begin of lead the stack.  With pairs, those
-     * begun before the window (they enclose every pair in it). */
+     * begun before the window's first pair (they enclose every pair in it), shown from the
+     * window's start or their own, whichever is later. */
     const struct spanprof__trace_outer *outer = win && tid == win->tid ? win->outer : NULL;
     size_t nouter = 0;
     if (spanprof__flags.flight_min) {
         n = n ? pairs_to_events(w, ev, n) : 0;
         begin_tick = win ? win->from : n ? ev[0].tick : 0;
         cut = 0;
-        while (outer && nouter < outer->n && outer->v[nouter].start <= win->from)
-            nouter++;
+        uint64_t first_pair = n ? ev[0].tick : end_tick;
+        for (; outer && nouter < outer->n && outer->v[nouter].start <= first_pair; nouter++)
+            if (outer->v[nouter].start > begin_tick)
+                begin_tick = outer->v[nouter].start;
     } else if (win) {
         size_t first = 0;
         while (first < n && ev[first].tick < win->from)

@@ -9,6 +9,7 @@
  *     of each call of the inner function, ns on CLOCK_MONOTONIC), only for a slow call that held
  *     one by the program's clock: "inner: not called" otherwise;
  *   - a crash capture: its signal, and whether the crashing thread has events in the window;
+ *   - the outermost span of the slow call's (or the crashing) thread;
  *   - whether another thread has events in the window;
  *   - with --min-us: every span in the file lasts at least that long.
  * The file's nesting and timestamps are tracecheck's to check.
@@ -32,6 +33,7 @@ struct track {
     struct open_span stack[MAX_DEPTH];
     int depth;
     long events;
+    const char *outermost; /* the name of its first begin */
 };
 
 static struct track tracks[MAX_THREADS];
@@ -140,6 +142,8 @@ int main(int argc, char **argv)
         if (ts < from - 1 || ts > to + 1)
             outside++;
         if (ph[0] == 'B') {
+            if (!t->outermost)
+                t->outermost = name;
             if (t->depth < MAX_DEPTH)
                 t->stack[t->depth] = (struct open_span){name, ts};
             t->depth++;
@@ -174,9 +178,12 @@ int main(int argc, char **argv)
                                                         slow_begin, to))
         inner_seen = "not called";
     int others = 0, own = 0;
+    const char *outermost = "none";
     for (int k = 0; k < ntracks; k++) {
         others += tracks[k].tid != slow_tid && tracks[k].events > 0;
         own += tracks[k].tid == slow_tid && tracks[k].events > 0;
+        if (tracks[k].tid == slow_tid && tracks[k].outermost)
+            outermost = tracks[k].outermost;
     }
     printf("events outside the window: %ld\n", outside);
     if (slow)
@@ -189,6 +196,9 @@ int main(int argc, char **argv)
         printf("threads: %zu\n", json_object_array_length(threads));
     if (crash)
         printf("the crashing thread has events in the window: %s\n", own ? "yes" : "no");
+    if (slow || crash)
+        printf("outermost span on the %s thread: %s\n", slow ? "slow call's" : "crashing",
+               outermost);
     if (inner)
         printf("inner: %s\n", inner_seen);
     json_object_put(root);
