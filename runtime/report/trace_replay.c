@@ -15,9 +15,9 @@
  * no more, except that the spans open at its start whose begin the ring still holds (a thread's
  * outer spans, or one idle all through the window) begin at its start, and so do, on the slow
  * call's or the crashing thread, the outermost spans of its shadow stack (read at the trigger)
- * that the ring does not hold the begin of.  Rings of SPANPROF_FLIGHT_MIN hold one enter/exit pair per kept call in the order the
- * calls ended: the pairs are sorted by start (the longer first on a tie) and replayed as nested
- * events.
+ * that the ring does not hold the begin of.  Rings of SPANPROF_FLIGHT_MIN hold one enter/exit
+ * pair per kept call in the order the calls ended: the pairs are sorted by start (the longer
+ * first on a tie) and replayed as nested events.
  *
  * Async-signal-safe, so that a crash handler may use it: no malloc (memory comes from mmap,
  * spanprof__map), no stdio (text goes through the sink's put), no qsort (a heap sort).

@@ -297,7 +297,8 @@ START_TEST(window_outer_spans_of_the_slow_thread)
                                          .outer = &outer};
     json_object *o = write_trace_of(ts, 2, &win);
     char *e = events_of(o, 7);
-    ck_assert_str_eq(e, "B a 1.000,B b 1.000,B say \"hi\" 1.200,E say \"hi\" 1.500,E b 2.000,E a 2.000");
+    ck_assert_str_eq(e, "B a 1.000,B b 1.000,B say \"hi\" 1.200,E say \"hi\" 1.500,"
+                        "E b 2.000,E a 2.000");
     free(e);
     e = events_of(o, 8);
     ck_assert_str_eq(e, "B say \"hi\" 1.300,E say \"hi\" 1.400");
@@ -324,7 +325,8 @@ START_TEST(window_outer_spans_held_by_the_ring)
                                          .outer = &outer};
     json_object *o = write_trace_of(ts, 1, &win);
     char *e = events_of(o, 7);
-    ck_assert_str_eq(e, "B a 0.100,B b 0.200,B say \"hi\" 1.200,E say \"hi\" 1.500,E b 1.500,E a 1.500");
+    ck_assert_str_eq(e, "B a 0.100,B b 0.200,B say \"hi\" 1.200,E say \"hi\" 1.500,"
+                        "E b 1.500,E a 1.500");
     free(e);
     ck_assert_int_eq(thread_stat(o, 0, "begins_before_window"), 0);
     json_object_put(o);
