@@ -139,19 +139,22 @@ static size_t stack_find(const struct stack *st, const struct spanprof_site *s)
 }
 
 /* Runs ST on the N raw events EV as the thread ran them: a begin opens, an exit closes its
- * span and any left open above it; an exit of a span begun before them closes everything. */
+ * span and any left open above it; an exit of a span begun before them closes everything (all
+ * of it was nested inside), and that span goes onto LOST when given (innermost first). */
 static void run_stack(struct spanprof__trace_sink *w, struct stack *st,
-                      const struct spanprof__trace_event *ev, size_t n)
+                      const struct spanprof__trace_event *ev, size_t n, struct stack *lost)
 {
     for (size_t i = 0; i < n; i++) {
         const struct spanprof_site *s = (const void *)(ev[i].tag & ~SPANPROF__TRACE_EXIT);
         if (!(ev[i].tag & SPANPROF__TRACE_EXIT)) {
             if (stack_push(st, s))
                 w->failed = 1;
-        } else {
-            size_t at = stack_find(st, s);
-            st->n = at ? at - 1 : 0;
+            continue;
         }
+        size_t at = stack_find(st, s);
+        st->n = at ? at - 1 : 0;
+        if (!at && lost && stack_push(lost, s))
+            w->failed = 1;
     }
 }
 
@@ -262,9 +265,10 @@ void spanprof__trace_replay(struct spanprof__trace_sink *w, const struct spanpro
     const struct spanprof__trace_window *win = w->win;
     /* Whether the first kept event may be preceded by lost ones (spans begun before it). */
     int cut = ts->dropped != 0;
-    /* The spans open at the window's start whose begin the ring still holds (outermost first),
-     * and when they and the others begun before the window are shown to begin. */
-    struct stack opened = {0};
+    /* The ring's own stack (HELD: from its oldest event on), the spans on it at the window's start
+     * (outermost first), and when they and the others begun before the window are shown to
+     * begin. */
+    struct stack held = {0}, opened = {0};
     uint64_t begin_tick = n ? ev[0].tick : 0;
     /* The slow or crashing thread's stack at the window's end, read from its shadow stack: its
      * outermost spans that the ring does not hold the begin of lead the stack.  With pairs, those
@@ -287,17 +291,10 @@ void spanprof__trace_replay(struct spanprof__trace_sink *w, const struct spanpro
         size_t last = first;
         while (last < n && ev[last].tick <= win->to)
             last++;
-        /* The ring's own stack at the window's start (kept as OPENED) and at its end: how many
-         * of the spans open at the end it holds the begin of. */
-        struct stack ring_open = {0};
-        run_stack(w, &ring_open, ev, first);
-        for (size_t i = 0; i < ring_open.n; i++)
-            if (stack_push(&opened, ring_open.v[i].site))
+        run_stack(w, &held, ev, first, NULL);
+        for (size_t i = 0; i < held.n; i++)
+            if (stack_push(&opened, held.v[i].site))
                 w->failed = 1;
-        run_stack(w, &ring_open, ev + first, last - first);
-        if (outer && outer->depth > ring_open.n)
-            nouter = outer->depth - ring_open.n < outer->n ? outer->depth - ring_open.n : outer->n;
-        release(ring_open.v, ring_open.cap, sizeof *ring_open.v);
         /* The ring holds events before the window: whatever was open was open at its start. */
         begin_tick = first > 0 ? win->from : last > first ? ev[first].tick : win->from;
         cut = cut || first > 0;
@@ -307,53 +304,29 @@ void spanprof__trace_replay(struct spanprof__trace_sink *w, const struct spanpro
     if (win)
         end_tick = win->to;
     int inside = win && win->site && tid == win->tid;
-    struct stack st = {0};
-    /* Pass 1: which exits close spans that began before the window (innermost first); those
-     * whose begin the ring holds are on the stack from the start. */
-    if (cut) {
-        struct stack before = {0};
-        for (size_t i = 0; i < opened.n; i++)
-            if (stack_push(&st, opened.v[i].site))
-                w->failed = 1;
-        for (size_t i = 0; i < n; i++) {
-            const struct spanprof_site *s = (const void *)(ev[i].tag & ~SPANPROF__TRACE_EXIT);
-            if (!(ev[i].tag & SPANPROF__TRACE_EXIT)) {
-                if (stack_push(&st, s))
-                    w->failed = 1;
-                continue;
-            }
-            size_t at = stack_find(&st, s);
-            if (at) {
-                st.n = at - 1;
-            } else {
-                st.n = 0; /* everything kept is nested inside it */
-                if (stack_push(&before, s))
-                    w->failed = 1;
-            }
-        }
-        /* Pass 2 starts with those open, outermost at the bottom: the ones whose begin was lost
-         * enclose those whose begin the ring holds. */
-        st.n = 0;
-        for (size_t i = before.n; i > 0; i--)
-            if (stack_push(&st, before.v[i - 1].site) == 0)
-                ts->before++;
-        for (size_t i = 0; i < opened.n; i++)
-            if (stack_push(&st, opened.v[i].site) == 0)
-                ts->before++;
-        release(before.v, before.cap, sizeof *before.v);
-    }
+    struct stack st = {0}, before = {0};
+    /* Pass 1: the ring's stack run on through the kept events: which exits close spans that
+     * began before them (BEFORE), and at the window's end how many of the spans open there the
+     * ring holds the begin of (the shadow stack gives the others). */
+    int outer_by_ring = outer && !spanprof__flags.flight_min;
+    if (cut || outer_by_ring)
+        run_stack(w, &held, ev, n, cut ? &before : NULL);
+    if (outer_by_ring && outer->depth > held.n)
+        nouter = outer->depth - held.n < outer->n ? outer->depth - held.n : outer->n;
+    release(held.v, held.cap, sizeof *held.v);
+    /* Pass 2 starts with the spans open before the kept events, outermost at the bottom: the
+     * shadow stack's, those whose begin was lost, those whose begin the ring holds. */
+    for (size_t i = 0; i < nouter; i++)
+        if (stack_push(&st, outer->v[i].site) == 0)
+            ts->before++;
+    for (size_t i = before.n; i > 0; i--)
+        if (stack_push(&st, before.v[i - 1].site) == 0)
+            ts->before++;
+    for (size_t i = 0; i < opened.n; i++)
+        if (stack_push(&st, opened.v[i].site) == 0)
+            ts->before++;
+    release(before.v, before.cap, sizeof *before.v);
     release(opened.v, opened.cap, sizeof *opened.v);
-    if (nouter) {
-        struct stack all_open = {0};
-        for (size_t i = 0; i < nouter; i++)
-            if (stack_push(&all_open, outer->v[i].site) == 0)
-                ts->before++;
-        for (size_t i = 0; i < st.n; i++)
-            if (stack_push(&all_open, st.v[i].site))
-                w->failed = 1;
-        release(st.v, st.cap, sizeof *st.v);
-        st = all_open;
-    }
     uint64_t last = 0;
     if (st.n) {
         last = ts_ns(w, begin_tick, 0);
