@@ -72,10 +72,11 @@ static double next_tick, next_look, tick_s;
 static uint32_t looks;
 static size_t muting; /* sites MUTED, waiting to go OFF (budgetoff.c) */
 
-static uint64_t cpu_ns(void)
+/* CLOCK's time in ns: the process's CPU time, or the writer thread's own. */
+static uint64_t clock_ns(clockid_t clock)
 {
     struct timespec ts;
-    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    clock_gettime(clock, &ts);
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
@@ -283,7 +284,7 @@ static double window_mean_ns(const struct site_sums *x)
 static void choose_window(void)
 {
     const struct spanprof__budget *b = &spanprof__budget;
-    uint64_t cpu = cpu_ns();
+    uint64_t cpu = clock_ns(CLOCK_PROCESS_CPUTIME_ID);
     if (cpu - window_cpu_ns < WINDOW_MIN_CPU_NS)
         return; /* the program hardly ran (a busy machine): the window goes on */
     double limit = b->percent / 100 * (double)(cpu - window_cpu_ns);
@@ -321,7 +322,7 @@ static int add_calls(struct spanprof__node *n, size_t depth, void *ctx)
 static void tick(void)
 {
     struct spanprof__budget *b = &spanprof__budget;
-    uint64_t cpu = cpu_ns(), spent = cpu - tick_cpu_ns;
+    uint64_t cpu = clock_ns(CLOCK_PROCESS_CPUTIME_ID), spent = cpu - tick_cpu_ns;
     if (spent < WINDOW_MIN_CPU_NS)
         return; /* the program hardly ran: no walk, the next tick covers this one too */
     tick_cpu_ns = cpu;
@@ -377,17 +378,10 @@ void spanprof__budget_start(double percent)
         return;
     }
     b->percent = percent;
-    tick_cpu_ns = window_cpu_ns = cpu_ns();
+    tick_cpu_ns = window_cpu_ns = clock_ns(CLOCK_PROCESS_CPUTIME_ID);
     tick_s = MIN_TICK_S;
     next_tick = mono_s() + tick_s;
     next_look = mono_s() + LOOK_S;
-}
-
-static uint64_t thread_cpu_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
 double spanprof__budget_serve(void)
@@ -395,7 +389,7 @@ double spanprof__budget_serve(void)
     struct spanprof__budget *b = &spanprof__budget;
     if (!(b->percent > 0))
         return -1;
-    uint64_t cpu0 = thread_cpu_ns();
+    uint64_t cpu0 = clock_ns(CLOCK_THREAD_CPUTIME_ID);
     double now = mono_s();
     if (now >= next_look && sums_fit()) {
         spanprof__lock();
@@ -418,7 +412,7 @@ double spanprof__budget_serve(void)
         next_tick = now + tick_s;
     }
     b->looks = looks;
-    b->cpu_ns += thread_cpu_ns() - cpu0;
+    b->cpu_ns += clock_ns(CLOCK_THREAD_CPUTIME_ID) - cpu0;
     double next = next_look < next_tick ? next_look : next_tick;
     return next > now ? next - now : 0;
 }
@@ -427,7 +421,7 @@ void spanprof__budget_fork_child(void)
 {
     if (!(spanprof__budget.percent > 0))
         return;
-    tick_cpu_ns = window_cpu_ns = cpu_ns();
+    tick_cpu_ns = window_cpu_ns = clock_ns(CLOCK_PROCESS_CPUTIME_ID);
     for (size_t i = 0; i < nsums; i++)
         sums[i].last_calls = 0;
 }
