@@ -35,6 +35,9 @@ rounds = own["rounds"]
 for name, want in (("marked", own["marked"]), ("work", rounds), ("medium", rounds)):
     got = spans.get(name, {}).get("calls")
     print(f"{name}: calls as the program counted: {'yes' if got == want else f'no ({got} != {want})'}")
+chain = ["leaf"] + [f"chain{i}" for i in range(16)]
+chain_off = sum(1 for name in chain if spans.get(name, {}).get("switched_off"))
+print(f"chain: at least half of its {len(chain)} spans switched off: {'yes' if chain_off >= len(chain) / 2 else f'no ({chain_off})'}")
 a = d["anomalies"]
 print("anomalies: " + ", ".join(f"{k} {v}" for k, v in sorted(a.items())))
 under_tiny = [line for line in open(folded) if "tiny;" in line]

@@ -7,10 +7,11 @@
  * and the process's CPU time ("budget.process_cpu_ns").  Without --budget the list is the spans
  * that run switched off.  With --budget PERCENT it is chosen again from the profile's figures,
  * by the runtime's rule: the spans switched off, then the other spans an option chose, shortest
- * mean call first (most called first when counting), leaving out those whose calls cost no
- * more than PERCENT of their own time or take less than a hundredth of the budget, until
- * calls × call_ns of what is left is under nine tenths of PERCENT of the CPU time left.  SPANPROF_BUDGET=100 records the figures without
- * switching anything off.
+ * mean call first (most called first when counting), leaving out those whose calls take less
+ * than a hundredth of the budget, until calls × call_ns of what is left is under nine tenths of
+ * PERCENT of the CPU time left.  A span within its share of its own time is listed too when the
+ * total is still over: spans nested in one another add up.  SPANPROF_BUDGET=100 records the
+ * figures without switching anything off.
  *
  * Names are written one per line with '*', '?', '[' and '\' escaped (fnmatch patterns), each
  * with a comment saying why; names that several functions share (static functions of two files)
@@ -93,12 +94,13 @@ static size_t choose(const struct sp_profile *p, double percent, const struct sp
     ranking = p;
     qsort(cand, ncand, sizeof *cand, by_rank);
     double cpu = (double)p->process_cpu_ns - *cost;
-    int timed = !(p->clock && !strcmp(p->clock, "none"));
-    for (size_t i = 0; i < ncand && total > 0.9 * percent / 100 * cpu; i++) {
+    /* CPU time left at or below nothing: the calls' estimated cost is all of it (call_ns
+     * measured on a busy machine), and nothing more can be told apart. */
+    for (size_t i = 0; i < ncand && cpu > 0 && total > 0.9 * percent / 100 * cpu; i++) {
         const struct sp_span *s = cand[i];
         double c = (double)s->calls * p->budget_call_ns;
-        if (c < percent / 100 * cpu / 100 || (timed && p->budget_call_ns <= rank(p, s) * percent / 100))
-            continue; /* a hundredth of the budget at most, or within it on its own */
+        if (c < percent / 100 * cpu / 100)
+            continue; /* a hundredth of the budget at most */
         out[n++] = s;
         total -= c;
         cpu -= c;
@@ -184,6 +186,10 @@ int run_select(int argc, char **argv)
         fprintf(stderr, "spanprof: %zu function%s left out: %.1f%% of the run's CPU time in span "
                         "calls (%.0f ns each)\n", n, n == 1 ? "" : "s",
                 p.process_cpu_ns ? 100 * cost / (double)p.process_cpu_ns : 0, p.budget_call_ns);
+    if (rc == 0 && percent > 0 && cost >= (double)p.process_cpu_ns)
+        fprintf(stderr, "spanprof: warning: by the profile's cost of a call, these calls alone "
+                        "took all of the run's CPU time (the cost measured high on a busy "
+                        "machine?): nothing after them could be weighed, record again\n");
     free(out);
     sp_profile_free(&p);
     return rc;
