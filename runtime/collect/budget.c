@@ -27,7 +27,8 @@
  *
  * Ticks.  Every tick (MIN_TICK_S, longer when a walk takes more than WALK_SHARE of it) every
  * thread's call tree is walked under the process lock: the calls since the last tick times a
- * call's cost, plus the writer thread's own time in looks and ticks, against the process's CPU
+ * call's cost, plus the runtime's threads' own time (the writer thread's in looks and ticks,
+ * the sampler's), against the process's CPU
  * time over it, are the share the profile reports (last_share).  The rule of the windows bounds
  * each span's cost against its own time, not their sum: spans nested in one another, each within
  * its share, add up (a chain of ten wrappers around a 2 us call, each 16 ns, costs 8 %).  So
@@ -69,11 +70,11 @@ struct site_sums {
     double look_sampled_ns;      /* ... SPANPROF=sample: the subtrees' sampled time since start */
     uint64_t look_all_calls;     /*     and their calls since start, */
     int look_long;               /* ... a subtree too big to add up: a long span */
-    double mean_ns;              /* the mean of the last window that knew it (0: none) */
+    double mean_ns;              /* last known mean: the tick's (exact), a window's (0: none) */
 };
 static struct site_sums *sums;
 static size_t nsums;
-static uint64_t tick_cpu_ns, window_cpu_ns, tick_own_ns;
+static uint64_t tick_cpu_ns, window_cpu_ns, tick_own_ns, tick_sampler_ns;
 static double next_tick, next_look, tick_s;
 static uint32_t looks;
 static size_t muting; /* sites MUTED, waiting to go OFF (budgetoff.c) */
@@ -352,9 +353,13 @@ static void tick(void)
     for (struct spanprof__thread *t = spanprof__g.threads; t; t = t->next)
         spanprof__tree_walk(&t->root, add_calls, NULL, NULL);
     spanprof__unlock();
-    /* The writer thread's own time up to this walk: the looks and the ticks before it. */
-    double cost = (double)(b->cpu_ns - tick_own_ns);
+    /* The runtime's threads: the writer's looks and ticks before this walk, and the sampler
+     * (whose clock starts again in a fork child). */
+    uint64_t sampler = spanprof__sampler_cpu_ns();
+    double cost = (double)(b->cpu_ns - tick_own_ns) +
+                  (double)(sampler >= tick_sampler_ns ? sampler - tick_sampler_ns : sampler);
     tick_own_ns = b->cpu_ns;
+    tick_sampler_ns = sampler;
     for (size_t i = 0; i < nsums; i++)
         if (sums[i].calls > sums[i].last_calls)
             cost += (double)(sums[i].calls - sums[i].last_calls) * b->call_ns;

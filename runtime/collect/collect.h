@@ -181,6 +181,9 @@ int spanprof__sampler_start(void);
 /* Stops it and waits for it to end; nothing when it is not running.  Before the process-exit
  * write (so that write is consistent) and before the runtime is unloaded. */
 void spanprof__sampler_stop(void);
+/* The sampler thread's CPU time so far, as it last published it (only while a cost budget is
+ * on; 0 otherwise, and in a fork child until its thread's first pass). */
+uint64_t spanprof__sampler_cpu_ns(void);
 /* ---- trace_ring.c ---- */
 /* Objects going away: the rings' site pointers into them turned to copies (record/siteretire.c).
  * With the process lock held. */

@@ -16,6 +16,8 @@ if b is None:
     print("budget: none in the profile")
 else:
     print(f"budget: {b['percent']:g}%, a call's cost measured: {'yes' if b['call_ns'] > 0 else 'no'}")
+    if d.get("mode") == "sample":
+        print(f"budget: the sampler's time counted: {'yes' if b.get('sampler_cpu_ns', 0) > 0 else 'no'}")
 for name in ("tiny", "marked", "work", "medium"):
     s = spans.get(name)
     if s is None:
