@@ -28,13 +28,13 @@
  * Ticks.  Every tick (MIN_TICK_S, longer when a walk takes more than WALK_SHARE of it) every
  * thread's call tree is walked under the process lock: the calls since the last tick times a
  * call's cost, plus the runtime's threads' own time (the writer thread's in looks and ticks,
- * the sampler's), against the process's CPU
- * time over it, are the share the profile reports (last_share).  The rule of the windows bounds
- * each span's cost against its own time, not their sum: spans nested in one another, each within
- * its share, add up (a chain of ten wrappers around a 2 us call, each 16 ns, costs 8 %).  So
- * while the share is over nine tenths of the budget, spans go shortest mean first (exact: over
- * the tick; SPANPROF=sample: the last window that knew it), and without a mean (SPANPROF=count,
- * or a span no look saw) the most called.  SPANPROF_BUDGET=100 measures only.
+ * the sampler's), against the process's CPU time over it, are the share the profile reports
+ * (last_share).  The rule of the windows bounds each span's cost against its own time, not
+ * their sum: spans nested in one another, each within its share, add up (a chain of ten
+ * wrappers around a 2 us call, each 16 ns, costs 8 %).  So while the share is over nine tenths
+ * of the budget, spans go shortest mean first (exact: over the tick; SPANPROF=sample: the last
+ * window that knew it), and without a mean (SPANPROF=count, or a span no look saw) the most
+ * called.  SPANPROF_BUDGET=100 measures only.
  */
 #define _GNU_SOURCE
 #include <stdio.h>
