@@ -31,10 +31,13 @@
  * the sampler's), against the process's CPU time over it, are the share the profile reports
  * (last_share).  The rule of the windows bounds each span's cost against its own time, not
  * their sum: spans nested in one another, each within its share, add up (a chain of ten
- * wrappers around a 2 us call, each 16 ns, costs 8 %).  So while the share is over nine tenths
- * of the budget, spans go shortest mean first (exact: over the tick; SPANPROF=sample: the last
- * window that knew it), and without a mean (SPANPROF=count, or a span no look saw) the most
- * called.  SPANPROF_BUDGET=100 measures only.
+ * wrappers around a 2 us call, each 16 ns, costs 8 %).  So while the calls of the spans still
+ * recording cost more than nine tenths of the budget, spans go shortest mean first (exact: over the tick;
+ * SPANPROF=sample: the last window that knew it), and without a mean (SPANPROF=count, or a span
+ * no look saw) the most called.  The threads' time is not weighed there: no span switched off
+ * makes it smaller (the sampler alone took 3.3 % of speedtest1's CPU time), and a budget it uses
+ * up would switch off the longest spans of the program for nothing.  SPANPROF_BUDGET=100
+ * measures only.
  */
 #define _GNU_SOURCE
 #include <stdio.h>
@@ -356,13 +359,21 @@ static void tick(void)
     /* The runtime's threads: the writer's looks and ticks before this walk, and the sampler
      * (whose clock starts again in a fork child). */
     uint64_t sampler = spanprof__sampler_cpu_ns();
-    double cost = (double)(b->cpu_ns - tick_own_ns) +
-                  (double)(sampler >= tick_sampler_ns ? sampler - tick_sampler_ns : sampler);
+    double own = (double)(b->cpu_ns - tick_own_ns) +
+                 (double)(sampler >= tick_sampler_ns ? sampler - tick_sampler_ns : sampler);
     tick_own_ns = b->cpu_ns;
     tick_sampler_ns = sampler;
+    /* The calls' cost over the tick (reported), and the part of it that goes on: spans the looks
+     * switched off meanwhile cost nothing from now on, and weighing them would switch off the
+     * longer spans around them for nothing. */
+    double cost = 0, going_on = 0;
     for (size_t i = 0; i < nsums; i++)
-        if (sums[i].calls > sums[i].last_calls)
-            cost += (double)(sums[i].calls - sums[i].last_calls) * b->call_ns;
+        if (sums[i].calls > sums[i].last_calls) {
+            double c = (double)(sums[i].calls - sums[i].last_calls) * b->call_ns;
+            uint32_t st = __atomic_load_n(&sums[i].site->state, __ATOMIC_RELAXED);
+            cost += c;
+            going_on += st == SPANPROF__SITE_MUTED || st == SPANPROF__SITE_OFF ? 0 : c;
+        }
     /* Exact: the mean over this tick, known for every span called in it. */
     if (!spanprof__flags.counting)
         for (size_t i = 0; i < nsums; i++)
@@ -371,10 +382,11 @@ static void tick(void)
                                   spanprof__clock_ns_per_tick() /
                                   (double)(sums[i].calls - sums[i].last_calls);
     double limit = b->percent / 100 * (double)spent;
-    b->last_share = spent ? cost / (double)spent : 0;
-    /* While over: a few dozen a tick at most in practice, so a selection by repeated scans will
-     * do. */
-    while (b->percent < 100 && cost > 0.9 * limit) {
+    b->last_share = spent ? (cost + own) / (double)spent : 0;
+    /* While the calls are over (the threads' time stays whatever goes; a budget they use up is
+     * not met, and the share says so): a few dozen a tick at most in practice, so a selection by
+     * repeated scans will do. */
+    while (b->percent < 100 && going_on > 0.9 * limit) {
         struct site_sums *best = NULL;
         for (size_t i = 0; i < nsums; i++) {
             struct site_sums *x = &sums[i];
@@ -385,7 +397,7 @@ static void tick(void)
         }
         if (!best)
             break;
-        cost -= (double)(best->calls - best->last_calls) * b->call_ns;
+        going_on -= (double)(best->calls - best->last_calls) * b->call_ns;
         mute(best, best->mean_ns);
     }
     for (size_t i = 0; i < nsums; i++) {
