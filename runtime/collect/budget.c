@@ -32,12 +32,12 @@
  * (last_share).  The rule of the windows bounds each span's cost against its own time, not
  * their sum: spans nested in one another, each within its share, add up (a chain of ten
  * wrappers around a 2 us call, each 16 ns, costs 8 %).  So while the calls of the spans still
- * recording cost more than nine tenths of the budget, spans go shortest mean first (exact: over the tick;
- * SPANPROF=sample: the last window that knew it), and without a mean (SPANPROF=count, or a span
- * no look saw) the most called.  The threads' time is not weighed there: no span switched off
- * makes it smaller (the sampler alone took 3.3 % of speedtest1's CPU time), and a budget it uses
- * up would switch off the longest spans of the program for nothing.  SPANPROF_BUDGET=100
- * measures only.
+ * recording cost more than nine tenths of the budget, spans go shortest mean first (exact: over
+ * the tick; SPANPROF=sample: the last window that knew it), and without a mean (SPANPROF=count,
+ * or a span no look saw) the most called.  The threads' time is not weighed there: no span
+ * switched off makes it smaller (the sampler alone took 3.3 % of speedtest1's CPU time), and a
+ * budget it uses up would switch off the longest spans of the program for nothing.
+ * SPANPROF_BUDGET=100 measures only.
  */
 #define _GNU_SOURCE
 #include <stdio.h>
