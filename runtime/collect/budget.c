@@ -17,27 +17,42 @@
  *
  * Choosing.  Every DECIDE_LOOKS looks, among the spans a plugin option chose (whole-program
  * builds: all, functions=; never an attribute-marked span, a progress point, or a site a
- * collector watches), each is switched off whose calls cost more than the budget's share of
- * their own time (call_ns > mean × PERCENT / 100) and whose calls over the window would take a
- * hundredth of the budget: a long span is within the budget on its own, and switching it off
- * would lose it for nothing.  The mean: exact, the ticks its calls took; SPANPROF=sample, the
+ * collector watches) that do not lead (below), each is switched off whose calls cost more than
+ * the budget's share of their own time (call_ns > mean × PERCENT / 100) and whose calls over
+ * the window would take a hundredth of the budget: a long span is within the budget on its own,
+ * and switching it off would lose it for nothing.  The mean: exact, the ticks its calls took; SPANPROF=sample, the
  * sampled time of the span's subtree since start over its calls (a subtree of more than
  * SUBTREE_LIMIT nodes: a long span); SPANPROF=count has no time, so a span goes when its calls
  * alone would take a quarter of the budget (its mean is then at most 4 / PERCENT calls' cost).
  *
- * Ticks.  Every tick (MIN_TICK_S, longer when a walk takes more than WALK_SHARE of it) every
- * thread's call tree is walked under the process lock: the calls since the last tick times a
- * call's cost, plus the runtime's threads' own time (the writer thread's in looks and ticks,
- * the sampler's), against the process's CPU time over it, are the share the profile reports
- * (last_share).  The rule of the windows bounds each span's cost against its own time, not
- * their sum: spans nested in one another, each within its share, add up (a chain of ten
- * wrappers around a 2 us call, each 16 ns, costs 8 %).  So while the calls of the spans still
- * recording cost more than nine tenths of the budget, spans go shortest mean first (exact: over
- * the tick; SPANPROF=sample: the last window that knew it), and without a mean (SPANPROF=count,
- * or a span no look saw) the most called.  The threads' time is not weighed there: no span
+ * Ticks.  Every tick (the first after FIRST_TICK_S, then MIN_TICK_S or longer, when a walk
+ * takes more than WALK_SHARE of it) every thread's call tree is walked under the process lock:
+ * the calls since the last tick times a call's cost, plus the runtime's threads' own time (the
+ * writer thread's in looks and ticks, the sampler's), against the CPU time of the threads that
+ * run spans (each read by its own clock, see thread_cpu_spent) and of the runtime's threads,
+ * are the share the profile reports (last_share).  The rule of the windows bounds each span's
+ * cost against its own time, not their sum: spans nested in one another, each within its
+ * share, add up (a chain of ten wrappers around a 2 us call, each 16 ns, costs 8 %).  So while
+ * the calls of the spans still recording cost more than nine tenths of the budget, spans go:
+ * those that do not lead first, and within each group the shortest mean first (exact: over the
+ * tick; SPANPROF=sample: the last window that knew it), then, without a mean (SPANPROF=count,
+ * or a span no look saw), the most called.  The threads' time is not weighed there: no span
  * switched off makes it smaller (the sampler alone took 3.3 % of speedtest1's CPU time), and a
  * budget it uses up would switch off the longest spans of the program for nothing.
  * SPANPROF_BUDGET=100 measures only.
+ *
+ * Leading spans.  A span leads whose calls took a tenth (LEAD_SHARE) of the program's time since
+ * start, or over the last tick: its subtrees' time less the cost of the calls in them (as the
+ * profile's compensation takes it out, so that a tiny span does not lead by its own recording),
+ * against the CPU time less the calls' estimated cost and the runtime's threads'.  The spans
+ * that lead are those a profile of the run is read by (speedtest1's ten of most total time
+ * were each 14 % of it or more, the eleventh 8 %).  The windows leave them, and a tick takes
+ * them only after every span that does not lead: they go only when the budget cannot be kept
+ * otherwise.  The first tick tells which spans lead, and the windows wait for it.
+ * SPANPROF=sample knows a subtree's time only after LEAD_MIN_SAMPLES sampler periods: its
+ * ticks choose only from then, and its windows from the start, every span taken as not leading
+ * until then (its windows switch off only spans of a few hundred ns: a call costs less).
+ * SPANPROF=count has no time, and none leads.
  */
 #define _GNU_SOURCE
 #include <stdio.h>
@@ -55,7 +70,10 @@
 #define WINDOW_MIN_CPU_NS 1000000 /* a window or tick decides only after the process used this
                                     * much CPU: over a sliver of it, any call weighs too much */
 #define SUBTREE_LIMIT 64
+#define LEAD_SHARE 0.1     /* a span whose calls took this share of the program's time leads */
+#define LEAD_MIN_SAMPLES 20 /* SPANPROF=sample: which spans lead is known after this many periods */
 #define MIN_TICK_S 0.01
+#define FIRST_TICK_S (2 * LOOK_S) /* it tells which spans lead; the windows wait for it */
 #define MAX_TICK_S 0.5
 #define WALK_SHARE 0.005
 #define PROBE_ROUNDS 8
@@ -74,13 +92,19 @@ struct site_sums {
     uint64_t look_all_calls;     /*     and their calls since start, */
     int look_long;               /* ... a subtree too big to add up: a long span */
     double mean_ns;              /* last known mean: the tick's (exact), a window's (0: none) */
+    double incl_ns, last_incl_ns; /* the ticks': its calls' time since start (their subtrees) */
+    int leading;                  /* LEAD_SHARE of the program's time, since start or lately */
 };
 static struct site_sums *sums;
+static struct site_sums **order; /* a tick's: the spans that may go, in the order they go */
 static size_t nsums;
-static uint64_t tick_cpu_ns, window_cpu_ns, tick_own_ns, tick_sampler_ns;
+static uint64_t start_cpu_ns, start_own_ns; /* the process's CPU time, the writer's in the budget */
+static uint64_t tick_cpu_ns, tick_mono_ns, tick_own_ns, tick_sampler_ns, window_cpu_ns;
 static double next_tick, next_look, tick_s;
 static uint32_t looks;
 static size_t muting; /* sites MUTED, waiting to go OFF (budgetoff.c) */
+static double ns_per_tick; /* the clock's, read once a window or tick (each read takes two) */
+static int leads_known; /* a tick has told which spans lead: windows and ticks may choose */
 
 /* CLOCK's time in ns: the process's CPU time, or the writer thread's own. */
 static uint64_t clock_ns(clockid_t clock)
@@ -165,10 +189,13 @@ static int sums_fit(void)
     if (want <= nsums)
         return 1;
     struct site_sums *n = realloc(sums, want * sizeof *n);
-    if (!n)
+    if (n)
+        sums = n;
+    struct site_sums **o = n ? realloc(order, want * sizeof *o) : NULL;
+    if (!o)
         return 0;
+    order = o;
     memset(n + nsums, 0, (want - nsums) * sizeof *n);
-    sums = n;
     nsums = want;
     return 1;
 }
@@ -212,14 +239,20 @@ void spanprof__budget_layout(void)
     spanprof__flags.frames_shared = 1; /* the looks and scans read other threads' stacks */
 }
 
+/* SPANPROF=sample: the sampled wall time charged to N itself. */
+static double sampled_self(const struct spanprof__node *n)
+{
+    const struct spanprof__sample_node *sn = spanprof__sample_of(n);
+    return (double)(__atomic_load_n(&sn->wall_timely_ns, __ATOMIC_RELAXED) +
+                    __atomic_load_n(&sn->wall_late_ns, __ATOMIC_RELAXED));
+}
+
 /* SPANPROF=sample: the sampled wall time of N's subtree, -1 past *NODES nodes. */
 static double subtree_sampled(const struct spanprof__node *n, int *nodes)
 {
     if (--*nodes < 0)
         return -1;
-    const struct spanprof__sample_node *sn = spanprof__sample_of(n);
-    double ns = (double)(__atomic_load_n(&sn->wall_timely_ns, __ATOMIC_RELAXED) +
-                         __atomic_load_n(&sn->wall_late_ns, __ATOMIC_RELAXED));
+    double ns = sampled_self(n);
     for (const struct spanprof__node *c = __atomic_load_n(&n->first_child, __ATOMIC_ACQUIRE); c;
          c = c->next_sibling) {
         double below = subtree_sampled(c, nodes);
@@ -288,17 +321,21 @@ static double window_mean_ns(const struct site_sums *x)
                                                    : x->look_sampled_ns / (double)x->look_all_calls;
     if (spanprof__flags.counting || !x->look_ticks)
         return -1;
-    return (double)x->look_ticks * spanprof__clock_ns_per_tick() / (double)x->look_calls;
+    return (double)x->look_ticks * ns_per_tick / (double)x->look_calls;
 }
 
 static void choose_window(void)
 {
     const struct spanprof__budget *b = &spanprof__budget;
     uint64_t cpu = clock_ns(CLOCK_PROCESS_CPUTIME_ID);
-    if (cpu - window_cpu_ns < WINDOW_MIN_CPU_NS)
-        return; /* the program hardly ran (a busy machine): the window goes on */
+    if (cpu - window_cpu_ns < WINDOW_MIN_CPU_NS || (!leads_known && !spanprof__collect.sample_hz))
+        return; /* the program hardly ran (a busy machine), or the first tick, which tells which
+                 * spans lead, has not come yet (SPANPROF=sample knows that only after
+                 * LEAD_MIN_SAMPLES periods, too long to wait: its windows take every span as not
+                 * leading until then): the window goes on */
     double limit = b->percent / 100 * (double)(cpu - window_cpu_ns);
     window_cpu_ns = cpu;
+    ns_per_tick = spanprof__clock_ns_per_tick();
     int timed = !spanprof__flags.counting || spanprof__collect.sample_hz;
     for (size_t i = 0; i < nsums; i++) {
         struct site_sums *x = &sums[i];
@@ -309,7 +346,7 @@ static void choose_window(void)
         x->look_long = 0;
         if (calls && mean > 0)
             x->mean_ns = mean;
-        if (!calls || !x->site || !may_switch_off(x->site) || b->percent >= 100)
+        if (!calls || !x->site || x->leading || !may_switch_off(x->site) || b->percent >= 100)
             continue;
         double cost = (double)calls * b->call_ns;
         if (timed ? mean >= 0 && cost >= limit / 100 && b->call_ns > mean * b->percent / 100
@@ -320,47 +357,135 @@ static void choose_window(void)
 
 /* ---- ticks ------------------------------------------------------------------------------------ */
 
+/* Which spans lead: a node's subtree time, less what the calls in the subtree cost (as the
+ * profile's compensation takes it out, so that a tiny span is not made to lead by its own
+ * recording), summed per site.  The walk finishes a node's children before it, and below[D]
+ * gathers those of the open node at depth D - 1: their calls, and SPANPROF=sample their sampled
+ * time (exact: a node's ticks are its subtree's already). */
+struct subtree {
+    double ns;
+    uint64_t calls;
+};
+static struct subtree *below;
+static size_t below_cap;
+
+static int below_fit(size_t want)
+{
+    if (want <= below_cap)
+        return 1;
+    size_t cap = want < 64 ? 64 : 2 * want;
+    struct subtree *n = realloc(below, cap * sizeof *n);
+    if (!n)
+        return 0;
+    below = n;
+    below_cap = cap;
+    return 1;
+}
+
+/* The CPU time thread T used since the tick before, by its own clock, read just before its
+ * tree is.  The process's clock counts a thread running on another CPU only up to the kernel's
+ * last scheduler tick (4 ms apart at HZ=250: a thread that ran all of 3 ms read as 0.05 to 4.07
+ * ms), and a writer thread that waits for a CPU within a walk would part the calls it reads
+ * from the clock it read (a 10 ms tick then saw twice the cost there was).  A thread read for
+ * the first time counts at most the tick's WALL time.  Threads that run no span are not
+ * counted: the share errs high. */
+static uint64_t thread_cpu_spent(struct spanprof__thread *t, uint64_t wall)
+{
+    struct timespec ts;
+    if (t->exited || !t->tid || clock_gettime(spanprof__thread_cpu_clock(t->tid), &ts))
+        return 0;
+    uint64_t now = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+    uint64_t spent = !t->budget_cpu_ns       ? (now < wall ? now : wall)
+                     : now > t->budget_cpu_ns ? now - t->budget_cpu_ns
+                                              : 0; /* a fork child's clock started again */
+    t->budget_cpu_ns = now;
+    return spent;
+}
+
 static int add_calls(struct spanprof__node *n, size_t depth, void *ctx)
 {
-    (void)depth, (void)ctx;
+    (void)ctx;
     struct spanprof_site *s = (struct spanprof_site *)n->site;
     if (s && s->id < nsums) {
         sums[s->id].site = s;
         sums[s->id].calls += __atomic_load_n(&n->calls, __ATOMIC_RELAXED);
         sums[s->id].ticks += __atomic_load_n(&n->total, __ATOMIC_RELAXED);
     }
+    if (!below_fit(depth + 2))
+        return 0; /* no memory: its subtree is itself */
+    below[depth + 1] = (struct subtree){0, 0};
     return 1;
 }
 
-/* Whether X goes before BEST while a tick is over the budget: the shorter mean first, a span
- * with a mean before one without, the more called among those without. */
-static int goes_before(const struct site_sums *x, const struct site_sums *best)
+static void add_subtree(struct spanprof__node *n, size_t depth, void *ctx)
 {
-    if (!best)
-        return 1;
-    if (x->mean_ns > 0 || best->mean_ns > 0)
-        return x->mean_ns > 0 && (!(best->mean_ns > 0) || x->mean_ns < best->mean_ns);
-    return x->calls - x->last_calls > best->calls - best->last_calls;
+    (void)ctx;
+    struct subtree sub = depth + 1 < below_cap ? below[depth + 1] : (struct subtree){0, 0};
+    sub.calls += __atomic_load_n(&n->calls, __ATOMIC_RELAXED);
+    sub.ns = spanprof__collect.sample_hz
+                 ? sub.ns + sampled_self(n)
+                 : (double)__atomic_load_n(&n->total, __ATOMIC_RELAXED) * ns_per_tick;
+    if (depth < below_cap) {
+        below[depth].ns += sub.ns;
+        below[depth].calls += sub.calls;
+    }
+    const struct spanprof_site *s = n->site;
+    double ns = sub.ns - (double)sub.calls * spanprof__budget.call_ns;
+    if (s && s->id < nsums && ns > 0)
+        sums[s->id].incl_ns += ns;
 }
 
-static void tick(void)
+/* Whether X goes before Y while a tick is over the budget: a span that does not lead before one
+ * that does, then the shorter mean first, a span with a mean before one without, the more
+ * called among those without. */
+static int goes_before(const struct site_sums *x, const struct site_sums *y)
+{
+    if (x->leading != y->leading)
+        return !x->leading;
+    if (x->mean_ns > 0 || y->mean_ns > 0)
+        return x->mean_ns > 0 && (!(y->mean_ns > 0) || x->mean_ns < y->mean_ns);
+    return x->calls - x->last_calls > y->calls - y->last_calls;
+}
+
+static int by_going_order(const void *a, const void *b)
+{
+    const struct site_sums *x = *(const struct site_sums *const *)a;
+    const struct site_sums *y = *(const struct site_sums *const *)b;
+    return goes_before(x, y) ? -1 : goes_before(y, x) ? 1 : 0;
+}
+
+/* Returns whether this tick was the first to tell which spans lead.  That tick switches nothing
+ * off: it weighs the first FIRST_TICK_S, start-up at full cost before the windows acted (when it
+ * did, speedtest1 lost spans of 10 us mean there). */
+static int tick(void)
 {
     struct spanprof__budget *b = &spanprof__budget;
-    uint64_t cpu = clock_ns(CLOCK_PROCESS_CPUTIME_ID), spent = cpu - tick_cpu_ns;
-    if (spent < WINDOW_MIN_CPU_NS)
-        return; /* the program hardly ran: no walk, the next tick covers this one too */
+    uint64_t cpu = clock_ns(CLOCK_PROCESS_CPUTIME_ID);
+    if (cpu - tick_cpu_ns < WINDOW_MIN_CPU_NS)
+        return 0; /* the program hardly ran: no walk, the next tick covers this one too */
+    int knew = leads_known;
     tick_cpu_ns = cpu;
-    for (size_t i = 0; i < nsums; i++)
+    ns_per_tick = spanprof__clock_ns_per_tick();
+    uint64_t mono = spanprof__mono_ns(), wall = mono - tick_mono_ns;
+    tick_mono_ns = mono;
+    for (size_t i = 0; i < nsums; i++) {
         sums[i].calls = sums[i].ticks = 0;
+        sums[i].incl_ns = 0;
+    }
     spanprof__lock();
-    for (struct spanprof__thread *t = spanprof__g.threads; t; t = t->next)
-        spanprof__tree_walk(&t->root, add_calls, NULL, NULL);
+    int timed = !spanprof__flags.counting || spanprof__collect.sample_hz;
+    uint64_t threads_ns = 0;
+    for (struct spanprof__thread *t = spanprof__g.threads; t; t = t->next) {
+        threads_ns += thread_cpu_spent(t, wall);
+        spanprof__tree_walk(&t->root, add_calls, timed ? add_subtree : NULL, NULL);
+    }
     spanprof__unlock();
     /* The runtime's threads: the writer's looks and ticks before this walk, and the sampler
      * (whose clock starts again in a fork child). */
     uint64_t sampler = spanprof__sampler_cpu_ns();
     double own = (double)(b->cpu_ns - tick_own_ns) +
                  (double)(sampler >= tick_sampler_ns ? sampler - tick_sampler_ns : sampler);
+    double spent = (double)threads_ns + own;
     tick_own_ns = b->cpu_ns;
     tick_sampler_ns = sampler;
     /* The calls' cost over the tick (reported), and the part of it that goes on: spans the looks
@@ -374,36 +499,56 @@ static void tick(void)
             cost += c;
             going_on += st == SPANPROF__SITE_MUTED || st == SPANPROF__SITE_OFF ? 0 : c;
         }
+    /* The spans that lead, whose calls took a tenth of the program's time since start or over
+     * this tick (the CPU time less the calls' estimated cost and the runtime's threads': what a
+     * profile that takes the cost out shows), go last: they are what a profile of the run is
+     * read by, and a phase's own are not a tenth of the whole yet.  SPANPROF=count has no time:
+     * none leads. */
+    double program_ns = (double)(cpu - start_cpu_ns) - (double)(b->cpu_ns - start_own_ns) -
+                        (double)sampler;
+    for (size_t i = 0; i < nsums; i++)
+        program_ns -= (double)sums[i].calls * b->call_ns;
+    double lead_ns = LEAD_SHARE * (program_ns > 0 ? program_ns : 0);
+    double lead_lately_ns = LEAD_SHARE * (spent - own - cost > 0 ? spent - own - cost : 0);
+    /* SPANPROF=sample: a subtree's time is known only after a few sampler passes. */
+    leads_known |= !spanprof__collect.sample_hz ||
+                   since_start_s() * spanprof__collect.sample_hz >= LEAD_MIN_SAMPLES;
+    for (size_t i = 0; i < nsums; i++) {
+        struct site_sums *x = &sums[i];
+        x->leading = leads_known && x->incl_ns > 0 &&
+                     (x->incl_ns >= lead_ns || x->incl_ns - x->last_incl_ns >= lead_lately_ns);
+        x->last_incl_ns = x->incl_ns;
+    }
     /* Exact: the mean over this tick, known for every span called in it. */
     if (!spanprof__flags.counting)
         for (size_t i = 0; i < nsums; i++)
             if (sums[i].calls > sums[i].last_calls && sums[i].ticks > sums[i].last_ticks)
                 sums[i].mean_ns = (double)(sums[i].ticks - sums[i].last_ticks) *
-                                  spanprof__clock_ns_per_tick() /
+                                  ns_per_tick /
                                   (double)(sums[i].calls - sums[i].last_calls);
     double limit = b->percent / 100 * (double)spent;
     b->last_share = spent ? (cost + own) / (double)spent : 0;
     /* While the calls are over (the threads' time stays whatever goes; a budget they use up is
-     * not met, and the share says so): a few dozen a tick at most in practice, so a selection by
-     * repeated scans will do. */
-    while (b->percent < 100 && going_on > 0.9 * limit) {
-        struct site_sums *best = NULL;
+     * not met, and the share says so), the spans called in the tick go in order. */
+    size_t n = 0;
+    if (b->percent < 100 && going_on > 0.9 * limit && knew) {
         for (size_t i = 0; i < nsums; i++) {
             struct site_sums *x = &sums[i];
-            uint64_t calls = x->calls - x->last_calls;
-            if (x->site && calls && (double)calls * b->call_ns >= limit / 100 &&
-                may_switch_off(x->site) && goes_before(x, best))
-                best = x;
+            if (x->site && (double)(x->calls - x->last_calls) * b->call_ns >= limit / 100 &&
+                may_switch_off(x->site))
+                order[n++] = x;
         }
-        if (!best)
-            break;
-        going_on -= (double)(best->calls - best->last_calls) * b->call_ns;
-        mute(best, best->mean_ns);
+        qsort(order, n, sizeof *order, by_going_order);
+    }
+    for (size_t k = 0; k < n && going_on > 0.9 * limit; k++) {
+        going_on -= (double)(order[k]->calls - order[k]->last_calls) * b->call_ns;
+        mute(order[k], order[k]->mean_ns);
     }
     for (size_t i = 0; i < nsums; i++) {
         sums[i].last_calls = sums[i].calls;
         sums[i].last_ticks = sums[i].ticks;
     }
+    return !knew && leads_known;
 }
 
 /* ---- the writer thread's side ---------------------------------------------------------------- */
@@ -425,10 +570,11 @@ void spanprof__budget_start(double percent)
         return;
     }
     b->percent = percent;
-    tick_cpu_ns = window_cpu_ns = clock_ns(CLOCK_PROCESS_CPUTIME_ID);
-    tick_own_ns = b->cpu_ns;
+    start_cpu_ns = tick_cpu_ns = window_cpu_ns = clock_ns(CLOCK_PROCESS_CPUTIME_ID);
+    start_own_ns = tick_own_ns = b->cpu_ns;
+    tick_mono_ns = spanprof__mono_ns();
     tick_s = MIN_TICK_S;
-    next_tick = mono_s() + tick_s;
+    next_tick = mono_s() + FIRST_TICK_S;
     next_look = mono_s() + LOOK_S;
 }
 
@@ -450,12 +596,13 @@ double spanprof__budget_serve(void)
         next_look = now + LOOK_S;
     }
     if (now >= next_tick && sums_fit()) {
-        tick();
-        /* As often as a walk of the trees allows: at most WALK_SHARE of one CPU. */
+        int first = tick();
+        /* As often as a walk of the trees allows: at most WALK_SHARE of one CPU (and the first
+         * sum MIN_TICK_S after the tick that first tells which spans lead). */
         double walked = mono_s() - now;
         b->ticks++;
         b->tick_ns += (uint64_t)(walked * 1e9);
-        tick_s = walked / WALK_SHARE;
+        tick_s = first ? 0 : walked / WALK_SHARE;
         tick_s = tick_s < MIN_TICK_S ? MIN_TICK_S : tick_s > MAX_TICK_S ? MAX_TICK_S : tick_s;
         next_tick = now + tick_s;
     }
@@ -469,8 +616,12 @@ void spanprof__budget_fork_child(void)
 {
     if (!(spanprof__budget.percent > 0))
         return;
-    tick_cpu_ns = window_cpu_ns = clock_ns(CLOCK_PROCESS_CPUTIME_ID);
-    tick_own_ns = spanprof__budget.cpu_ns;
-    for (size_t i = 0; i < nsums; i++)
+    start_cpu_ns = tick_cpu_ns = window_cpu_ns = clock_ns(CLOCK_PROCESS_CPUTIME_ID);
+    start_own_ns = tick_own_ns = spanprof__budget.cpu_ns;
+    tick_mono_ns = spanprof__mono_ns();
+    for (size_t i = 0; i < nsums; i++) {
         sums[i].last_calls = sums[i].last_ticks = 0;
+        sums[i].last_incl_ns = 0;
+    }
+    leads_known = 0; /* the child's trees start empty */
 }

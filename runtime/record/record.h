@@ -174,6 +174,8 @@ struct spanprof__thread {
     struct spanprof__res_thread *res;   /* CPU/allocation tracking, or NULL */
     struct spanprof__trace_ring *trace; /* SPANPROF_TRACE ring, or NULL */
     struct spanprof__sample_thread *sample; /* SPANPROF=sample: the sampler's figures, or NULL */
+    uint64_t budget_cpu_ns;             /* SPANPROF_BUDGET: its CPU clock at the last tick (0:
+                                         * not read yet) */
     /* Thread churn (threadretire.c): a retired group holds the merged data of exited threads. */
     uint64_t merged;                  /* a group: how many exited threads it holds; else 0 */
     uint64_t lifetimes;               /* a group: the sum of their lifetimes (ticks) */

@@ -49,6 +49,7 @@ struct spanprof__thread *spanprof__thread_new(void)
     if (t) {
         spanprof__child_cache_reset(t); /* its slots point into the old tree */
         t->tid = gettid();
+        t->budget_cpu_ns = 0;
     }
     return t;
 }

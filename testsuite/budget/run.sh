@@ -9,6 +9,9 @@
 #   count     the same with SPANPROF=count (no timestamps: the most called first)
 #   sample    the same with SPANPROF=sample
 #   threads   four threads inside the spans while they are switched off
+#   lead      budgeted.c's lead rounds under a 10 % budget: lookup(), a fifth of the program's
+#             time in calls that each cost more than the budget's share of their own time but
+#             fit in the budget together, leads and is not switched off; tiny is
 #   none      no budget: nothing switched off, every count exact, no "budget" in the profile
 #   line      the exit line on a terminal names the spans switched off, tiny first (a 50 %
 #             budget)
@@ -32,13 +35,15 @@ cmd="$CC -O2 -fplugin=$PLUGIN -fplugin-arg-spanplugin-all -fplugin-arg-spanplugi
 # shellcheck disable=SC2086 # a word list
 build "budgeted" "$work/build.log" $cmd || finish
 
-# case NAME THREADS [VAR=VALUE...]: a 2 s run in its own folder with the profile checked.
+# case NAME ARGS [VAR=VALUE...]: a 2 s run (budgeted 2 ARGS) in its own folder with the profile
+# checked.
 case_run() {
-    name=$1 threads=$2
+    name=$1 args=$2
     shift 2
     d=$work/$name
     mkdir -p "$d"
-    (cd "$d" && env SPANPROF_JSON=p.json SPANPROF_FOLDED=p.folded "$@" "$exe" 2 "$threads" \
+    # shellcheck disable=SC2086 # a word list
+    (cd "$d" && env SPANPROF_JSON=p.json SPANPROF_FOLDED=p.folded "$@" "$exe" 2 $args \
         >stdout 2>stderr; echo $? >status)
     {
         echo "# exit $(cat "$d/status"), stderr:"
@@ -118,6 +123,7 @@ selected exact && case_run exact 1 SPANPROF_BUDGET=5
 selected count && case_run count 1 SPANPROF=count SPANPROF_BUDGET=5
 selected sample && case_run sample 1 SPANPROF=sample SPANPROF_BUDGET=5
 selected threads && case_run threads 4 SPANPROF_BUDGET=5
+selected lead && case_run lead "1 lead" SPANPROF_BUDGET=10
 selected none && case_run none 1
 selected line && test_line
 selected bad && test_bad
