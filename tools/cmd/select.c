@@ -6,10 +6,11 @@
  * says which spans a plugin option chose ("by_option"), what one call cost ("budget.call_ns")
  * and the process's CPU time ("budget.process_cpu_ns").  Without --budget the list is the spans
  * that run switched off.  With --budget PERCENT it is chosen again from the profile's figures,
- * by the runtime's rule: the spans switched off, then the other spans an option chose, shortest
- * mean call first (most called first when counting), leaving out those whose calls take less
- * than a hundredth of the budget, until calls × call_ns of what is left is under nine tenths of
- * PERCENT of the CPU time left.  A span within its share of its own time is listed too when the
+ * by the runtime's rule: the spans switched off, then the other spans an option chose, those
+ * that do not lead first (a span leads whose total time is a tenth of the program's: the CPU
+ * time less the calls' estimated cost), each group shortest mean call first (most called first
+ * when counting), leaving out those whose calls take less than a hundredth of the budget, until
+ * calls × call_ns of what is left is under nine tenths of PERCENT of the CPU time left.  A span within its share of its own time is listed too when the
  * total is still over: spans nested in one another add up.  SPANPROF_BUDGET=100 records the
  * figures without switching anything off.
  *
@@ -50,11 +51,19 @@ static double rank(const struct sp_profile *p, const struct sp_span *s)
 }
 
 static const struct sp_profile *ranking;
+static double lead_ns; /* a span whose total time is this much leads (0: none, counting) */
+
+static int leads(const struct sp_span *s)
+{
+    return lead_ns > 0 && (double)s->total_ns >= lead_ns;
+}
 
 static int by_rank(const void *a, const void *b)
 {
     const struct sp_span *x = *(const struct sp_span *const *)a;
     const struct sp_span *y = *(const struct sp_span *const *)b;
+    if (leads(x) != leads(y))
+        return leads(x) ? 1 : -1;
     double rx = rank(ranking, x), ry = rank(ranking, y);
     if (rx != ry)
         return rx < ry ? -1 : 1;
@@ -92,6 +101,9 @@ static size_t choose(const struct sp_profile *p, double percent, const struct sp
             cand[ncand++] = s;
     }
     ranking = p;
+    /* The runtime's LEAD_SHARE (collect/budget.c) of the program's time. */
+    double program_ns = (double)p->process_cpu_ns - total - *cost;
+    lead_ns = p->clock && !strcmp(p->clock, "none") ? 0 : 0.1 * (program_ns > 0 ? program_ns : 0);
     qsort(cand, ncand, sizeof *cand, by_rank);
     double cpu = (double)p->process_cpu_ns - *cost;
     /* CPU time left at or below nothing: the calls' estimated cost is all of it (call_ns
