@@ -454,16 +454,12 @@ static int by_going_order(const void *a, const void *b)
     return goes_before(x, y) ? -1 : goes_before(y, x) ? 1 : 0;
 }
 
-/* Returns whether this tick was the first to tell which spans lead.  That tick switches nothing
- * off: it weighs the first FIRST_TICK_S, start-up at full cost before the windows acted (when it
- * did, speedtest1 lost spans of 10 us mean there). */
-static int tick(void)
+static void tick(void)
 {
     struct spanprof__budget *b = &spanprof__budget;
     uint64_t cpu = clock_ns(CLOCK_PROCESS_CPUTIME_ID);
     if (cpu - tick_cpu_ns < WINDOW_MIN_CPU_NS)
-        return 0; /* the program hardly ran: no walk, the next tick covers this one too */
-    int knew = leads_known;
+        return; /* the program hardly ran: no walk, the next tick covers this one too */
     tick_cpu_ns = cpu;
     ns_per_tick = spanprof__clock_ns_per_tick();
     uint64_t mono = spanprof__mono_ns(), wall = mono - tick_mono_ns;
@@ -531,7 +527,10 @@ static int tick(void)
     /* While the calls are over (the threads' time stays whatever goes; a budget they use up is
      * not met, and the share says so), the spans called in the tick go in order. */
     size_t n = 0;
-    if (b->percent < 100 && going_on > 0.9 * limit && knew) {
+    /* Not at the first tick, FIRST_TICK_S after start: it weighs start-up at full cost, before
+     * the windows acted (when it did, speedtest1 lost spans of 10 us mean there). */
+    if (b->percent < 100 && going_on > 0.9 * limit && leads_known &&
+        since_start_s() >= MIN_TICK_S) {
         for (size_t i = 0; i < nsums; i++) {
             struct site_sums *x = &sums[i];
             if (x->site && (double)(x->calls - x->last_calls) * b->call_ns >= limit / 100 &&
@@ -548,7 +547,6 @@ static int tick(void)
         sums[i].last_calls = sums[i].calls;
         sums[i].last_ticks = sums[i].ticks;
     }
-    return !knew && leads_known;
 }
 
 /* ---- the writer thread's side ---------------------------------------------------------------- */
@@ -596,13 +594,14 @@ double spanprof__budget_serve(void)
         next_look = now + LOOK_S;
     }
     if (now >= next_tick && sums_fit()) {
-        int first = tick();
-        /* As often as a walk of the trees allows: at most WALK_SHARE of one CPU (and the first
-         * sum MIN_TICK_S after the tick that first tells which spans lead). */
+        tick();
+        /* As often as a walk of the trees allows: at most WALK_SHARE of one CPU; every
+         * MIN_TICK_S until a tick may choose (a first walk, of small trees, would put the
+         * next one far off). */
         double walked = mono_s() - now;
         b->ticks++;
         b->tick_ns += (uint64_t)(walked * 1e9);
-        tick_s = first ? 0 : walked / WALK_SHARE;
+        tick_s = since_start_s() < MIN_TICK_S || !leads_known ? 0 : walked / WALK_SHARE;
         tick_s = tick_s < MIN_TICK_S ? MIN_TICK_S : tick_s > MAX_TICK_S ? MAX_TICK_S : tick_s;
         next_tick = now + tick_s;
     }
