@@ -99,7 +99,7 @@ CHAIN(2, chain3)
 CHAIN(1, chain2)
 CHAIN(0, chain1)
 
-/* N steps of dependent arithmetic: about N cycles a step, and no call. */
+/* N steps of dependent arithmetic (about 1.2 ns each here), and no call. */
 #define CHURN(x, n)                                                                              \
     for (long k_ = 0; k_ < (n); k_++) {                                                          \
         x = x * 31 + 7;                                                                          \

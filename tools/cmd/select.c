@@ -10,9 +10,9 @@
  * that do not lead first (a span leads whose total time is a tenth of the program's: the CPU
  * time less the calls' estimated cost), each group shortest mean call first (most called first
  * when counting), leaving out those whose calls take less than a hundredth of the budget, until
- * calls × call_ns of what is left is under nine tenths of PERCENT of the CPU time left.  A span within its share of its own time is listed too when the
- * total is still over: spans nested in one another add up.  SPANPROF_BUDGET=100 records the
- * figures without switching anything off.
+ * calls × call_ns of what is left is under nine tenths of PERCENT of the CPU time left.  A span
+ * within its share of its own time is listed too when the total is still over: spans nested in
+ * one another add up.  SPANPROF_BUDGET=100 records the figures without switching anything off.
  *
  * Names are written one per line with '*', '?', '[' and '\' escaped (fnmatch patterns), each
  * with a comment saying why; names that several functions share (static functions of two files)
