@@ -200,6 +200,12 @@ static int sums_fit(void)
     return 1;
 }
 
+/* Whether spans have a time: exact or SPANPROF=sample, not SPANPROF=count. */
+static int timed(void)
+{
+    return !spanprof__flags.counting || spanprof__collect.sample_hz;
+}
+
 static int may_switch_off(const struct spanprof_site *s)
 {
     uint32_t st = __atomic_load_n(&s->state, __ATOMIC_RELAXED);
@@ -336,7 +342,6 @@ static void choose_window(void)
     double limit = b->percent / 100 * (double)(cpu - window_cpu_ns);
     window_cpu_ns = cpu;
     ns_per_tick = spanprof__clock_ns_per_tick();
-    int timed = !spanprof__flags.counting || spanprof__collect.sample_hz;
     for (size_t i = 0; i < nsums; i++) {
         struct site_sums *x = &sums[i];
         uint64_t calls = x->look_calls;
@@ -349,7 +354,7 @@ static void choose_window(void)
         if (!calls || !x->site || x->leading || !may_switch_off(x->site) || b->percent >= 100)
             continue;
         double cost = (double)calls * b->call_ns;
-        if (timed ? mean >= 0 && cost >= limit / 100 && b->call_ns > mean * b->percent / 100
+        if (timed() ? mean >= 0 && cost >= limit / 100 && b->call_ns > mean * b->percent / 100
                   : cost >= limit / 4)
             mute(x, mean > 0 ? mean : 0);
     }
@@ -391,10 +396,9 @@ static int below_fit(size_t want)
  * counted: the share errs high. */
 static uint64_t thread_cpu_spent(struct spanprof__thread *t, uint64_t wall)
 {
-    struct timespec ts;
-    if (t->exited || !t->tid || clock_gettime(spanprof__thread_cpu_clock(t->tid), &ts))
-        return 0;
-    uint64_t now = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+    uint64_t now = t->exited || !t->tid ? UINT64_MAX : spanprof__thread_cpu_ns(t->tid);
+    if (now == UINT64_MAX)
+        return 0; /* gone */
     uint64_t spent = !t->budget_cpu_ns       ? (now < wall ? now : wall)
                      : now > t->budget_cpu_ns ? now - t->budget_cpu_ns
                                               : 0; /* a fork child's clock started again */
@@ -411,6 +415,8 @@ static int add_calls(struct spanprof__node *n, size_t depth, void *ctx)
         sums[s->id].calls += __atomic_load_n(&n->calls, __ATOMIC_RELAXED);
         sums[s->id].ticks += __atomic_load_n(&n->total, __ATOMIC_RELAXED);
     }
+    if (!timed())
+        return 1; /* no subtree times to gather */
     if (!below_fit(depth + 2))
         return 0; /* no memory: its subtree is itself */
     below[depth + 1] = (struct subtree){0, 0};
@@ -469,11 +475,10 @@ static void tick(void)
         sums[i].incl_ns = 0;
     }
     spanprof__lock();
-    int timed = !spanprof__flags.counting || spanprof__collect.sample_hz;
     uint64_t threads_ns = 0;
     for (struct spanprof__thread *t = spanprof__g.threads; t; t = t->next) {
         threads_ns += thread_cpu_spent(t, wall);
-        spanprof__tree_walk(&t->root, add_calls, timed ? add_subtree : NULL, NULL);
+        spanprof__tree_walk(&t->root, add_calls, timed() ? add_subtree : NULL, NULL);
     }
     spanprof__unlock();
     /* The runtime's threads: the writer's looks and ticks before this walk, and the sampler

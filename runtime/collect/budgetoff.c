@@ -81,14 +81,6 @@ void spanprof__budget_mute(struct spanprof_site *site, double at_s, double mean_
 
 /* ---- every thread past its enter ------------------------------------------------------------ */
 
-static uint64_t thread_cpu_ns(pid_t tid)
-{
-    struct timespec ts;
-    if (clock_gettime((clockid_t)spanprof__thread_cpu_clock(tid), &ts) != 0)
-        return UINT64_MAX; /* gone */
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 /* Whether thread TID is asleep in a system call, or gone. */
 static int asleep(pid_t tid)
 {
@@ -102,7 +94,7 @@ static void epoch_begin(void)
     nepoch = 0;
     for (struct spanprof__thread *t = spanprof__g.threads; t && nepoch < EPOCH_THREADS; t = t->next)
         if (!t->exited && t->tid > 0)
-            epoch[nepoch++] = (typeof(epoch[0])){t, t->tid, thread_cpu_ns(t->tid), 0};
+            epoch[nepoch++] = (typeof(epoch[0])){t, t->tid, spanprof__thread_cpu_ns(t->tid), 0};
     epoch_pending = 0;
 }
 
@@ -113,7 +105,7 @@ static int epoch_passed(void)
         if (epoch[i].past)
             continue;
         const struct spanprof__thread *t = epoch[i].t;
-        uint64_t cpu = thread_cpu_ns(epoch[i].tid);
+        uint64_t cpu = spanprof__thread_cpu_ns(epoch[i].tid);
         epoch[i].past = t->tid != epoch[i].tid || t->exited || cpu == UINT64_MAX ||
                         cpu - epoch[i].cpu_ns >= PAST_CPU_NS || asleep(epoch[i].tid);
         all &= epoch[i].past;

@@ -191,7 +191,10 @@ struct spanprof__retire;
 void spanprof__trace_retire_sites(struct spanprof__retire *r);
 
 /* ---- cputime.c ---- */
+/* The calling thread's CPU time in ns (0 when it cannot be read); errno kept. */
 uint64_t spanprof__cputime_ns(void);
+/* Thread TID's CPU time in ns, read by any thread of the process; UINT64_MAX when it is gone. */
+uint64_t spanprof__thread_cpu_ns(pid_t tid);
 
 /* ---- allocstats.c ---- */
 /* Hands the allocation callbacks to libspanprof-alloc.so; 0 (with a warning) when it is not

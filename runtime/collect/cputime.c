@@ -1,4 +1,5 @@
-/* cputime.c — this thread's CPU time, for SPANPROF_CPU: its CPU clock, CLOCK_THREAD_CPUTIME_ID.
+/* cputime.c — this thread's CPU time, for SPANPROF_CPU: its CPU clock, CLOCK_THREAD_CPUTIME_ID;
+ * and another thread's, read through its clock id, for the cost budget (budget.c, budgetoff.c).
  *
  * The clock is the scheduler's exact run time of the thread (plus what the running slice has
  * used so far), so the CPU time of a span is what the thread ran between its enter and its exit,
@@ -25,4 +26,12 @@ uint64_t spanprof__cputime_ns(void)
         ns = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
     errno = saved_errno;
     return ns;
+}
+
+uint64_t spanprof__thread_cpu_ns(pid_t tid)
+{
+    struct timespec ts;
+    if (clock_gettime((clockid_t)spanprof__thread_cpu_clock(tid), &ts) != 0)
+        return UINT64_MAX; /* gone */
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }

@@ -89,14 +89,6 @@ static uint64_t next_interval(uint64_t period, uint64_t *state)
  * budget is on; 0 in a fork child until its new thread's first pass. */
 static uint64_t own_cpu_ns;
 
-static void publish_own_cpu(void)
-{
-    struct timespec ts;
-    if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) == 0)
-        __atomic_store_n(&own_cpu_ns, (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec,
-                         __ATOMIC_RELAXED);
-}
-
 uint64_t spanprof__sampler_cpu_ns(void)
 {
     return __atomic_load_n(&own_cpu_ns, __ATOMIC_RELAXED);
@@ -128,7 +120,7 @@ static void *sampler_main(void *arg)
         uint64_t woke = spanprof__mono_ns();
         spanprof__sample_pass(woke <= next || woke - next <= period / 8); /* timely */
         if (spanprof__budget.percent > 0)
-            publish_own_cpu();
+            __atomic_store_n(&own_cpu_ns, spanprof__cputime_ns(), __ATOMIC_RELAXED);
         pthread_mutex_lock(&S.mu);
     }
     pthread_mutex_unlock(&S.mu);

@@ -41,11 +41,17 @@ const char select_help[] =
     "  -o, --output OUT  where to write the list (default: standard output)\n"
     "  -h, --help        show this text\n";
 
+/* Whether the profile has times (not SPANPROF=count's). */
+static int timed(const struct sp_profile *p)
+{
+    return !(p->clock && !strcmp(p->clock, "none"));
+}
+
 /* A span's mean inclusive ns per call, or, when not timed, minus its calls (most called
  * first); the lower, the sooner left out. */
 static double rank(const struct sp_profile *p, const struct sp_span *s)
 {
-    if (p->clock && !strcmp(p->clock, "none"))
+    if (!timed(p))
         return -(double)s->calls;
     return s->calls ? (double)s->total_ns / (double)s->calls : 0;
 }
@@ -103,7 +109,7 @@ static size_t choose(const struct sp_profile *p, double percent, const struct sp
     ranking = p;
     /* The runtime's LEAD_SHARE (collect/budget.c) of the program's time. */
     double program_ns = (double)p->process_cpu_ns - total - *cost;
-    lead_ns = p->clock && !strcmp(p->clock, "none") ? 0 : 0.1 * (program_ns > 0 ? program_ns : 0);
+    lead_ns = timed(p) && program_ns > 0 ? 0.1 * program_ns : 0;
     qsort(cand, ncand, sizeof *cand, by_rank);
     double cpu = (double)p->process_cpu_ns - *cost;
     /* CPU time left at or below nothing: the calls' estimated cost is all of it (call_ns
