@@ -59,4 +59,16 @@ if command -v groff >/dev/null 2>&1; then
 else
     skip "manual pages: groff is not installed (apt-get install groff-base)"
 fi
+
+# No tracked file holds a merge's conflict markers (one reached the manual once).  From a git
+# checkout, the tracked files; from a tarball, every file under the source tree.
+top=$(cd "$here/../.." && pwd)
+if git -C "$top" rev-parse --is-inside-work-tree >/dev/null 2>&1; then
+    git -C "$top" ls-files -z
+else
+    (cd "$top" && find . -path ./build -prune -o -type f -print0)
+fi | (cd "$top" && xargs -0 grep -lE '^(<<<<<<<|>>>>>>>)( |$)|^=======$' 2>/dev/null) >"$work/conflicts"
+marked=$(tr '\n' ' ' <"$work/conflicts")
+test -z "$marked"
+result $? "no file holds conflict markers${marked:+ (in: ${marked% })}"
 summary
