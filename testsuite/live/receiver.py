@@ -1,12 +1,15 @@
 """receiver.py — a stand-in for Pyroscope in the live test: accepts POST /ingest on loopback,
-writes each request's path and query to LOG (a line each) and its body to DIR/body.N, answers 200.
-Prints the port it listens on (0: any free one) and runs until killed.
+writes each request's path and query to LOG (a line each) and its body to DIR/body.N, answers 200
+with an empty body, or with REPLY_BYTES (environment) bytes of text: a target whose reply a
+client must not print.  Prints the port it listens on (0: any free one) and runs until killed.
 
 Usage: python3 receiver.py PORT LOG DIR"""
 import http.server
+import os
 import sys
 
 port, log, out = int(sys.argv[1]), sys.argv[2], sys.argv[3]
+reply = int(os.environ.get("REPLY_BYTES", "0"))
 count = 0
 
 
@@ -21,8 +24,13 @@ class Handler(http.server.BaseHTTPRequestHandler):
         with open(log, "a") as f:
             f.write(self.path + "\n")
         self.send_response(200)
-        self.send_header("Content-Length", "0")
+        self.send_header("Content-Length", str(reply))
         self.end_headers()
+        chunk = b"ingested\n" * 8192
+        left = reply
+        while left > 0:
+            self.wfile.write(chunk[:left])
+            left -= len(chunk)
 
     def log_message(self, *args):
         pass

@@ -33,6 +33,20 @@
 #                      (runtime-prefork)
 #   timeout            a process that never answers: /metrics within 2 s of the socket timeout,
 #                      spanprof_scrape_errors_total 1
+#   hot-series         150 start-up spans, then a hot one appears: its series within three
+#                      scrapes (default --max-spans 100), its whole count, the same series from
+#                      then on, "(other)" never going down
+#   silent             three sockets that never answer and a stopped process beside a live one:
+#                      every scrape (three in turn, three at once) within 3 s with the live one
+#                      in it, spanprof_sockets_silent 4; the stopped one published again once
+#                      continued
+#   abandoned          20 one-hour windows whose clients hang up after 1 s: 18 refused (2 from
+#                      one address), the rest ended with their clients, /metrics answers
+#   push-reply         a push target answering 50 MB: serve's stdout stays its one line
+#   cap                300 processes end: 256 kept, 44 forgotten
+#   planted            (root) a link planted in DIR to a socket of a process running as nobody,
+#                      and such a socket moved in: neither asked nor published, one line each;
+#                      a directory others can write to refused with exit 1
 # Each test starts its own serve on a free loopback port.
 #
 # Environment: TOOL (the spanprof command), RESPONDER (testsuite/live/responder.c, built), CURL,
@@ -160,6 +174,7 @@ if selected metrics || selected monotonic; then
         sed -e 's/"calls": 1000, "total_ns": 2500000000/"calls": 990, "total_ns": 2600000000/' \
             -e 's/\[2125000, 500\]/[2125001, 500]/' "$here/server.json" >"$work/server-wobble.json"
         frame "$work/server-wobble.json" "$work/server-a.pb.gz" "$d/s.snap"
+        sleep 0.6   # an answer is reused for half a second
         get /metrics >"$work/metrics2.txt"
         got=$(grep -E '^spanprof_span_(calls|seconds)_total\{pid="4242",exe="server",span="handle"\}|^spanprof_span_duration_seconds_count\{pid="4242",exe="server",span="handle"\}' "$work/metrics2.txt")
         want='spanprof_span_calls_total{pid="4242",exe="server",span="handle"} 1000
@@ -172,6 +187,7 @@ spanprof_span_duration_seconds_count{pid="4242",exe="server",span="handle"} 1000
             -e 's/"calls": 1000, "total_ns": 2500000000/"calls": 5, "total_ns": 2000/' \
             "$here/server.json" >"$work/server-exec.json"
         frame "$work/server-exec.json" "$work/server-a.pb.gz" "$d/s.snap"
+        sleep 0.6
         get /metrics >"$work/metrics3.txt"
         got=$(grep -E '^spanprof_span_calls_total\{pid="4242",exe="server",span="handle"\}|^spanprof_process_start_time_seconds\{pid="4242"' "$work/metrics3.txt")
         want='spanprof_process_start_time_seconds{pid="4242",exe="server"} 1700000009.000000000
@@ -528,6 +544,232 @@ if selected timeout; then
         pass "timeout [answered in $((t1 - t0)) s, one scrape error]"
     else fail "timeout: '$got' after $((t1 - t0)) s"; fi
     cleanup
+fi
+
+# spans SPEC...: a snapshot's JSON whose spans are SPEC's "NAME:CALLS:TOTAL_NS" (pid 4242).
+spans_json() {
+    "$PYTHON" - "$@" <<'PY'
+import json, sys
+spans = [{"name": n, "file": "s.c", "line": i + 1, "calls": int(c), "total_ns": int(t),
+          "self_ns": int(t), "cpu_total_ns": int(t), "cpu_self_ns": int(t)}
+         for i, (n, c, t) in enumerate(a.split(":") for a in sys.argv[1:])]
+print(json.dumps({"version": 1, "pid": 4242, "program": "/opt/app/server", "exe": "/opt/app/server",
+                  "start_unix_ns": 1700000000123456789, "wall_ns": 1, "spans": spans}))
+PY
+}
+
+if selected hot-series && [ -n "${PYTHON:-}" ]; then
+    # 150 start-up spans, then a hot span appears and grows: with the default --max-spans (100)
+    # it gets its series within three scrapes, and the series stay put from then on
+    d="$work/hot"
+    mkdir -p "$d"
+    startup=""
+    i=0
+    while [ $i -lt 150 ]; do startup="$startup s$i:1:$(( (i + 1) * 1000 ))"; i=$((i + 1)); done
+    # shellcheck disable=SC2086 # the span list is meant to split
+    spans_json $startup >"$work/hot0.json"
+    frame "$work/hot0.json" "$work/server-a.pb.gz" "$d/s.snap"
+    respond "$d" 4242 "$d/s.snap" && serve "$d"
+    get /metrics >"$work/hot-0.txt"
+    n=1
+    got_at=""
+    while [ $n -le 6 ]; do
+        # shellcheck disable=SC2086
+        spans_json $startup "processCommand:$((n * 50000)):$((n * 100000000))" >"$work/hot$n.json"
+        frame "$work/hot$n.json" "$work/server-a.pb.gz" "$d/s.snap"
+        sleep 0.6
+        get /metrics >"$work/hot-$n.txt"
+        if [ -z "$got_at" ] && grep -q '^spanprof_span_calls_total{.*span="processCommand"}' "$work/hot-$n.txt"; then
+            got_at=$n
+        fi
+        n=$((n + 1))
+    done
+    series() { grep '^spanprof_span_calls_total' "$1" | sed 's/.*span="\([^"]*\)".*/\1/' | sort | tr '\n' ' '; }
+    first=$(grep -c '^spanprof_span_calls_total' "$work/hot-0.txt")
+    if [ -n "$got_at" ] && [ "$got_at" -le 3 ]; then
+        pass "hot-series [processCommand has its series at scrape $got_at after it appeared]"
+    else
+        fail "hot-series: processCommand has no series after 6 scrapes (of $first series at the first)"
+    fi
+    calls=$(sed -n 's/^spanprof_span_calls_total{.*span="processCommand"} //p' "$work/hot-6.txt")
+    if [ "$calls" = 300000 ]; then pass "hot-series [its counter: every call since the start, 300000]"
+    else fail "hot-series: processCommand's counter '$calls', not 300000"; fi
+    if [ -n "$got_at" ] && [ "$(series "$work/hot-$got_at.txt")" = "$(series "$work/hot-6.txt")" ] &&
+       [ "$(grep -c '^spanprof_span_calls_total' "$work/hot-6.txt")" = 101 ]; then
+        pass "hot-series [the same 100 spans and (other) in every scrape since]"
+    else
+        fail "hot-series: the series changed after processCommand got its own, or not 100 + (other)"
+    fi
+    # (other) never goes backwards, though a span moved out of it
+    others=$(for f in 0 1 2 3 4 5 6; do sed -n 's/^spanprof_span_calls_total{.*span="(other)"} //p' "$work/hot-$f.txt"; done | tr '\n' ' ')
+    if printf '%s\n' $others | sort -n -c 2>/dev/null; then pass "hot-series [(other)'s calls never go down: $others]"
+    else fail "hot-series: (other)'s calls went down: $others"; fi
+    cleanup
+fi
+
+if selected silent; then
+    # three sockets that never answer and a process stopped with SIGSTOP beside one that
+    # answers: every scrape within 3 s with the live one in it; three at once too
+    d="$work/silent"
+    mkdir -p "$d"
+    for p in 7001 7002 7003; do
+        HANG=1 "$RESPONDER" "$d/$p.sock" "$work/worker.snap" "$d/$p.log" &
+        pids="$pids $!"
+    done
+    respond "$d" 6006 "$work/worker.snap"
+    stopped=$!
+    respond "$d" 5151 "$work/worker.snap"
+    wait_for 10 test -S "$d/7003.sock"
+    kill -STOP "$stopped"
+    serve "$d"
+    slow=""
+    for round in 1 2 3; do
+        t0=$(date +%s.%N)
+        get /metrics >"$work/silent-$round.txt"
+        t1=$(date +%s.%N)
+        took=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf("%.1f", b - a) }')
+        live=$(grep -c '^spanprof_span_calls_total{pid="5151"' "$work/silent-$round.txt")
+        awk -v t="$took" 'BEGIN { exit !(t <= 3) }' && [ "$live" = 1 ] || slow="$slow round $round: $took s, live $live;"
+    done
+    for i in 1 2 3; do get /metrics >"$work/silent-c$i.txt" & done
+    t0=$(date +%s.%N)
+    wait_for 10 sh -c "test -s '$work/silent-c1.txt' && test -s '$work/silent-c2.txt' && test -s '$work/silent-c3.txt'"
+    t1=$(date +%s.%N)
+    took=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf("%.1f", b - a) }')
+    awk -v t="$took" 'BEGIN { exit !(t <= 3) }' || slow="$slow three at once: $took s;"
+    if [ -z "$slow" ]; then pass "silent [4 silent sockets: three scrapes and three at once, each within 3 s]"
+    else fail "silent:$slow"; fi
+    got=$(grep -E '^spanprof_sockets_silent |^spanprof_process_up' "$work/silent-3.txt")
+    want='spanprof_sockets_silent 4
+spanprof_process_up{pid="5151",exe="worker"} 1'
+    if [ "$got" = "$want" ]; then pass "silent [spanprof_sockets_silent 4, the live one up]"
+    else fail "silent: got"; echo "$got" | sed 's/^/  | /'; fi
+    kill -CONT "$stopped"
+    if wait_for 15 sh -c "\"$CURL\" -s http://127.0.0.1:$port/metrics | grep -q '^spanprof_process_up{pid=\"6006\",exe=\"worker\"} 1'"; then
+        pass "silent [the stopped process, continued, is published again]"
+    else fail "silent: the continued process is not up again within 15 s"; fi
+    cleanup
+fi
+
+if selected abandoned; then
+    # 20 windows of an hour whose clients hang up at once: refused beyond 2 from one address,
+    # ended with their clients; /metrics answers at once
+    d="$work/abandoned"
+    mkdir -p "$d"
+    respond "$d" 5151 "$work/worker.snap" && serve "$d"
+    i=0
+    while [ $i -lt 20 ]; do
+        "$CURL" -s -o "$work/abandoned.$i" -w '%{http_code}\n' --max-time 1 \
+            "http://127.0.0.1:$port/debug/pprof/profile?seconds=3600" >>"$work/abandoned.codes" 2>/dev/null &
+        i=$((i + 1))
+    done
+    wait_for 10 test "$(wc -l <"$work/abandoned.codes" 2>/dev/null)" -ge 18
+    refused=$(grep -c '^503$' "$work/abandoned.codes")
+    body=$(cat "$work/abandoned.0" "$work/abandoned.1" "$work/abandoned.2" 2>/dev/null | grep -m 1 'too many')
+    if [ "$refused" = 18 ] && [ "$body" = "too many profile windows from this address at once (2): try again when one ends" ]; then
+        pass "abandoned [18 of 20 windows refused: '$body']"
+    else fail "abandoned: $refused refused, body '$body'"; fi
+    sleep 2
+    threads=$(sed -n 's/^Threads:[[:space:]]*//p' "/proc/$serve_pid/status")
+    code=$("$CURL" -sS --max-time 3 -o /dev/null -w '%{http_code}' "http://127.0.0.1:$port/metrics")
+    # serve's own threads: the main one, libmicrohttpd's listener and at most the /metrics one
+    if [ "$code" = 200 ] && [ "$threads" -le 3 ]; then
+        pass "abandoned [the hung-up windows ended: $threads threads, /metrics $code]"
+    else fail "abandoned: $threads threads, /metrics '$code'"; fi
+    cleanup
+fi
+
+if selected push-reply && [ -n "${PYTHON:-}" ]; then
+    # a push target that answers 50 MB: nothing of it on serve's stdout
+    d="$work/push-reply"
+    mkdir -p "$d" "$work/reply-bodies"
+    REPLY_BYTES=50000000 "$PYTHON" "$here/receiver.py" 0 "$work/reply.log" "$work/reply-bodies" >"$work/reply.port" &
+    pids="$pids $!"
+    wait_for 10 test -s "$work/reply.port"
+    respond "$d" 4242 "$work/server-a.snap"
+    serve "$d" --push "http://127.0.0.1:$(cat "$work/reply.port")" --interval 1
+    wait_for 20 test -s "$work/reply.log"
+    sleep 2
+    out=$(wc -c <"$d.out")
+    lines=$(wc -l <"$d.out")
+    if [ "$lines" = 1 ] && [ "$out" -lt 200 ]; then pass "push-reply [a 50 MB reply: serve's stdout is its one line]"
+    else fail "push-reply: serve's stdout holds $out bytes in $lines lines"; fi
+    cleanup
+fi
+
+if selected cap; then
+    # 300 processes end: the 256 that ended last stay, 44 forgotten
+    d="$work/cap"
+    mkdir -p "$d"
+    serve "$d"
+    i=1
+    while [ $i -le 300 ]; do cp "$work/worker.snap" "$d/$((10000 + i)).1.final"; i=$((i + 1)); done
+    wait_for 20 sh -c "! ls '$d' | grep -q final"
+    get /metrics >"$work/cap.txt"
+    got=$(grep -E '^spanprof_processes_ended_total|^spanprof_processes_forgotten_total' "$work/cap.txt"; grep -c '^spanprof_span_calls_total' "$work/cap.txt")
+    want='spanprof_processes_ended_total 300
+spanprof_processes_forgotten_total 44
+256'
+    if [ "$got" = "$want" ]; then pass "cap [300 ended: 256 kept, 44 forgotten]"
+    else fail "cap: got"; echo "$got" | sed 's/^/  | /'; fi
+    cleanup
+fi
+
+if selected planted; then
+    if [ "$(id -u)" != 0 ] || ! command -v setpriv >/dev/null 2>&1; then
+        skip "planted: needs root and setpriv (util-linux) to run a process as another user"
+    else
+        # DIR is root's; a link planted there to a socket of a process running as nobody, and
+        # such a socket moved in: neither published; root's own process is
+        other=$(mktemp -d)
+        chmod 755 "$other"
+        chown nobody "$other"
+        cp "$work/server-a.snap" "$other/s.snap"
+        chmod 644 "$other/s.snap"
+        d="$work/planted"
+        mkdir -m 700 "$d"
+        for name in linked moved; do
+            setpriv --reuid=nobody --regid=nogroup --clear-groups "$RESPONDER" "$other/$name.sock" \
+                "$other/s.snap" "$other/$name.log" &
+            pids="$pids $!"
+            wait_for 10 test -S "$other/$name.sock"
+        done
+        ln -s "$other/linked.sock" "$d/4242.sock"
+        mv "$other/moved.sock" "$d/4343.sock"
+        respond "$d" 5151 "$work/worker.snap"
+        serve "$d"
+        get /metrics >"$work/planted.txt"
+        get '/debug/pprof/profile' >"$work/planted.pb.gz"
+        got=$(grep -E '^spanprof_span_calls_total|^spanprof_entries_refused' "$work/planted.txt")
+        want='spanprof_entries_refused 2
+spanprof_span_calls_total{pid="5151",exe="worker",span="job"} 7'
+        if [ "$got" = "$want" ]; then pass "planted [only root's own process published; 2 entries refused]"
+        else fail "planted: got"; echo "$got" | sed 's/^/  | /'; fi
+        nobody=$(id -u nobody)
+        got=$(grep -v '^spanprof serve: http' "$d.err" | sed "s|$d/||")
+        want="spanprof serve: 4242.sock: a symbolic link: not followed, not published
+spanprof serve: 4343.sock: its process runs as uid $nobody, neither the directory's owner (uid 0) nor serve's user (uid 0): not published"
+        if [ "$got" = "$want" ]; then pass "planted [one line each, saying why]"
+        else fail "planted: stderr"; echo "$got" | sed 's/^/  | /'; fi
+        if [ -n "${GO:-}" ]; then
+            got=$(pprof_raw "$work/planted.pb.gz")
+            if [ "$got" = "7000000: main;job pid:[5151]" ]; then pass "planted [the profile: root's process only]"
+            else fail "planted: the profile holds"; echo "$got" | sed 's/^/  | /'; fi
+        fi
+        if grep -Eq 'answered (spans|snapshot)' "$other/moved.log" 2>/dev/null; then
+            fail "planted: the other user's process was asked"
+        else pass "planted [the other user's process was never asked]"; fi
+        cleanup
+        # a directory others can write to is refused whole
+        chmod 777 "$d"
+        "$TOOL" serve --listen 127.0.0.1:0 "$d" >"$work/w.out" 2>"$work/w.err"
+        st=$?
+        got="$st $(sed "s|$d|DIR|" "$work/w.err")"
+        want="1 spanprof serve: 'DIR': other users can write to it, so anyone could plant a socket there (chmod go-w it); nothing is served from it"
+        if [ "$got" = "$want" ]; then pass "planted [a directory others can write to: refused, exit 1]"
+        else fail "planted: got"; echo "$got" | sed 's/^/  | /'; fi
+        rm -rf "$other"
+    fi
 fi
 
 finish

@@ -5,6 +5,8 @@
 #ifndef SPANPROF_TOOL_CMD_H
 #define SPANPROF_TOOL_CMD_H
 
+#include <pthread.h>
+
 #include "format/format.h"
 
 /* The release, from configure.ac's AC_INIT (the Makefile passes it). */
@@ -79,6 +81,54 @@ int cmd_serve(const struct serve_opts *o);
 int run_serve(int argc, char **argv);
 /* Whether LISTEN has the form ADDR:PORT: a non-empty ADDR, PORT a number up to 65535. */
 int serve_listen_form_ok(const char *listen);
+
+/* What serve knows of the processes in its directory (serve_dir.c, which says who is published
+ * and how processes are asked).  Everything here is under SD.lock, which serve_dir_refresh and
+ * serve_dir_retry_silent release while they wait for answers. */
+struct snap {                    /* a snapshot shared by the state and the windows that hold it */
+    int refs;                    /* freed by its last holder */
+    size_t bytes;                /* as read */
+    struct live_snapshot s;
+};
+struct serve_proc {              /* a process image: its pid and its start (an exec: a new one) */
+    long long pid;
+    int64_t start_unix_ns;
+    struct snap *latest;         /* never NULL */
+    struct live_snapshot kept;   /* the largest counters seen (live_spans_keep_max) */
+    struct live_series series;   /* which span names have series of their own */
+    struct snap *pushed;         /* what the last push covered; NULL: none yet */
+    double pushed_unix;          /* when */
+    double ended;                /* monotonic time it was found ended; 0: running */
+    int has_final;
+};
+extern struct serve_dir_state {
+    pthread_mutex_t lock;
+    pthread_cond_t answered;     /* an ask ended */
+    const struct serve_opts *o;
+    struct serve_proc **v;       /* by pid, then start */
+    size_t n, cap;
+    uint64_t scrape_errors, ended, forgotten;
+} SD;
+enum { SERVE_SCAN, SERVE_SPANS, SERVE_FULL };
+/* Checks DIR at start: 0, or -1 after a message. */
+int serve_dir_check(const struct serve_opts *o);
+/* Scans DIR (final snapshots read, processes gone ended) and, for SERVE_SPANS or SERVE_FULL, asks
+ * every socket whose last such answer is older than MAX_AGE seconds, waiting for them (and for
+ * what other requests are asking) at most the socket timeout. */
+void serve_dir_refresh(int want, double max_age);
+/* Asks the silent sockets due for a retry (the main loop's). */
+void serve_dir_retry_silent(void);
+/* Drops processes ended long enough ago, then the oldest ended over the caps; KEEP_UNPUSHED: an
+ * ended process whose last snapshot is not pushed yet stays while within the caps. */
+void serve_dir_retire(int keep_unpushed);
+void serve_dir_free(void);
+/* Whether P answered its last request; the processes running; the silent and refused entries. */
+int serve_proc_up(const struct serve_proc *p);
+size_t serve_running(void);
+void serve_dir_counts(size_t *silent, size_t *refused);
+double serve_mono_now(void);
+void snap_put(struct snap *s);
+struct snap *snap_get(struct snap *s);
 
 /* ---- the commands that parse their own arguments (convert.c, record.c, diff.c): their help
  * texts and entry points, for the command table in spanprof.c.  Each entry point takes argv[0]

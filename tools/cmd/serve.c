@@ -1,13 +1,12 @@
 /* serve.c — `spanprof serve`: the profiles of the running processes that record with
  * SPANPROF_LIVE=DIR, over HTTP (libmicrohttpd) and pushed to Pyroscope (libcurl).
  *
- * DIR holds a socket per running process (PID.sock) and the last snapshot of each process that
- * ended (PID.START.final), as live/protocol.h describes.  serve asks each socket for a snapshot
- * when it needs one (the start and end of a profile's window, a push; a scrape of /metrics asks
- * for the spans only, which spares the process the encoding of its stacks), and
- * once a second scans DIR for final snapshots, which it reads once and unlinks, and for processes
- * that have gone.  A process is its pid and its image's start: an exec'd image is a new process.
- * A process that ended stays in /metrics (its counters frozen) for RETAIN_S seconds.
+ * What serve knows of the processes, who is published and how they are asked is serve_dir.c's;
+ * which span names get series of their own is format/live_series.c's.  A scrape of /metrics asks
+ * for the spans only (which spares the processes the encoding of their stacks); a profile's
+ * window, its start and its end, and a push ask for the stacks too.  Once a second the main loop
+ * scans DIR (final snapshots read once and unlinked, processes gone marked ended), asks the
+ * silent sockets due for a retry, forgets what ended long enough ago, and pushes when due.
  *
  * Endpoints:
  *   /metrics                        Prometheus text format (format/live_metrics.c); counters are
@@ -17,11 +16,11 @@
  *                                   each process's stacks at the end less those at the start
  *   ...&pid=PID                     one process only
  *
- * Bounds: a snapshot takes at most SOCK_TIMEOUT_S seconds and LIVE_SNAPSHOT_MAX bytes; at most
- * MAX_CONNECTIONS connections at once (MAX_PER_IP from one address); a request's header and query
- * fit in REQUEST_MEMORY bytes (else libmicrohttpd answers 4xx); seconds <= MAX_SECONDS.
- * One lock guards the state; the HTTP threads and the main loop (scan, push) take it in turn,
- * never across a window's wait or a push's transfer. */
+ * Bounds: at most MAX_CONNECTIONS connections at once (MAX_PER_IP from one address), of which at
+ * most MAX_WINDOWS are windows (MAX_WINDOWS_PER_IP from one address; a window whose client hangs
+ * up ends then), so scrapes always find a place; a request's header and query fit in
+ * REQUEST_MEMORY bytes (else libmicrohttpd answers 4xx); seconds <= MAX_SECONDS; a push's reply
+ * is read and dropped.  SD.lock guards what serve knows; nothing holds it across a wait. */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
 #include <curl/curl.h>
@@ -32,6 +31,7 @@
 #include <math.h>
 #include <microhttpd.h>
 #include <netdb.h>
+#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -47,314 +47,25 @@
 enum {
     MAX_CONNECTIONS = 32,
     MAX_PER_IP = 16,
+    MAX_WINDOWS = 8,             /* windows (?seconds=N) at once: the other connections stay */
+    MAX_WINDOWS_PER_IP = 2,      /* free for scrapes, from every address */
     REQUEST_MEMORY = 16384,
     MAX_SECONDS = 3600,
-    RETAIN_S = 300,
     CONNECTION_TIMEOUT_S = 10,
+    PUSH_REPLY_SHOWN = 200,      /* bytes of a failed push's reply said on stderr */
 };
-#define SOCK_TIMEOUT_S 2.0
+/* How old an answer may be to serve another request: a process is asked for its spans at most
+ * twice a second and for its stacks at most ten times, however many clients ask. */
+#define SPANS_MAX_AGE_S 0.5
+#define FULL_MAX_AGE_S 0.1
 
-/* A snapshot shared by the state and the windows that hold it: freed by its last holder. */
-struct snap {
-    int refs;                    /* under the lock */
-    struct live_snapshot s;
-};
-
-struct proc {
-    long long pid;
-    int64_t start_unix_ns;
-    struct snap *latest;         /* never NULL */
-    struct live_snapshot kept;   /* the largest counters seen (live_spans_keep_max) */
-    struct strmap named;         /* span names with series of their own */
-    struct snap *pushed;         /* what the last push covered; NULL: none yet */
-    double pushed_unix;          /* when */
-    double ended;                /* monotonic time the process was found ended; 0: running */
-    int has_final;
-};
-
-static struct {
-    pthread_mutex_t lock;
-    const struct serve_opts *o;
-    struct proc **v;
-    size_t n, cap;
-    uint64_t scrape_errors, ended;
-    volatile sig_atomic_t stop;
-} S = {.lock = PTHREAD_MUTEX_INITIALIZER};
-
-static double mono_now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + ts.tv_nsec / 1e9;
-}
+static volatile sig_atomic_t stop;
 
 static double unix_now(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_REALTIME, &ts);
     return (double)ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
-static void snap_put(struct snap *s)
-{
-    if (s && --s->refs == 0) {
-        live_snapshot_free(&s->s);
-        free(s);
-    }
-}
-
-static struct snap *snap_get(struct snap *s)
-{
-    if (s)
-        s->refs++;
-    return s;
-}
-
-static void proc_free(struct proc *p)
-{
-    snap_put(p->latest);
-    snap_put(p->pushed);
-    live_snapshot_free(&p->kept);
-    strmap_free(&p->named);
-    free(p);
-}
-
-static struct proc *find_proc(long long pid, int64_t start)
-{
-    for (size_t i = 0; i < S.n; i++)
-        if (S.v[i]->pid == pid && S.v[i]->start_unix_ns == start)
-            return S.v[i];
-    return NULL;
-}
-
-static void mark_ended(struct proc *p)
-{
-    if (!p->ended) {
-        p->ended = mono_now();
-        S.ended++;
-    }
-}
-
-/* Takes over SNAP (a reference) as what is known of its process; FINAL: its last snapshot. */
-static void update(struct snap *snap, int final)
-{
-    struct live_snapshot *s = &snap->s;
-    struct proc *p = find_proc(s->pid, s->start_unix_ns);
-    if (!p) {
-        /* an image that replaced another of the same pid (exec) ends that one */
-        for (size_t i = 0; i < S.n; i++)
-            if (S.v[i]->pid == s->pid && !S.v[i]->ended && !final)
-                mark_ended(S.v[i]);
-        p = xmalloc(sizeof *p);
-        memset(p, 0, sizeof *p);
-        p->pid = s->pid;
-        p->start_unix_ns = s->start_unix_ns;
-        p->kept.exe = xstrdup("");
-        live_stacks_init(&p->kept.stacks);
-        strmap_init(&p->named);
-        if (S.n == S.cap)
-            S.v = xrealloc(S.v, (S.cap = S.cap ? 2 * S.cap : 16) * sizeof *S.v);
-        S.v[S.n++] = p;
-    } else if (p->has_final) {
-        snap_put(snap);          /* a socket answered after its final was read: keep the final */
-        return;
-    }
-    live_spans_keep_max(&p->kept, s);
-    if (!s->has_stacks && p->latest) {
-        snap_put(snap);          /* spans only: the stacks last seen stay what is known */
-        return;
-    }
-    snap_put(p->latest);
-    p->latest = snap;
-    if (final) {
-        p->has_final = 1;
-        mark_ended(p);
-    }
-}
-
-/* "DIGITS" then SUFFIX exactly, or "DIGITS.DIGITS" then SUFFIX when TWO. */
-static long long name_pid(const char *name, const char *suffix, int two)
-{
-    const char *p = name;
-    long long pid = 0;
-    while (*p >= '0' && *p <= '9' && pid < (1LL << 40))
-        pid = pid * 10 + (*p++ - '0');
-    if (p == name || pid <= 0)
-        return -1;
-    if (two) {
-        if (*p++ != '.' || !(*p >= '0' && *p <= '9'))
-            return -1;
-        while (*p >= '0' && *p <= '9')
-            p++;
-    }
-    return strcmp(p, suffix) ? -1 : pid;
-}
-
-static struct snap *parse(char *buf, size_t len, const char *what)
-{
-    struct snap *sn = xmalloc(sizeof *sn);
-    char err[256];
-    if (live_snapshot_parse(buf, len, &sn->s, err, sizeof err)) {
-        fprintf(stderr, "spanprof serve: %s: %s\n", what, err);
-        live_snapshot_free(&sn->s);
-        free(sn);
-        return NULL;
-    }
-    sn->refs = 1;
-    return sn;
-}
-
-/* Reads the final snapshot NAME in DIR (a regular file, no link followed), then unlinks it. */
-static void ingest_final(int dfd, const char *name, long long pid)
-{
-    char what[PATH_MAX + 32];
-    snprintf(what, sizeof what, "%s/%s", S.o->dir, name);
-    int fd = openat(dfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
-    struct stat st;
-    char *buf = NULL;
-    size_t n = 0;
-    if (fd < 0 || fstat(fd, &st) || !S_ISREG(st.st_mode) || (size_t)st.st_size > LIVE_SNAPSHOT_MAX + 4096) {
-        fprintf(stderr, "spanprof serve: %s: %s\n", what,
-                fd < 0 ? strerror(errno) : "not a regular file of at most the snapshot size");
-    } else {
-        buf = xmalloc((size_t)st.st_size + 1);
-        ssize_t r;
-        while (n < (size_t)st.st_size && (r = read(fd, buf + n, (size_t)st.st_size - n)) > 0)
-            n += (size_t)r;
-        struct snap *sn = parse(buf, n, what);
-        if (sn)
-            sn->s.pid = pid;   /* the file's name is the process's word, as a socket's */
-        if (sn)
-            update(sn, 1);
-        else
-            S.scrape_errors++;
-    }
-    if (fd >= 0)
-        close(fd);
-    free(buf);
-    unlinkat(dfd, name, 0);
-}
-
-/* Asks the socket NAME in DIR for a snapshot, with REQUEST (live/protocol.h). */
-static void query(const char *name, long long pid, const char *request)
-{
-    char path[PATH_MAX], err[256];
-    snprintf(path, sizeof path, "%s/%s", S.o->dir, name);
-    char *buf;
-    size_t len;
-    int gone;
-    if (unix_request(path, request, SOCK_TIMEOUT_S, LIVE_SNAPSHOT_MAX + 4096, &buf, &len,
-                     &gone, err, sizeof err)) {
-        if (gone) {   /* ended: its final snapshot says the rest */
-            for (size_t i = 0; i < S.n; i++)
-                if (S.v[i]->pid == pid)
-                    mark_ended(S.v[i]);
-            return;
-        }
-        fprintf(stderr, "spanprof serve: %s: %s\n", path, err);
-        S.scrape_errors++;
-        return;
-    }
-    struct snap *sn = parse(buf, len, path);
-    free(buf);
-    if (!sn) {
-        S.scrape_errors++;
-        return;
-    }
-    sn->s.pid = pid;   /* the socket's name is the process's word (serve may be in another pid
-                        * namespace than the process) */
-    update(sn, 0);
-}
-
-static int by_pid(const void *a, const void *b)
-{
-    const struct proc *x = *(struct proc *const *)a, *y = *(struct proc *const *)b;
-    if (x->pid != y->pid)
-        return x->pid < y->pid ? -1 : 1;
-    return (x->start_unix_ns > y->start_unix_ns) - (x->start_unix_ns < y->start_unix_ns);
-}
-
-/* Scans DIR: final snapshots read, processes gone marked ended, sockets asked with REQUEST
- * (SPANPROF_LIVE_REQUEST or _SPANS) unless it is NULL. */
-static void collect(const char *request)
-{
-    int dfd = open(S.o->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (dfd < 0)
-        return;
-    DIR *d = fdopendir(dfd);
-    if (!d) {
-        close(dfd);
-        return;
-    }
-    long long *socks = NULL;
-    size_t nsocks = 0, cap = 0;
-    struct dirent *e;
-    /* finals first: a socket that answers after its process's final was read is ignored */
-    char **finals = NULL;
-    size_t nfinals = 0, fcap = 0;
-    while ((e = readdir(d))) {
-        long long pid;
-        if ((pid = name_pid(e->d_name, SPANPROF_LIVE_FINAL_SUFFIX, 1)) > 0) {
-            if (nfinals == fcap)
-                finals = xrealloc(finals, (fcap = fcap ? 2 * fcap : 16) * sizeof *finals);
-            finals[nfinals++] = xstrdup(e->d_name);
-        } else if ((pid = name_pid(e->d_name, SPANPROF_LIVE_SOCK_SUFFIX, 0)) > 0) {
-            if (nsocks == cap)
-                socks = xrealloc(socks, (cap = cap ? 2 * cap : 16) * sizeof *socks);
-            socks[nsocks++] = pid;
-        }
-    }
-    for (size_t i = 0; i < nfinals; i++) {
-        ingest_final(dfd, finals[i], name_pid(finals[i], SPANPROF_LIVE_FINAL_SUFFIX, 1));
-        free(finals[i]);
-    }
-    free(finals);
-    if (request)
-        for (size_t i = 0; i < nsocks; i++) {
-            char name[48];
-            snprintf(name, sizeof name, "%lld%s", socks[i], SPANPROF_LIVE_SOCK_SUFFIX);
-            query(name, socks[i], request);
-        }
-    /* a running process has its socket (its pid is not checked: serve may run in another pid
-     * namespace than the processes, as a sidecar container does) */
-    for (size_t i = 0; i < S.n; i++) {
-        struct proc *p = S.v[i];
-        if (p->ended)
-            continue;
-        int has = 0;
-        for (size_t k = 0; k < nsocks && !has; k++)
-            has = socks[k] == p->pid;
-        if (!has)
-            mark_ended(p);
-    }
-    free(socks);
-    closedir(d);
-    if (S.n > 1)
-        qsort(S.v, S.n, sizeof *S.v, by_pid);   /* the order of what is served */
-}
-
-/* Drops the processes that ended more than RETAIN_S ago and have nothing left to push. */
-static void retire(void)
-{
-    double now = mono_now();
-    size_t k = 0;
-    for (size_t i = 0; i < S.n; i++) {
-        struct proc *p = S.v[i];
-        int pending = S.o->push && p->pushed != p->latest;
-        if (p->ended && now - p->ended > RETAIN_S && !pending)
-            proc_free(p);
-        else
-            S.v[k++] = p;
-    }
-    S.n = k;
-}
-
-static size_t running(void)
-{
-    size_t n = 0;
-    for (size_t i = 0; i < S.n; i++)
-        n += !S.v[i]->ended;
-    return n;
 }
 
 /* ---- HTTP ---- */
@@ -387,17 +98,18 @@ static enum MHD_Result metrics(struct MHD_Connection *c)
     FILE *f = open_memstream(&buf, &len);
     if (!f)
         return text(c, MHD_HTTP_INTERNAL_SERVER_ERROR, "out of memory");
-    pthread_mutex_lock(&S.lock);
-    collect(SPANPROF_LIVE_REQUEST_SPANS);
-    struct live_metrics_proc *mp = xmalloc((S.n + 1) * sizeof *mp);
+    pthread_mutex_lock(&SD.lock);
+    serve_dir_refresh(SERVE_SPANS, SPANS_MAX_AGE_S);
+    struct live_metrics_proc *mp = xmalloc((SD.n + 1) * sizeof *mp);
     size_t n = 0;
-    for (size_t i = 0; i < S.n; i++)
+    for (size_t i = 0; i < SD.n; i++)
         /* an ended image whose pid a later one has (exec) would repeat its series' labels */
-        if (!(S.v[i]->ended && i + 1 < S.n && S.v[i + 1]->pid == S.v[i]->pid))
-            mp[n++] = (struct live_metrics_proc){&S.v[i]->kept, &S.v[i]->named};
-    struct live_metrics_totals t = {running(), S.scrape_errors, S.ended};
-    live_metrics_write(f, mp, n, S.o->max_spans, &t);
-    pthread_mutex_unlock(&S.lock);
+        if (!(SD.v[i]->ended && i + 1 < SD.n && SD.v[i + 1]->pid == SD.v[i]->pid))
+            mp[n++] = (struct live_metrics_proc){&SD.v[i]->kept, &SD.v[i]->series, serve_proc_up(SD.v[i])};
+    struct live_metrics_totals t = {serve_running(), SD.scrape_errors, SD.ended, SD.forgotten, 0, 0};
+    serve_dir_counts(&t.silent, &t.refused);
+    live_metrics_write(f, mp, n, &t);
+    pthread_mutex_unlock(&SD.lock);
     free(mp);
     fclose(f);
     return respond(c, MHD_HTTP_OK, "text/plain; version=0.0.4; charset=utf-8", buf, len);
@@ -410,6 +122,105 @@ static int parse_whole(const char *s, long long min, long long max, long long *o
         return -1;
     *out = strtoll(s, NULL, 10);
     return *out < min || *out > max ? -1 : 0;
+}
+
+/* ---- windows: at most MAX_WINDOWS at once, MAX_WINDOWS_PER_IP from one address ---- */
+
+static struct {
+    pthread_mutex_t lock;
+    size_t n;
+    struct { char addr[INET6_ADDRSTRLEN]; int n; } from[MAX_WINDOWS];
+} W = {.lock = PTHREAD_MUTEX_INITIALIZER};
+
+static void client_addr(struct MHD_Connection *c, char *out, size_t size)
+{
+    const union MHD_ConnectionInfo *ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+    const struct sockaddr *sa = ci ? ci->client_addr : NULL;
+    out[0] = 0;
+    if (sa && sa->sa_family == AF_INET)
+        inet_ntop(AF_INET, &((const struct sockaddr_in *)sa)->sin_addr, out, (socklen_t)size);
+    else if (sa && sa->sa_family == AF_INET6)
+        inet_ntop(AF_INET6, &((const struct sockaddr_in6 *)sa)->sin6_addr, out, (socklen_t)size);
+}
+
+/* Takes a window's place for C's address: NULL, or why not. */
+static const char *window_begin(struct MHD_Connection *c)
+{
+    char addr[INET6_ADDRSTRLEN];
+    client_addr(c, addr, sizeof addr);
+    const char *why = NULL;
+    pthread_mutex_lock(&W.lock);
+    size_t k = 0, free_at = MAX_WINDOWS;
+    for (; k < MAX_WINDOWS; k++) {
+        if (W.from[k].n && !strcmp(W.from[k].addr, addr))
+            break;
+        if (!W.from[k].n && free_at == MAX_WINDOWS)
+            free_at = k;
+    }
+    if (W.n >= MAX_WINDOWS)
+        why = "too many profile windows at once (8): try again when one ends";
+    else if (k < MAX_WINDOWS && W.from[k].n >= MAX_WINDOWS_PER_IP)
+        why = "too many profile windows from this address at once (2): try again when one ends";
+    else {
+        if (k == MAX_WINDOWS) {
+            k = free_at;
+            snprintf(W.from[k].addr, sizeof W.from[k].addr, "%s", addr);
+        }
+        W.from[k].n++;
+        W.n++;
+    }
+    pthread_mutex_unlock(&W.lock);
+    return why;
+}
+
+static void window_end(struct MHD_Connection *c)
+{
+    char addr[INET6_ADDRSTRLEN];
+    client_addr(c, addr, sizeof addr);
+    pthread_mutex_lock(&W.lock);
+    for (size_t k = 0; k < MAX_WINDOWS; k++)
+        if (W.from[k].n && !strcmp(W.from[k].addr, addr)) {
+            W.from[k].n--;
+            W.n--;
+            break;
+        }
+    pthread_mutex_unlock(&W.lock);
+}
+
+/* Waits until END (monotonic) or stop: 0, or 1 as soon as the client has hung up. */
+static int wait_window(struct MHD_Connection *c, double end)
+{
+    const union MHD_ConnectionInfo *ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
+    int fd = ci ? ci->connect_fd : -1;
+    while (!stop) {
+        double left = end - serve_mono_now();
+        if (left <= 0)
+            return 0;
+        int ms = left < 0.1 ? (int)(left * 1000) + 1 : 100;
+        struct pollfd p = {fd, POLLRDHUP, 0};
+        if (fd >= 0 && poll(&p, 1, ms) > 0 && (p.revents & (POLLRDHUP | POLLHUP | POLLERR)))
+            return 1;
+        if (fd < 0) {
+            struct timespec ts = {0, ms * 1000000L};
+            nanosleep(&ts, NULL);
+        }
+    }
+    return 0;
+}
+
+static enum MHD_Result busy(struct MHD_Connection *c, const char *why)
+{
+    char *body = xasprintf("%s\n", why);
+    struct MHD_Response *r = MHD_create_response_from_buffer(strlen(body), body, MHD_RESPMEM_MUST_FREE);
+    if (!r) {
+        free(body);
+        return MHD_NO;
+    }
+    MHD_add_response_header(r, "Content-Type", "text/plain; charset=utf-8");
+    MHD_add_response_header(r, "Retry-After", "10");
+    enum MHD_Result ret = MHD_queue_response(c, MHD_HTTP_SERVICE_UNAVAILABLE, r);
+    MHD_destroy_response(r);
+    return ret;
 }
 
 struct held {
@@ -432,34 +243,40 @@ static enum MHD_Result profile(struct MHD_Connection *c)
     size_t nstart = 0;
     double t0_mono = 0, t0_unix = 0;
     if (seconds) {
-        pthread_mutex_lock(&S.lock);
-        collect(SPANPROF_LIVE_REQUEST);
-        t0_mono = mono_now();
+        const char *why = window_begin(c);
+        if (why)
+            return busy(c, why);
+        pthread_mutex_lock(&SD.lock);
+        serve_dir_refresh(SERVE_FULL, FULL_MAX_AGE_S);
+        t0_mono = serve_mono_now();
         t0_unix = unix_now();
-        start = xmalloc((S.n + 1) * sizeof *start);
-        for (size_t i = 0; i < S.n; i++)
-            if (!S.v[i]->ended && (!want || S.v[i]->pid == want))
-                start[nstart++] = (struct held){S.v[i]->pid, S.v[i]->start_unix_ns, snap_get(S.v[i]->latest)};
-        pthread_mutex_unlock(&S.lock);
-        double end = t0_mono + (double)seconds;
-        while (!S.stop && mono_now() < end) {
-            double left = end - mono_now();
-            struct timespec ts = {0, (long)((left < 0.1 ? left : 0.1) * 1e9)};
-            if (left > 0)
-                nanosleep(&ts, NULL);
+        start = xmalloc((SD.n + 1) * sizeof *start);
+        for (size_t i = 0; i < SD.n; i++)
+            if (!SD.v[i]->ended && (!want || SD.v[i]->pid == want))
+                start[nstart++] = (struct held){SD.v[i]->pid, SD.v[i]->start_unix_ns, snap_get(SD.v[i]->latest)};
+        pthread_mutex_unlock(&SD.lock);
+        int gone = wait_window(c, t0_mono + (double)seconds);
+        window_end(c);
+        if (gone) {   /* the client hung up: the window ends with nobody to answer */
+            pthread_mutex_lock(&SD.lock);
+            for (size_t k = 0; k < nstart; k++)
+                snap_put(start[k].snap);
+            pthread_mutex_unlock(&SD.lock);
+            free(start);
+            return MHD_NO;
         }
     }
 
-    pthread_mutex_lock(&S.lock);
-    if (!S.stop)
-        collect(SPANPROF_LIVE_REQUEST);
-    double now_mono = mono_now(), now_unix = unix_now();
-    struct live_pprof_part *parts = xmalloc((S.n + 1) * sizeof *parts);
-    struct live_stacks *deltas = xmalloc((S.n + 1) * sizeof *deltas);
+    pthread_mutex_lock(&SD.lock);
+    if (!stop)
+        serve_dir_refresh(SERVE_FULL, FULL_MAX_AGE_S);
+    double now_mono = serve_mono_now(), now_unix = unix_now();
+    struct live_pprof_part *parts = xmalloc((SD.n + 1) * sizeof *parts);
+    struct live_stacks *deltas = xmalloc((SD.n + 1) * sizeof *deltas);
     size_t nparts = 0, ndeltas = 0;
     int64_t earliest = 0;
-    for (size_t i = 0; i < S.n; i++) {
-        struct proc *p = S.v[i];
+    for (size_t i = 0; i < SD.n; i++) {
+        struct serve_proc *p = SD.v[i];
         if (want && p->pid != want)
             continue;
         if (!seconds) {
@@ -491,13 +308,13 @@ static enum MHD_Result profile(struct MHD_Connection *c)
     }
     for (size_t k = 0; k < nstart; k++)
         snap_put(start[k].snap);
-    pthread_mutex_unlock(&S.lock);
+    pthread_mutex_unlock(&SD.lock);
     for (size_t k = 0; k < ndeltas; k++)
         live_stacks_free(&deltas[k]);
     free(deltas);
     free(parts);
     free(start);
-    if (S.stop) {
+    if (stop) {
         free(buf);
         return text(c, MHD_HTTP_SERVICE_UNAVAILABLE, "spanprof serve is stopping");
     }
@@ -565,11 +382,11 @@ static char *exe_base(const char *exe)
  * processes' last ones included.  Under the lock. */
 static struct push_job *push_jobs(CURL *curl, size_t *njobs)
 {
-    struct push_job *jobs = xmalloc((S.n + 1) * sizeof *jobs);
+    struct push_job *jobs = xmalloc((SD.n + 1) * sizeof *jobs);
     *njobs = 0;
     double now = unix_now();
-    for (size_t i = 0; i < S.n; i++) {
-        struct proc *p = S.v[i];
+    for (size_t i = 0; i < SD.n; i++) {
+        struct serve_proc *p = SD.v[i];
         if (p->pushed == p->latest)
             continue;
         struct live_stacks d;
@@ -596,10 +413,10 @@ static struct push_job *push_jobs(CURL *curl, size_t *njobs)
             continue;
         }
         char *exe = exe_base(p->latest->s.exe);
-        char *name = xasprintf("%s{pid=%lld,exe=%s}", S.o->service ? S.o->service : (*exe ? exe : "spanprof"),
+        char *name = xasprintf("%s{pid=%lld,exe=%s}", SD.o->service ? SD.o->service : (*exe ? exe : "spanprof"),
                                p->pid, exe);
         char *esc = curl_easy_escape(curl, name, 0);
-        jobs[*njobs].url = xasprintf("%s/ingest?name=%s&from=%lld&until=%lld&format=pprof", S.o->push,
+        jobs[*njobs].url = xasprintf("%s/ingest?name=%s&from=%lld&until=%lld&format=pprof", SD.o->push,
                                      esc ? esc : "", (long long)from, (long long)now);
         jobs[*njobs].body = body;
         jobs[*njobs].len = len;
@@ -611,13 +428,42 @@ static struct push_job *push_jobs(CURL *curl, size_t *njobs)
     return jobs;
 }
 
+/* A push's reply: kept up to PUSH_REPLY_SHOWN bytes for the message when it failed, the rest
+ * read and dropped (libcurl's default would print it on stdout). */
+struct reply {
+    char text[PUSH_REPLY_SHOWN + 1];
+    size_t len;
+};
+
+static size_t take_reply(char *data, size_t size, size_t n, void *arg)
+{
+    struct reply *r = arg;
+    size_t bytes = size * n, room = PUSH_REPLY_SHOWN - r->len;
+    size_t keep = bytes < room ? bytes : room;
+    memcpy(r->text + r->len, data, keep);
+    r->len += keep;
+    r->text[r->len] = 0;
+    return bytes;
+}
+
+/* The reply's first line, printable characters only. */
+static const char *reply_line(struct reply *r)
+{
+    size_t k = 0;
+    for (; k < r->len && r->text[k] != '\n' && r->text[k] != '\r'; k++)
+        if ((unsigned char)r->text[k] < 0x20 || r->text[k] == 0x7f)
+            r->text[k] = '?';
+    r->text[k] = 0;
+    return r->text;
+}
+
 static void push_all(CURL *curl)
 {
     size_t n;
-    pthread_mutex_lock(&S.lock);
-    collect(SPANPROF_LIVE_REQUEST);
+    pthread_mutex_lock(&SD.lock);
+    serve_dir_refresh(SERVE_FULL, FULL_MAX_AGE_S);
     struct push_job *jobs = push_jobs(curl, &n);
-    pthread_mutex_unlock(&S.lock);
+    pthread_mutex_unlock(&SD.lock);
     for (size_t i = 0; i < n; i++) {
         curl_easy_reset(curl);
         struct curl_slist *h = curl_slist_append(NULL, "Content-Type: application/octet-stream");
@@ -632,14 +478,18 @@ static void push_all(CURL *curl)
         curl_easy_setopt(curl, CURLOPT_PROTOCOLS_STR, "http,https");
         char errbuf[CURL_ERROR_SIZE] = "";
         curl_easy_setopt(curl, CURLOPT_ERRORBUFFER, errbuf);
+        struct reply reply = {"", 0};
+        curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, take_reply);
+        curl_easy_setopt(curl, CURLOPT_WRITEDATA, &reply);
         CURLcode rc = curl_easy_perform(curl);
         long code = 0;
         curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &code);
         if (rc != CURLE_OK)
-            fprintf(stderr, "spanprof serve: push to %s failed: %s\n", S.o->push,
+            fprintf(stderr, "spanprof serve: push to %s failed: %s\n", SD.o->push,
                     *errbuf ? errbuf : curl_easy_strerror(rc));
         else if (code < 200 || code > 299)
-            fprintf(stderr, "spanprof serve: push to %s failed: HTTP %ld\n", S.o->push, code);
+            fprintf(stderr, "spanprof serve: push to %s failed: HTTP %ld%s%s\n", SD.o->push, code,
+                    reply.len ? ": " : "", reply_line(&reply));
         curl_slist_free_all(h);
         free(jobs[i].url);
         free(jobs[i].body);
@@ -652,7 +502,7 @@ static void push_all(CURL *curl)
 static void on_stop(int sig)
 {
     (void)sig;
-    S.stop = 1;
+    stop = 1;
 }
 
 int serve_listen_form_ok(const char *listen)
@@ -692,10 +542,18 @@ static void log_mhd(void *cls, const char *fmt, va_list ap)
     (void)cls, (void)fmt, (void)ap;   /* refused connections are the limits working: no noise */
 }
 
+/* Whether SA is a loopback address (127.0.0.0/8, ::1, or ::ffff:127.x). */
+static int is_loopback(const struct sockaddr_storage *sa)
+{
+    if (sa->ss_family == AF_INET)
+        return (ntohl(((const struct sockaddr_in *)sa)->sin_addr.s_addr) >> 24) == 127;
+    const struct in6_addr *a = &((const struct sockaddr_in6 *)sa)->sin6_addr;
+    return IN6_IS_ADDR_LOOPBACK(a) || (IN6_IS_ADDR_V4MAPPED(a) && a->s6_addr[12] == 127);
+}
+
 int cmd_serve(const struct serve_opts *o)
 {
-    S.o = o;
-    S.stop = 0;
+    stop = 0;
     struct stat st;
     if (stat(o->dir, &st) != 0 && errno == ENOENT && mkdir(o->dir, 0700) != 0) {
         fprintf(stderr, "spanprof serve: cannot create '%s': %s\n", o->dir, strerror(errno));
@@ -705,6 +563,8 @@ int cmd_serve(const struct serve_opts *o)
         fprintf(stderr, "spanprof serve: '%s' is not a directory\n", o->dir);
         return EXIT_BAD_INPUT;
     }
+    if (serve_dir_check(o))
+        return EXIT_BAD_INPUT;
     struct sockaddr_storage sa;
     socklen_t salen;
     if (serve_parse_listen(o->listen, &sa, &salen)) {
@@ -733,6 +593,10 @@ int cmd_serve(const struct serve_opts *o)
     char host[256];
     const char *colon = strrchr(o->listen, ':');
     snprintf(host, sizeof host, "%.*s", (int)(colon - o->listen), o->listen);
+    if (!is_loopback(&sa))
+        fprintf(stderr, "spanprof serve: warning: %s is not a loopback address: whoever can reach "
+                "it can read every profile served (their function names, call counts and "
+                "times); put a firewall or an authenticating proxy in front\n", o->listen);
     printf("spanprof serve: http://%s:%u/ (%s)\n", host, info ? (unsigned)info->port : 0u, o->dir);
     fflush(stdout);
 
@@ -741,21 +605,21 @@ int cmd_serve(const struct serve_opts *o)
         curl_global_init(CURL_GLOBAL_DEFAULT);
         curl = curl_easy_init();
     }
-    double next_push = mono_now() + o->interval;
-    while (!S.stop) {
+    double next_push = serve_mono_now() + o->interval;
+    while (!stop) {
         struct timespec ts = {0, 200 * 1000 * 1000};
-        for (int i = 0; i < 5 && !S.stop; i++)
+        for (int i = 0; i < 5 && !stop; i++)
             nanosleep(&ts, NULL);
-        if (curl && mono_now() >= next_push) {
+        if (curl && serve_mono_now() >= next_push) {
             next_push += o->interval;
-            if (next_push < mono_now())
-                next_push = mono_now() + o->interval;
+            if (next_push < serve_mono_now())
+                next_push = serve_mono_now() + o->interval;
             push_all(curl);
         }
-        pthread_mutex_lock(&S.lock);
-        collect(NULL);
-        retire();
-        pthread_mutex_unlock(&S.lock);
+        pthread_mutex_lock(&SD.lock);
+        serve_dir_retry_silent();
+        serve_dir_retire(curl != NULL);
+        pthread_mutex_unlock(&SD.lock);
     }
     MHD_stop_daemon(d);
     if (curl) {
@@ -763,13 +627,9 @@ int cmd_serve(const struct serve_opts *o)
         curl_easy_cleanup(curl);
         curl_global_cleanup();
     }
-    pthread_mutex_lock(&S.lock);
-    for (size_t i = 0; i < S.n; i++)
-        proc_free(S.v[i]);
-    free(S.v);
-    S.v = NULL;
-    S.n = S.cap = 0;
-    pthread_mutex_unlock(&S.lock);
+    pthread_mutex_lock(&SD.lock);
+    serve_dir_free();
+    pthread_mutex_unlock(&SD.lock);
     return 0;
 }
 
@@ -798,16 +658,24 @@ const char serve_help[] =
     "sent to Pyroscope (URL/ingest, name SERVICE{pid=PID,exe=EXE}); a failed push is\n"
     "one line on stderr and is not retried. Runs until SIGINT or SIGTERM.\n"
     "\n"
+    "Only what DIR's owner or serve's own user runs is published: DIR must not be\n"
+    "writable by other users; a link, or a socket whose process runs as another\n"
+    "user, is skipped with one line on stderr. Processes are asked at once, each\n"
+    "within 2 s: one that does not answer is skipped (spanprof_process_up 0) and\n"
+    "asked again every 5 s. At most 8 windows run at once, 2 from one address.\n"
+    "\n"
     "Options:\n"
     "  --listen ADDR:PORT   where to serve (default: " SERVE_DEFAULT_LISTEN "; port 0: any free\n"
-    "                       port, printed on stdout)\n"
+    "                       port, printed on stdout); an address other than loopback\n"
+    "                       gets a warning: anyone who reaches it reads the profiles\n"
     "  --push URL           Pyroscope's base URL, e.g. http://127.0.0.1:4040\n"
     "  --service NAME       the pushed profiles' application name (default: each\n"
     "                       process's executable)\n"
     "  --interval SECONDS   between pushes (default: 15)\n"
-    "  --max-spans N        per process, the N spans with the most total time have\n"
-    "                       series of their own, the rest are summed as (other)\n"
-    "                       (default: 100)\n"
+    "  --max-spans N        per process, the N span names with the most recent time\n"
+    "                       (decaying with a 30 s half-life) have series of their\n"
+    "                       own; one displaces another when twice as hot; the rest\n"
+    "                       are summed as (other) (default: 100)\n"
     "  -h, --help           show this text\n"
     "\n"
     "Exit status: 0 after SIGINT or SIGTERM; 1 when DIR or the address cannot be\n"

@@ -335,21 +335,56 @@ void live_stacks_delta(const struct live_stacks *after, const struct live_stacks
  * FRESH's.  So counters published from KEPT never go backwards, though sampled estimates may. */
 void live_spans_keep_max(struct live_snapshot *kept, const struct live_snapshot *fresh);
 
-/* One process for the metrics: its counters (kept by live_spans_keep_max) and the span names that
- * have series of their own (at most max_spans, filled by live_metrics_write in order of total
- * time; a name once in stays in, so the "(other)" sum never goes backwards). */
+/* A span name's sums in one process, as /metrics publishes them: its spans of that name added
+ * up, the histogram's buckets in live_hist_le_ns's bounds. */
+#define LIVE_HIST_NLE 22
+struct live_row {
+    const char *name;
+    uint64_t calls, total_ns, self_ns, cpu_total_ns, cpu_self_ns;
+    int has_cpu_total, has_cpu_self, has_hist;
+    uint64_t hist_sum_ns;
+    uint64_t le[LIVE_HIST_NLE + 1];  /* per bound, not cumulative; [LIVE_HIST_NLE]: +Inf */
+};
+/* Which of a process's span names have series of their own (live_series.c says the rule). */
+struct live_series_name {
+    char *name;
+    struct live_row row;         /* its sums at the last update */
+    double heat_ns, heat_calls;  /* recent growth of its time and calls, decayed */
+    int named;                   /* it has series of its own */
+};
+struct live_series {
+    struct strmap index;         /* name to its place in v */
+    struct live_series_name *v;
+    size_t n, cap, nnamed;
+    struct live_row other;       /* what names did while they had no series of their own */
+    int any_other;               /* some name has had none */
+    double updated_s;            /* when, on the monotonic clock; 0: never */
+};
+void live_series_init(struct live_series *ser);
+void live_series_free(struct live_series *ser);
+/* Takes KEPT (a process's counters, kept by live_spans_keep_max) as of NOW_S seconds on the
+ * monotonic clock: the names' heat, the named set (at most MAX_SPANS) and "(other)". */
+void live_series_update(struct live_series *ser, const struct live_snapshot *kept, double now_s,
+                        size_t max_spans);
+
+/* One process for the metrics: its snapshot (pid, exe, start), its series, whether it answered
+ * its last request. */
 struct live_metrics_proc {
     const struct live_snapshot *s;
-    struct strmap *named;
+    const struct live_series *series;
+    int up;
 };
 struct live_metrics_totals {
     size_t processes;            /* live now */
     uint64_t scrape_errors;      /* snapshots that could not be read, since the start */
     uint64_t ended;              /* processes whose final snapshot was read */
+    uint64_t forgotten;          /* ended processes dropped to keep within the caps */
+    size_t silent;               /* sockets skipped until they answer again */
+    size_t refused;              /* sockets and files not published (link, owner, peer) */
 };
 /* Writes Prometheus's text exposition format of PROCS to F. */
 void live_metrics_write(FILE *f, const struct live_metrics_proc *procs, size_t nprocs,
-                        size_t max_spans, const struct live_metrics_totals *t);
+                        const struct live_metrics_totals *t);
 /* The histogram's upper bounds, in ns, ascending (+Inf is implied after them). */
 extern const int64_t live_hist_le_ns[];
 extern const size_t live_hist_nle;

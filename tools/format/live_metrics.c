@@ -7,8 +7,8 @@
  * are fixed, 1-2.5-5 steps from 1 µs to 10 s, and a bucket of the runtime's (LE_NS, its largest
  * value) counts under the smallest bound >= LE_NS: the runtime's buckets are 6.25% wide, so a
  * count may sit one bound higher than the activation's exact duration would put it, by at most
- * that width.  A process's span names beyond max_spans (taken by total time) are summed into
- * span="(other)". */
+ * that width.  Which span names have series of their own, and what "(other)" sums, is
+ * live_series.c's. */
 #include "format/format.h"
 
 #include <stdlib.h>
@@ -20,120 +20,40 @@ const int64_t live_hist_le_ns[] = {
     1000000000, 2500000000, 5000000000, 10000000000,
 };
 const size_t live_hist_nle = sizeof live_hist_le_ns / sizeof *live_hist_le_ns;
-#define NLE (sizeof live_hist_le_ns / sizeof *live_hist_le_ns)
-
-/* A span name's sums in one process. */
-struct row {
-    const char *name;
-    uint64_t calls, total_ns, self_ns, cpu_total_ns, cpu_self_ns;
-    int has_cpu_total, has_cpu_self, has_hist;
-    uint64_t hist_sum_ns;
-    uint64_t le[NLE + 1];        /* per bound, not cumulative; [NLE]: above the last (+Inf) */
-};
-
-static void add_span(struct row *r, const struct live_span *s)
-{
-    r->calls += s->calls;
-    r->total_ns += s->total_ns;
-    r->self_ns += s->self_ns;
-    r->cpu_total_ns += s->cpu_total_ns;
-    r->cpu_self_ns += s->cpu_self_ns;
-    r->has_cpu_total |= s->has_cpu_total;
-    r->has_cpu_self |= s->has_cpu_self;
-    if (s->has_hist) {
-        r->has_hist = 1;
-        r->hist_sum_ns += s->hist_sum_ns;
-        for (size_t b = 0; b < s->nbuckets; b++) {
-            size_t k = 0;
-            while (k < NLE && live_hist_le_ns[k] < s->buckets[b].le_ns)
-                k++;
-            r->le[k] += s->buckets[b].count;
-        }
-    }
-}
-
-static void add_row(struct row *r, const struct row *o)
-{
-    struct live_span s = {0};
-    s.calls = o->calls, s.total_ns = o->total_ns, s.self_ns = o->self_ns;
-    s.cpu_total_ns = o->cpu_total_ns, s.cpu_self_ns = o->cpu_self_ns;
-    s.has_cpu_total = o->has_cpu_total, s.has_cpu_self = o->has_cpu_self;
-    add_span(r, &s);
-    if (o->has_hist) {
-        r->has_hist = 1;
-        r->hist_sum_ns += o->hist_sum_ns;
-        for (size_t k = 0; k <= NLE; k++)
-            r->le[k] += o->le[k];
-    }
-}
-
-static int by_total_desc(const void *a, const void *b)
-{
-    const struct row *x = *(const struct row *const *)a, *y = *(const struct row *const *)b;
-    if (x->total_ns != y->total_ns)
-        return x->total_ns < y->total_ns ? 1 : -1;
-    return strcmp(x->name, y->name);
-}
+#define NLE LIVE_HIST_NLE
+_Static_assert(sizeof live_hist_le_ns / sizeof *live_hist_le_ns == LIVE_HIST_NLE, "the bounds' count");
 
 static int by_name(const void *a, const void *b)
 {
-    return strcmp(((const struct row *)a)->name, ((const struct row *)b)->name);
+    return strcmp(((const struct live_row *)a)->name, ((const struct live_row *)b)->name);
 }
 
-/* One process's rows: a row per named span (by name), then "(other)" if any span is not named. */
+/* One process's rows: its named spans' (by name), then "(other)" once any name has had none. */
 struct proc_rows {
     const struct live_snapshot *s;
     char pid[24];
     const char *exe;
-    struct row *rows;
+    int up;
+    struct live_row *rows;
     size_t nrows;
 };
 
-static void build_rows(const struct live_metrics_proc *p, size_t max_spans, struct proc_rows *out)
+static void build_rows(const struct live_metrics_proc *p, struct proc_rows *out)
 {
-    const struct live_snapshot *s = p->s;
-    struct strmap names;
-    strmap_init(&names);
-    struct row *all = xmalloc((s->nspans + 1) * sizeof *all);
-    size_t n = 0;
-    for (size_t i = 0; i < s->nspans; i++) {
-        int added;
-        size_t k = strmap_index(&names, s->spans[i].name, strlen(s->spans[i].name), &added);
-        if (added) {
-            memset(&all[n], 0, sizeof all[n]);
-            all[n++].name = s->spans[i].name;
-        }
-        add_span(&all[k], &s->spans[i]);
-    }
-    /* names not yet named, largest total first, until max_spans are */
-    struct row **order = xmalloc((n + 1) * sizeof *order);
-    for (size_t i = 0; i < n; i++)
-        order[i] = &all[i];
-    qsort(order, n, sizeof *order, by_total_desc);
-    for (size_t i = 0; i < n && p->named->n < max_spans; i++) {
-        int added;
-        strmap_index(p->named, order[i]->name, strlen(order[i]->name), &added);
-    }
-    free(order);
-    out->s = s;
-    snprintf(out->pid, sizeof out->pid, "%lld", s->pid);
-    const char *slash = strrchr(s->exe, '/');
-    out->exe = slash ? slash + 1 : s->exe;
-    out->rows = xmalloc((n + 1) * sizeof *out->rows);
+    const struct live_series *ser = p->series;
+    out->s = p->s;
+    out->up = p->up;
+    snprintf(out->pid, sizeof out->pid, "%lld", p->s->pid);
+    const char *slash = strrchr(p->s->exe, '/');
+    out->exe = slash ? slash + 1 : p->s->exe;
+    out->rows = xmalloc((ser->nnamed + 2) * sizeof *out->rows);
     out->nrows = 0;
-    struct row other = {.name = "(other)"};
-    int any_other = 0;
-    for (size_t i = 0; i < n; i++) {
-        if (strmap_find(p->named, all[i].name, strlen(all[i].name)) >= 0)
-            out->rows[out->nrows++] = all[i];
-        else
-            add_row(&other, &all[i]), any_other = 1;
-    }
+    for (size_t i = 0; i < ser->n; i++)
+        if (ser->v[i].named)
+            out->rows[out->nrows++] = ser->v[i].row;
     qsort(out->rows, out->nrows, sizeof *out->rows, by_name);
-    if (any_other)
-        out->rows[out->nrows++] = other;
-    free(all);
-    strmap_free(&names);
+    if (ser->any_other)
+        out->rows[out->nrows++] = ser->other;
 }
 
 /* A label value, escaped as the format asks: backslash, double quote and line feed. */
@@ -192,7 +112,7 @@ static void counter_family(FILE *f, const struct proc_rows *ps, size_t n, const 
     header(f, name, "counter", help);
     for (size_t i = 0; i < n; i++)
         for (size_t r = 0; r < ps[i].nrows; r++) {
-            const struct row *w = &ps[i].rows[r];
+            const struct live_row *w = &ps[i].rows[r];
             if ((field == F_CPU_TOTAL && !w->has_cpu_total) || (field == F_CPU_SELF && !w->has_cpu_self))
                 continue;
             fputs(name, f);
@@ -213,11 +133,11 @@ static void le_text(char *buf, size_t len, int64_t ns)
 }
 
 void live_metrics_write(FILE *f, const struct live_metrics_proc *procs, size_t nprocs,
-                        size_t max_spans, const struct live_metrics_totals *t)
+                        const struct live_metrics_totals *t)
 {
     struct proc_rows *ps = xmalloc((nprocs + 1) * sizeof *ps);
     for (size_t i = 0; i < nprocs; i++)
-        build_rows(&procs[i], max_spans, &ps[i]);
+        build_rows(&procs[i], &ps[i]);
 
     header(f, "spanprof_processes", "gauge", "Processes answering on their socket in the live directory.");
     fprintf(f, "spanprof_processes %zu\n", t->processes);
@@ -226,6 +146,17 @@ void live_metrics_write(FILE *f, const struct live_metrics_proc *procs, size_t n
     header(f, "spanprof_scrape_errors_total", "counter",
            "Snapshots of running processes that could not be read.");
     fprintf(f, "spanprof_scrape_errors_total %llu\n", (unsigned long long)t->scrape_errors);
+    header(f, "spanprof_processes_forgotten_total", "counter",
+           "Ended processes dropped before their time to keep serve within its bounds.");
+    fprintf(f, "spanprof_processes_forgotten_total %llu\n", (unsigned long long)t->forgotten);
+    header(f, "spanprof_sockets_silent", "gauge",
+           "Sockets in the live directory that did not answer in time: not asked again until a "
+           "retry every few seconds answers.");
+    fprintf(f, "spanprof_sockets_silent %zu\n", t->silent);
+    header(f, "spanprof_entries_refused", "gauge",
+           "Entries in the live directory serve does not publish: links, files of other users, "
+           "processes of other users.");
+    fprintf(f, "spanprof_entries_refused %zu\n", t->refused);
     if (nprocs) {
         header(f, "spanprof_process_start_time_seconds", "gauge",
                "When the process (its executable image) started, seconds since the Unix epoch.");
@@ -234,6 +165,14 @@ void live_metrics_write(FILE *f, const struct live_metrics_proc *procs, size_t n
             put_labels(f, &ps[i], NULL, NULL);
             int64_t ns = ps[i].s->start_unix_ns > 0 ? ps[i].s->start_unix_ns : 0;
             put_seconds(f, (uint64_t)ns);
+        }
+        header(f, "spanprof_process_up", "gauge",
+               "1 when the process answered its last request, 0 when it did not (its counters "
+               "are then the last ones read).");
+        for (size_t i = 0; i < nprocs; i++) {
+            fputs("spanprof_process_up", f);
+            put_labels(f, &ps[i], NULL, NULL);
+            fprintf(f, " %d\n", ps[i].up);
         }
     }
     counter_family(f, ps, nprocs, "spanprof_span_calls_total", "Activations of the span.", F_CALLS);
@@ -256,7 +195,7 @@ void live_metrics_write(FILE *f, const struct live_metrics_proc *procs, size_t n
                "6.25% bucket width).");
         for (size_t i = 0; i < nprocs; i++)
             for (size_t r = 0; r < ps[i].nrows; r++) {
-                const struct row *w = &ps[i].rows[r];
+                const struct live_row *w = &ps[i].rows[r];
                 if (!w->has_hist)
                     continue;
                 uint64_t cum = 0;

@@ -1,6 +1,6 @@
 /* lib.h — the lowest layer of the spanprof command-line tool (lib/): helpers that know no
  * profile format — allocation that never fails, text tables and durations (util.c), a string
- * map (strmap.c), the files the tool writes (output.c), one request over a Unix socket
+ * map (strmap.c), the files the tool writes (output.c), requests over Unix sockets
  * (unixreq.c) — and the tool's exit statuses.
  *
  * Not installed and not part of the runtime's ABI (that is include/spanprof.h).  The tool's
@@ -13,6 +13,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <sys/types.h>
 
 #include "report/outfile.h"
 
@@ -53,14 +54,27 @@ size_t strmap_index(struct strmap *m, const char *key, size_t len, int *added);
 long strmap_find(const struct strmap *m, const char *key, size_t len);   /* -1: absent */
 void strmap_free(struct strmap *m);
 
-/* ---- a request over a Unix stream socket (unixreq.c) ---- */
+/* ---- requests over Unix stream sockets (unixreq.c) ---- */
 
-/* Connects to the socket at PATH, sends REQUEST, reads the answer until the peer closes it: all
- * within TIMEOUT seconds and at most MAX bytes.  0 with the answer in *OUT (malloc'd, NUL added)
- * and its length in *OUTLEN; or -1 with the reason in ERR, and *GONE set when nobody listens at
- * PATH (no such socket, or refused: its process has ended). */
-int unix_request(const char *path, const char *request, double timeout, size_t max, char **out,
-                 size_t *outlen, int *gone, char *err, size_t errlen);
+/* One socket to ask.  The caller fills in PATH and PEERS; the rest is unixreq.c's. */
+enum { UNIX_REQ_OK, UNIX_REQ_GONE, UNIX_REQ_TIMEOUT, UNIX_REQ_PEER, UNIX_REQ_ERROR };
+struct unix_req {
+    const char *path;
+    const uid_t *peers;          /* the users the listening process may run as; */
+    size_t npeers;               /* 0: any */
+    int status;                  /* UNIX_REQ_*: answered; nobody listens (its process ended); no
+                                  * (complete) answer in time; listened to by another user (not
+                                  * asked); anything else */
+    uid_t peer_uid;              /* who listens, once connected */
+    char *answer;                /* UNIX_REQ_OK: malloc'd, NUL added; else NULL */
+    size_t len;
+    char err[160];               /* why, when not UNIX_REQ_OK */
+    int fd_, phase_;
+    size_t sent_, cap_;
+};
+/* Asks the N sockets at once, sending REQUEST to each whose peer is allowed and reading its
+ * answer until it closes: all within TIMEOUT seconds, each answer at most MAX bytes. */
+void unix_requests(struct unix_req *reqs, size_t n, const char *request, double timeout, size_t max);
 
 /* ---- helpers (util.c) ---- */
 
