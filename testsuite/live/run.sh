@@ -44,6 +44,7 @@
 #                      one address), the rest ended with their clients, /metrics answers
 #   push-reply         a push target answering 50 MB: serve's stdout stays its one line
 #   cap                300 processes end: 256 kept, 44 forgotten
+#   listen-all         --listen 0.0.0.0:0: served, with one warning line
 #   planted            (root) a link planted in DIR to a socket of a process running as nobody,
 #                      and such a socket moved in: neither asked nor published, one line each;
 #                      a directory others can write to refused with exit 1
@@ -770,6 +771,20 @@ spanprof serve: 4343.sock: its process runs as uid $nobody, neither the director
         else fail "planted: got"; echo "$got" | sed 's/^/  | /'; fi
         rm -rf "$other"
     fi
+fi
+
+if selected listen-all; then
+    # every interface: served, with a warning saying who can then read the profiles
+    d="$work/listen-all"
+    mkdir -p "$d"
+    "$TOOL" serve --listen 0.0.0.0:0 "$d" >"$d.out" 2>"$d.err" &
+    pids="$pids $!"
+    wait_for 20 grep -q 'http://' "$d.out"
+    got=$(cat "$d.err")
+    want="spanprof serve: warning: 0.0.0.0:0 is not a loopback address: whoever can reach it can read every profile served (their function names, call counts and times); put a firewall or an authenticating proxy in front"
+    if [ "$got" = "$want" ]; then pass "listen-all [0.0.0.0: one warning line]"
+    else fail "listen-all: stderr"; echo "$got" | sed 's/^/  | /'; fi
+    cleanup
 fi
 
 finish
