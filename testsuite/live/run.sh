@@ -31,6 +31,10 @@
 #                      25% of the program's own rate (runtime-prometheus); a pre-fork server
 #                      (a parent and 3 workers, one replaced): every worker's pid in /metrics
 #                      (runtime-prefork)
+#   runtime-hot-series startup.c (150 start-up spans, 3 s idle, then requests) scraped from its
+#                      start by serve with default options and a real prometheus:
+#                      handle_request's rate queryable 5 s into the load, within 10% of the
+#                      program's own rate
 #   timeout            a process that never answers: /metrics within 2 s of the socket timeout,
 #                      spanprof_scrape_errors_total 1
 #   hot-series         150 start-up spans, then a hot one appears: its series within three
@@ -410,7 +414,7 @@ spanprof_processes 0; run/live removed"
 fi
 
 # ---- with the real runtime ----
-runtime_tests="runtime-window runtime-prometheus runtime-prefork"
+runtime_tests="runtime-window runtime-prometheus runtime-prefork runtime-hot-series"
 want_runtime=0
 for t in $runtime_tests; do selected "$t" && want_runtime=1; done
 if [ $want_runtime = 1 ]; then
@@ -507,6 +511,50 @@ if [ $want_runtime = 1 ] && [ "${has_live:-0}" = 1 ] && { selected runtime-windo
             case $verdict in ok*) pass "runtime-prometheus [${verdict#ok }]" ;;
                 *) fail "runtime-prometheus: ${verdict#bad }"; sed 's/^/  | /' "$rt/query.json"; echo ;; esac
         fi
+    fi
+    cleanup
+fi
+if [ $want_runtime = 1 ] && [ "${has_live:-0}" = 1 ] && selected runtime-hot-series; then
+    # a server-like program scraped from its start by serve with default options and a real
+    # prometheus: 150 start-up spans, 3 s idle, then requests; handle_request's rate is
+    # queryable 5 s into the load, and within 10% of the program's own rate
+    if [ -z "${PROMETHEUS:-}" ]; then
+        skip "runtime-hot-series: prometheus not found (Debian package prometheus)"
+    elif build "runtime-hot-series" "$rt/startup.log" $CC -O1 -fplugin="$PLUGIN" -fplugin-arg-spanplugin-all \
+            -I"$INCLUDE_DIR" "$here/startup.c" -o "$rt/startup" -L"$LIBDIR" -Wl,--no-as-needed -lspanprof \
+            -Wl,-rpath,"$LIBDIR"; then
+        d="$rt/hot"
+        mkdir -p "$d"
+        serve "$d"
+        pport=$("$PYTHON" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+        printf 'global:\n  scrape_interval: 1s\n  evaluation_interval: 1s\nscrape_configs:\n  - job_name: spanprof\n    static_configs:\n      - targets: ["127.0.0.1:%s"]\n' "$port" >"$rt/hot.yml"
+        "$PROMETHEUS" --config.file="$rt/hot.yml" --storage.tsdb.path="$rt/hot-tsdb" \
+            --web.listen-address="127.0.0.1:$pport" >"$rt/hot-prometheus.log" 2>&1 &
+        pids="$pids $!"
+        wait_for 60 "$CURL" -sf "http://127.0.0.1:$pport/-/ready" >/dev/null || echo "  prometheus is not ready after 60 s"
+        (cd "$rt" && SPANPROF_LIVE="$d" exec "$rt/startup" 3 14 "$rt/load.mark" >"$rt/startup.out" 2>"$rt/startup.err") &
+        prog=$!
+        # a scrape while it idles after its start-up, as any scrape from its start has one
+        wait_for 60 grep -q idle "$rt/load.mark"
+        get /metrics >"$rt/idle.metrics"
+        wait_for 60 grep -q load "$rt/load.mark"
+        sleep 5
+        query='rate(spanprof_span_calls_total{span="handle_request"}[5s])'
+        "$CURL" -s "http://127.0.0.1:$pport/api/v1/query" --data-urlencode "query=$query" >"$rt/hot-5s.json"
+        sleep 6
+        "$CURL" -s "http://127.0.0.1:$pport/api/v1/query" --data-urlencode "query=$query" >"$rt/hot-11s.json"
+        get /metrics >"$rt/hot.metrics"
+        wait $prog
+        rate=$(sed -n 's/^request_rate //p' "$rt/startup.out")
+        value() { "$PYTHON" -c 'import json, sys; r = json.load(open(sys.argv[1]))["data"]["result"]; print(sum(float(x["value"][1]) for x in r) if r else "none")' "$1" 2>/dev/null; }
+        at5=$(value "$rt/hot-5s.json")
+        at11=$(value "$rt/hot-11s.json")
+        startups=$(grep -c '^spanprof_span_calls_total{.*span="startup_' "$rt/hot.metrics")
+        verdict=$(awk -v p="$at11" -v r="${rate:-0}" -v q="$at5" 'BEGIN { ok = q != "none" && r > 0 && p >= 0.9 * r && p <= 1.1 * r
+            dev = r > 0 ? 100 * (p - r) / r : 0
+            printf("%s 5 s into the load: %s/s; then %.1f/s against the program'"'"'s own %.1f/s (%+.1f%%)", (ok ? "ok" : "bad"), q, p, r, dev) }')
+        case $verdict in ok*) pass "runtime-hot-series [${verdict#ok }; $startups start-up spans kept a series]" ;;
+            *) fail "runtime-hot-series: ${verdict#bad }"; grep -c '^spanprof_span_calls_total' "$rt/hot.metrics" | sed 's/^/  | series: /' ;; esac
     fi
     cleanup
 fi
