@@ -471,6 +471,11 @@ static void ask(int dfd, const long long *pids, size_t n, int full)
         snprintf(name, sizeof name, "%lld%s", pids[i], SPANPROF_LIVE_SOCK_SUFFIX);
         /* the socket itself, no link followed, connected to through its descriptor */
         fds[i] = openat(dfd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+        struct stat st;
+        if (fds[i] >= 0 && (fstat(fds[i], &st) != 0 || !S_ISSOCK(st.st_mode))) {
+            close(fds[i]);       /* replaced since the scan (by a link?): asked next time */
+            fds[i] = -1;
+        }
         snprintf(paths[i], sizeof paths[i], "/proc/self/fd/%d", fds[i]);
         reqs[i] = (struct unix_req){.path = fds[i] >= 0 ? paths[i] : "", .peers = allowed, .npeers = 2};
     }

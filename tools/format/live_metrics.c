@@ -167,8 +167,8 @@ void live_metrics_write(FILE *f, const struct live_metrics_proc *procs, size_t n
             put_seconds(f, (uint64_t)ns);
         }
         header(f, "spanprof_process_up", "gauge",
-               "1 when the process answered its last request, 0 when it did not (its counters "
-               "are then the last ones read).");
+               "1 while the process runs and answered its last request; 0 when it did not answer "
+               "in time or has ended (its counters are then the last ones read).");
         for (size_t i = 0; i < nprocs; i++) {
             fputs("spanprof_process_up", f);
             put_labels(f, &ps[i], NULL, NULL);
