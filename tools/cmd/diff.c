@@ -2,9 +2,15 @@
  *
  * Each side is read as `report` reads it (load_inputs: a JSON profile, folded stacks, a
  * directory of JSON profiles or a `record` directory).  Spans are matched by name and file, not
- * line, so an edit above a function does not make it a new span; when either side is folded
- * stacks (no files), by name alone.  The table ranks spans by the absolute change of their self
- * time (of their calls when neither side has times, as in count mode), largest first.
+ * line, so an edit above a function does not make it a new span; a span whose name is held by
+ * one span on each side is the same span whatever its file (a program built from a renamed
+ * file); when either side is folded stacks (no files), by name alone.
+ *
+ * Beside the totals, the mean self and total time per call: a run of fixed length that made more
+ * calls hides a faster call in its totals.  The table ranks spans by --sort, largest change
+ * first; the default weighs both: the change of self time in total, or what the change of its
+ * mean makes at the after's calls, whichever is larger (calls alone when neither side has times,
+ * as in count mode).
  *
  * --folded OUT writes the differential folded file that difffolded.pl and inferno-diff-folded
  * write — "stack BEFORE AFTER" per stack of either side — from two folded files or two record
@@ -13,12 +19,14 @@
 
 #include <errno.h>
 #include <getopt.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
-const char diff_usage[] = "usage: spanprof diff [--limit N] [--folded OUT] BEFORE AFTER\n";
+const char diff_usage[] =
+    "usage: spanprof diff [--sort=KEY] [--limit N] [--folded OUT] BEFORE AFTER\n";
 
 const char diff_help[] =
     "\n"
@@ -26,19 +34,49 @@ const char diff_help[] =
     "directory of JSON profiles or a `spanprof record` directory (read as `spanprof\n"
     "report` reads them; pprof profiles: `go tool pprof -diff_base BEFORE AFTER`).\n"
     "Per span: calls, self time and total time before and after, and the change;\n"
-    "CPU time too when both sides have it. Spans are matched by name and file (not\n"
-    "line: an edit elsewhere in the file moves it), by name alone when a side is\n"
-    "folded stacks. Ranked by the absolute change of self time, largest first (of\n"
-    "calls when neither side has times); spans on one side only show \"-\" on the\n"
-    "other.\n"
+    "the mean self and total time per call, before and after, and its change;\n"
+    "CPU time too when both sides have it. Spans on one side only show \"-\" on\n"
+    "the other.\n"
+    "\n"
+    "Spans are matched by name and file (not line: an edit elsewhere in the file\n"
+    "moves it); a name that one span holds on each side is the same span in\n"
+    "whichever file (a program built from a renamed file: its location then says\n"
+    "\"(was OLD-FILE)\"). When a side is folded stacks, by name alone, without\n"
+    "calls or means.\n"
     "\n"
     "Options:\n"
+    "  --sort=KEY      rank the spans by the size of a change, largest first:\n"
+    "                    both (default): the change of self time, or what the\n"
+    "                      change of its mean per call makes at the after's calls\n"
+    "                      ((mean after - mean before) x calls after), whichever\n"
+    "                      is larger: a faster call shows even when more calls\n"
+    "                      kept the total as it was\n"
+    "                    self, total: the change of self or total time\n"
+    "                    self/call, total/call: the change of its mean per call\n"
+    "                    calls: the change of calls\n"
+    "                  (without times on either side, as in count mode: calls);\n"
+    "                  the table's last line says which ranking it shows\n"
     "  --limit N       show the first N spans only (default: 20; 0: all)\n"
     "  --folded OUT    also write a differential folded file (\"stack BEFORE AFTER\"\n"
     "                  lines, as difffolded.pl writes) from two folded files or two\n"
-    "                  record directories; `spanprof view OUT` shows it as the\n"
-    "                  before, after, grown and shrunk flame graphs\n"
+    "                  record directories; `spanprof view OUT` shows it, opening on\n"
+    "                  what changed\n"
     "  -h, --help      show this text\n";
+
+/* What ranks the spans (--sort). */
+enum diff_sort { DSORT_BOTH, DSORT_SELF, DSORT_TOTAL, DSORT_SELF_PER_CALL, DSORT_TOTAL_PER_CALL, DSORT_CALLS };
+
+static const struct {
+    const char *key, *ranked_by; /* --sort's value, and the table's last line after "ranked by" */
+} sort_keys[] = {
+    [DSORT_BOTH] = {"both", "the change of self time, in total or per call (times the calls after), "
+                            "whichever is larger (--sort=both)"},
+    [DSORT_SELF] = {"self", "the change of self time (--sort=self)"},
+    [DSORT_TOTAL] = {"total", "the change of total time (--sort=total)"},
+    [DSORT_SELF_PER_CALL] = {"self/call", "the change of self time per call (--sort=self/call)"},
+    [DSORT_TOTAL_PER_CALL] = {"total/call", "the change of total time per call (--sort=total/call)"},
+    [DSORT_CALLS] = {"calls", "the change of calls (--sort=calls)"},
+};
 
 /* A span of either side: the span in each, or NULL where it is not. */
 struct pair {
@@ -87,6 +125,44 @@ static char *span_key(const struct sp_span *s, int by_name, size_t *len)
     return k;
 }
 
+/* Spans of one side only that are the only span of their name on both sides, paired across
+ * their files (a program built from a renamed file); N shrinks by the pairs joined. */
+static void join_renamed(const struct sp_profile *b, const struct sp_profile *a, struct pair *pairs,
+                         size_t *n)
+{
+    struct strmap names;
+    strmap_init(&names);
+    const struct sp_profile *side[2] = {b, a};
+    for (int k = 0; k < 2; k++)
+        for (size_t i = 0; i < side[k]->nspans; i++) {
+            int added;
+            strmap_index(&names, side[k]->spans[i].name, strlen(side[k]->spans[i].name), &added);
+        }
+    /* Per name: its spans before and after, and the after-only pair holding it (+1; 0: none). */
+    size_t (*per_name)[3] = xmalloc((names.n + 1) * sizeof *per_name);
+    memset(per_name, 0, (names.n + 1) * sizeof *per_name);
+    for (int k = 0; k < 2; k++)
+        for (size_t i = 0; i < side[k]->nspans; i++)
+            per_name[strmap_find(&names, side[k]->spans[i].name, strlen(side[k]->spans[i].name))][k]++;
+    for (size_t i = 0; i < *n; i++)
+        if (!pairs[i].before)
+            per_name[strmap_find(&names, pairs[i].after->name, strlen(pairs[i].after->name))][2] = i + 1;
+    size_t kept = 0;
+    for (size_t i = 0; i < *n; i++) {
+        if (!pairs[i].after) {
+            const size_t *c = per_name[strmap_find(&names, pairs[i].before->name, strlen(pairs[i].before->name))];
+            if (c[0] == 1 && c[1] == 1 && c[2]) {
+                pairs[c[2] - 1].before = pairs[i].before;
+                continue;
+            }
+        }
+        pairs[kept++] = pairs[i];
+    }
+    *n = kept;
+    free(per_name);
+    strmap_free(&names);
+}
+
 static char *signed_duration(double ns)
 {
     char *d = fmt_duration(ns < 0 ? -ns : ns), *s = xasprintf("%s%s", ns < 0 ? "-" : "+", d);
@@ -113,6 +189,23 @@ static char *time_cell(const struct sp_span *s, uint64_t ns)
     return s ? fmt_duration((double)ns) : xstrdup("-");
 }
 
+/* NS per call of S; 0 for a span absent or never called. */
+static double per_call(const struct sp_span *s, uint64_t ns)
+{
+    return s && s->calls ? (double)ns / (double)s->calls : 0;
+}
+
+static char *per_call_cell(const struct sp_span *s, uint64_t ns)
+{
+    return s && s->calls ? fmt_duration(per_call(s, ns)) : xstrdup("-");
+}
+
+/* The percentage change of a mean, "-" where a side has none. */
+static char *per_call_change(const struct sp_span *s0, const struct sp_span *s1, double m0, double m1)
+{
+    return s0 && s1 && s0->calls && s1->calls ? percent_change(m0, m1) : xstrdup("-");
+}
+
 /* S's inclusive CPU time: sampled (SPANPROF=sample) or measured (SPANPROF_CPU=1); -1 without. */
 static double cpu_of(const struct sp_span *s)
 {
@@ -128,8 +221,38 @@ static char *cpu_cell(const struct sp_span *s)
     return s ? fmt_duration(cpu_of(s)) : xstrdup("-");
 }
 
+/* What ranks P by KEY: a change, in ns or calls. */
+static double change_of(const struct pair *p, enum diff_sort key)
+{
+    const struct sp_span *s0 = p->before, *s1 = p->after;
+    double self0 = s0 ? (double)s0->self_ns : 0, self1 = s1 ? (double)s1->self_ns : 0;
+    double total0 = s0 ? (double)s0->total_ns : 0, total1 = s1 ? (double)s1->total_ns : 0;
+    switch (key) {
+    case DSORT_BOTH: {
+        double in_total = self1 - self0;
+        if (!s0 || !s1 || !s0->calls || !s1->calls)
+            return in_total;
+        /* What the change of the mean makes at the after's calls: the part of the change that
+         * the calls' own cost, not their number, explains. */
+        double by_mean = (per_call(s1, s1->self_ns) - per_call(s0, s0->self_ns)) * (double)s1->calls;
+        return fabs(by_mean) > fabs(in_total) ? by_mean : in_total;
+    }
+    case DSORT_SELF:
+        return self1 - self0;
+    case DSORT_TOTAL:
+        return total1 - total0;
+    case DSORT_SELF_PER_CALL:
+        return per_call(s1, s1 ? s1->self_ns : 0) - per_call(s0, s0 ? s0->self_ns : 0);
+    case DSORT_TOTAL_PER_CALL:
+        return per_call(s1, s1 ? s1->total_ns : 0) - per_call(s0, s0 ? s0->total_ns : 0);
+    case DSORT_CALLS:
+        break;
+    }
+    return (double)calls_after(p) - (double)calls_before(p);
+}
+
 static int compare(const struct sp_profile *b, const struct sp_profile *a, const char *bname,
-                   const char *aname, long limit)
+                   const char *aname, long limit, enum diff_sort sort)
 {
     int by_name = b->no_calls || a->no_calls;
     int timed = 0, cpu;
@@ -155,16 +278,31 @@ static int compare(const struct sp_profile *b, const struct sp_profile *a, const
         }
     }
     strmap_free(&keys);
+    if (!by_name)
+        join_renamed(b, a, pairs, &n);
+    /* Means per call where both sides count calls and have times. */
+    int means = timed && !by_name;
+    if (!means && (sort == DSORT_SELF_PER_CALL || sort == DSORT_TOTAL_PER_CALL)) {
+        if (by_name)
+            fprintf(stderr, "spanprof: --sort=%s needs calls on both sides: '%s' is folded stacks, "
+                            "which have none\n", sort_keys[sort].key, b->no_calls ? bname : aname);
+        else
+            fprintf(stderr, "spanprof: --sort=%s needs times: neither side has any (count mode)\n",
+                    sort_keys[sort].key);
+        free(pairs);
+        return EXIT_BAD_INPUT;
+    }
+    if (!timed)
+        sort = DSORT_CALLS; /* count mode: nothing else changed */
+    else if (!means && sort == DSORT_BOTH)
+        sort = DSORT_SELF;
     /* A CPU column when every span present has a CPU figure, on both sides. */
     cpu = n > 0;
     for (size_t i = 0; i < n; i++)
         cpu &= (!pairs[i].before || cpu_of(pairs[i].before) >= 0) &&
                (!pairs[i].after || cpu_of(pairs[i].after) >= 0);
-    for (size_t i = 0; i < n; i++) {
-        const struct sp_span *s0 = pairs[i].before, *s1 = pairs[i].after;
-        pairs[i].change = timed ? (double)(s1 ? s1->self_ns : 0) - (double)(s0 ? s0->self_ns : 0)
-                                : (double)(s1 ? s1->calls : 0) - (double)(s0 ? s0->calls : 0);
-    }
+    for (size_t i = 0; i < n; i++)
+        pairs[i].change = change_of(&pairs[i], sort);
     qsort(pairs, n, sizeof *pairs, cmp_pair);
 
     printf("before: %s\nafter:  %s\n\n", bname, aname);
@@ -173,32 +311,56 @@ static int compare(const struct sp_profile *b, const struct sp_profile *a, const
         free(pairs);
         return 0;
     }
+    /* Columns: span, location, calls (3), self (4), self per call (3), total (2), total per
+     * call (3), CPU (2); the per-call ones with means only. */
     struct table t;
-    table_init(&t, cpu ? 13 : 11, "llrrrrrrrrrrr");
-    table_row(&t, xstrdup("span"), xstrdup("location"), xstrdup("calls"), xstrdup("->"), xstrdup("change"),
-              xstrdup("self"), xstrdup("->"), xstrdup("change"), xstrdup("%"), xstrdup("total"),
-              xstrdup("->"), cpu ? xstrdup("cpu") : NULL, cpu ? xstrdup("->") : NULL);
+    table_init(&t, 11 + (means ? 6 : 0) + (cpu ? 2 : 0), "llrrrrrrrrrrrrrrrrr");
+    if (means)
+        table_row(&t, xstrdup("span"), xstrdup("location"), xstrdup("calls"), xstrdup("->"),
+                  xstrdup("change"), xstrdup("self"), xstrdup("->"), xstrdup("change"), xstrdup("%"),
+                  xstrdup("self/call"), xstrdup("->"), xstrdup("%"), xstrdup("total"), xstrdup("->"),
+                  xstrdup("total/call"), xstrdup("->"), xstrdup("%"), cpu ? xstrdup("cpu") : NULL,
+                  cpu ? xstrdup("->") : NULL);
+    else
+        table_row(&t, xstrdup("span"), xstrdup("location"), xstrdup("calls"), xstrdup("->"),
+                  xstrdup("change"), xstrdup("self"), xstrdup("->"), xstrdup("change"), xstrdup("%"),
+                  xstrdup("total"), xstrdup("->"), cpu ? xstrdup("cpu") : NULL, cpu ? xstrdup("->") : NULL);
     size_t shown = limit > 0 && (size_t)limit < n ? (size_t)limit : n;
     for (size_t i = 0; i < shown; i++) {
         const struct sp_span *s0 = pairs[i].before, *s1 = pairs[i].after, *s = s1 ? s1 : s0;
         double self0 = s0 ? (double)s0->self_ns : 0, self1 = s1 ? (double)s1->self_ns : 0;
         uint64_t c0 = calls_before(&pairs[i]), c1 = calls_after(&pairs[i]);
-        char *calls_change = by_name && (b->no_calls || a->no_calls)
-                                 ? xstrdup("?")
+        char *calls_change = by_name ? xstrdup("?")
                                  : xasprintf("%c%llu", c1 < c0 ? '-' : '+',
                                              (unsigned long long)distance(c1, c0));
-        table_row(&t, xstrdup(s->name), *s->file ? xasprintf("%s:%ld", s->file, s->line) : xstrdup("-"),
-                  calls_cell(b, s0), calls_cell(a, s1), calls_change,
+        char *location = !*s->file ? xstrdup("-")
+                         : s0 && s1 && strcmp(s0->file, s1->file)
+                             ? xasprintf("%s:%ld (was %s)", s->file, s->line, s0->file)
+                             : xasprintf("%s:%ld", s->file, s->line);
+        char *total[2] = {time_cell(s0, s0 ? s0->total_ns : 0), time_cell(s1, s1 ? s1->total_ns : 0)};
+        char *cpus[2] = {cpu ? cpu_cell(s0) : NULL, cpu ? cpu_cell(s1) : NULL};
+        if (!means) {
+            table_row(&t, xstrdup(s->name), location, calls_cell(b, s0), calls_cell(a, s1), calls_change,
+                      time_cell(s0, s0 ? s0->self_ns : 0), time_cell(s1, s1 ? s1->self_ns : 0),
+                      signed_duration(self1 - self0), percent_change(self0, self1), total[0], total[1],
+                      cpus[0], cpus[1]);
+            continue;
+        }
+        double m0 = per_call(s0, s0 ? s0->self_ns : 0), m1 = per_call(s1, s1 ? s1->self_ns : 0);
+        double t0 = per_call(s0, s0 ? s0->total_ns : 0), t1 = per_call(s1, s1 ? s1->total_ns : 0);
+        table_row(&t, xstrdup(s->name), location, calls_cell(b, s0), calls_cell(a, s1), calls_change,
                   time_cell(s0, s0 ? s0->self_ns : 0), time_cell(s1, s1 ? s1->self_ns : 0),
                   signed_duration(self1 - self0), percent_change(self0, self1),
-                  time_cell(s0, s0 ? s0->total_ns : 0), time_cell(s1, s1 ? s1->total_ns : 0),
-                  !cpu ? NULL : cpu_cell(s0), !cpu ? NULL : cpu_cell(s1));
+                  per_call_cell(s0, s0 ? s0->self_ns : 0), per_call_cell(s1, s1 ? s1->self_ns : 0),
+                  per_call_change(s0, s1, m0, m1), total[0], total[1],
+                  per_call_cell(s0, s0 ? s0->total_ns : 0), per_call_cell(s1, s1 ? s1->total_ns : 0),
+                  per_call_change(s0, s1, t0, t1), cpus[0], cpus[1]);
     }
     table_print(&t, "");
     table_free(&t);
     if (shown < n)
         printf("(%zu more %s not shown)\n", n - shown, n - shown == 1 ? "span" : "spans");
-    printf("ranked by the change of %s\n", timed ? "self time" : "calls");
+    printf("ranked by %s\n", sort_keys[sort].ranked_by);
     free(pairs);
     return 0;
 }
@@ -302,15 +464,27 @@ done:
 
 /* ---- the command ---- */
 
+static int parse_sort(const char *text, enum diff_sort *sort)
+{
+    for (size_t i = 0; i < sizeof sort_keys / sizeof *sort_keys; i++)
+        if (!strcmp(text, sort_keys[i].key)) {
+            *sort = (enum diff_sort)i;
+            return 0;
+        }
+    return -1;
+}
+
 int run_diff(int argc, char **argv)
 {
     static const struct option longopts[] = {
         {"limit", required_argument, NULL, 'n'},
+        {"sort", required_argument, NULL, 's'},
         {"folded", required_argument, NULL, 'f'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
     long limit = 20;
+    enum diff_sort sort = DSORT_BOTH;
     const char *folded = NULL;
     int ch;
     while ((ch = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
@@ -318,6 +492,11 @@ int run_diff(int argc, char **argv)
         case 'n':
             if (tool_parse_limit(optarg, &limit))
                 return tool_usage_error("--limit needs a number of spans, not '%s'", optarg);
+            break;
+        case 's':
+            if (parse_sort(optarg, &sort))
+                return tool_usage_error("--sort needs both, self, total, self/call, total/call or "
+                                        "calls, not '%s'", optarg);
             break;
         case 'f':
             folded = optarg;
@@ -345,7 +524,7 @@ int run_diff(int argc, char **argv)
         sp_profile_free(&b);
         goto out;
     }
-    rc = compare(&b, &a, args[0], args[1], limit);
+    rc = compare(&b, &a, args[0], args[1], limit, sort);
     sp_profile_free(&b);
     sp_profile_free(&a);
     if (rc == 0 && folded)
