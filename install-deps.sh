@@ -18,6 +18,9 @@
 #
 # GCC_VERSIONS="11 12" installs the compiler and plugin headers of each listed GCC release
 # (default: the release of the system's gcc).
+#
+# --list prints the packages a fresh machine gets (nodejs and npm included), one line, and
+# installs nothing: `make check-options` compares it with the README's list.
 set -eu
 default_major=$( (gcc -dumpversion 2>/dev/null || echo 12) | sed 's/\..*//')
 packages="gcc g++ make autoconf pkg-config libjson-c-dev libunwind-dev check coz-profiler dpkg-dev
@@ -25,7 +28,9 @@ packages="gcc g++ make autoconf pkg-config libjson-c-dev libunwind-dev check coz
           libmicrohttpd-dev libcurl4-openssl-dev prometheus curl python3"
 # A node.js that is already there (e.g. from another repository, whose nodejs package bundles
 # npm and conflicts with Debian's npm package) is used as it is.
-command -v npm >/dev/null 2>&1 || packages="$packages nodejs npm"
+if [ "${1:-}" = --list ] || ! command -v npm >/dev/null 2>&1; then
+    packages="$packages nodejs npm"
+fi
 [ "${WITH_BROWSER:-0}" = 1 ] && packages="$packages chromium"
 [ "${WITH_BENCH:-0}" = 1 ] && packages="$packages uftrace clang-14 valgrind tcl"
 for major in ${GCC_VERSIONS:-$default_major}; do
@@ -36,6 +41,11 @@ if [ "${WITH_ARM64:-0}" = 1 ]; then
               gcc-aarch64-linux-gnu g++-aarch64-linux-gnu gcc-$default_major-plugin-dev-aarch64-linux-gnu
               qemu-user pkgconf:arm64 libjson-c-dev:arm64 libprotobuf-c-dev:arm64 zlib1g-dev:arm64
               libmicrohttpd-dev:arm64 libcurl4-openssl-dev:arm64 check:arm64 libunwind-dev:arm64"
+fi
+if [ "${1:-}" = --list ]; then
+    # shellcheck disable=SC2086 # one line of words
+    echo $packages
+    exit 0
 fi
 
 missing=""

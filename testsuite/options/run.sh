@@ -6,7 +6,8 @@
 #   - the manual pages (made by man/mkman.sh) name every variable and every plugin option
 #     (spanprof.7) and every command of the tool (spanprof.1), and groff reads them without a
 #     warning;
-#   - README.md stays a front page (350 lines at most).
+#   - README.md stays a front page (350 lines at most), and its list of Debian packages is
+#     install-deps.sh's (packages.sh).
 #
 # Environment: OPTIONSDOC (prints the table's rows), MANUAL (docs/manual.md), PLUGIN_OPTIONS
 # (plugin/options.cc), MANDIR (the built pages), TOOL (the spanprof command), README.  There is no expected
@@ -59,6 +60,11 @@ if command -v groff >/dev/null 2>&1; then
 else
     skip "manual pages: groff is not installed (apt-get install groff-base)"
 fi
+
+# The README's package list is install-deps.sh's.
+sh "$here/packages.sh" "$README" "$here/../../install-deps.sh" >"$work/packages" 2>&1
+result $? "README.md lists the packages install-deps.sh installs"
+cat "$work/packages"
 
 # No tracked file holds a merge's conflict markers (one reached the manual once).  From a git
 # checkout, the tracked files; from a tarball, every file under the source tree.
