@@ -54,6 +54,28 @@ if selected coz-formats-identical; then
     compare_files "coz-formats-identical [causal.coz and causal.jsonl]" "$work/coz/out" \
         "$work/jsonl/out" "spanprof coz must read both of coz's formats to the same table"
 fi
+# `spanprof record` given a program of another machine (a 64-byte ELF header of an aarch64
+# executable, which the kernel refuses: ENOEXEC): the message names its machine and qemu, not the
+# shell's "Syntax error" that execvp's fallback to /bin/sh printed.  Under an emulator (make
+# check-arm64) the tool is itself an aarch64 program and says why the kernel refuses its own kind.
+if selected record-foreign-elf; then
+    if [ -n "${EMULATOR:-}" ]; then
+        skip "record-foreign-elf: the tool runs under $EMULATOR"
+    else
+        mkdir "$work/foreign"
+        # e_ident: ELF, 64-bit, little-endian, version 1; e_type 2 (executable); e_machine 183
+        # (aarch64); e_version 1; the rest zero.
+        { printf '\177ELF\002\001\001\000\000\000\000\000\000\000\000\000'
+          printf '\002\000\267\000\001\000\000\000'
+          head -c 40 /dev/zero; } >"$work/foreign/prog"
+        chmod +x "$work/foreign/prog"
+        (cd "$work/foreign" && "$tool" record -o run -- ./prog >out 2>err; echo "--- exit $?" >status)
+        { echo "--- stdout"; cat "$work/foreign/out"; echo "--- stderr"; cat "$work/foreign/err"
+          cat "$work/foreign/status"; } >"$work/actual"
+        compare_expected record-foreign-elf "spanprof record -- ./prog (an aarch64 ELF header)" "$work/actual"
+    fi
+fi
+
 # What `spanprof view` embeds in its page (the profile in base64, after loadFileFromBase64's
 # name), decoded: speedscope's file format made from folded stacks (view-small.folded.txt: one
 # sampled profile, values in ns; with --unit=bytes, in bytes) and from a trace

@@ -640,6 +640,29 @@ static void pass_on(int sig)
 static const int ignored_signals[] = {SIGINT, SIGQUIT};
 static const int passed_signals[] = {SIGTERM, SIGHUP};
 
+/* Why CMD could not be run (ERR: exec's errno), on stderr.  A program the kernel refuses
+ * (ENOEXEC) is named by its machine: most often it is one of another machine. */
+static void exec_failure(const char *cmd, int err)
+{
+    char path[PATH_MAX];
+    struct elf_machine m;
+    if (err != ENOEXEC || which(cmd, path, sizeof path) || elf_machine(path, &m)) {
+        fprintf(stderr, "spanprof: cannot run '%s': %s\n", cmd, strerror(err));
+    } else if (!m.own) {
+        fprintf(stderr, "spanprof: cannot run '%s': it is %s %s program and this machine cannot run "
+                        "it directly (the kernel has no handler for it): run it under %s "
+                        "(`spanprof record -- %s %s`; see the manual's \"arm64 under qemu\")\n",
+                cmd, strchr("aeiou", m.name[0]) ? "an" : "a", m.name, *m.qemu ? m.qemu : "an emulator",
+                *m.qemu ? m.qemu : "EMULATOR", cmd);
+    } else {
+        fprintf(stderr, "spanprof: cannot run '%s': the kernel refuses this %s program (%s): it "
+                        "is damaged, or spanprof itself runs under an emulator (qemu-user), whose "
+                        "programs cannot exec another: run a spanprof built for this machine with "
+                        "`%s %s` as the command (see the manual's \"arm64 under qemu\")\n",
+                cmd, m.name, strerror(err), *m.qemu ? m.qemu : "qemu-ARCH", cmd);
+    }
+}
+
 /* Runs ARGV; *STATUS gets its wait status.  -1 with *STATUS an exit
  * status when it could not be started (a message printed). */
 static int run_command(char **argv, int *status)
@@ -672,7 +695,15 @@ static int run_command(char **argv, int *status)
             sigaction(passed_signals[i], &old_pass[i], NULL);
         sigprocmask(SIG_SETMASK, &old_mask, NULL);
         close(report[0]);
-        execvp(argv[0], argv);
+        /* An ELF program is exec'd as it is: execvp would hand a program the kernel refuses
+         * (ENOEXEC: one of another machine) to /bin/sh as a script, whose "Syntax error" hides
+         * the cause. */
+        char path[PATH_MAX];
+        struct elf_machine m;
+        if (which(argv[0], path, sizeof path) == 0 && elf_machine(path, &m) == 0)
+            execv(path, argv);
+        else
+            execvp(argv[0], argv);
         int err = errno;
         if (write(report[1], &err, sizeof err) < 0)
             _exit(EXIT_CANNOT_RUN);
@@ -706,7 +737,7 @@ static int run_command(char **argv, int *status)
     /* SIGINT and SIGQUIT stay ignored while the profile is assembled: a second Ctrl-C must not
      * lose what the first one's run wrote; they are restored before record exits by one. */
     if (got == (ssize_t)sizeof exec_errno) {
-        fprintf(stderr, "spanprof: cannot run '%s': %s\n", argv[0], strerror(exec_errno));
+        exec_failure(argv[0], exec_errno);
         *status = exec_errno == ENOENT ? EXIT_NOT_FOUND : EXIT_CANNOT_RUN;
         return -1;
     }

@@ -1,7 +1,7 @@
 /* lib.h — the lowest layer of the spanprof command-line tool (lib/): helpers that know no
  * profile format — allocation that never fails, text tables and durations (util.c), a string
  * map (strmap.c), the files the tool writes (output.c), requests over Unix sockets
- * (unixreq.c) — and the tool's exit statuses.
+ * (unixreq.c), the machine an ELF file is for (elfmachine.c) — and the tool's exit statuses.
  *
  * Not installed and not part of the runtime's ABI (that is include/spanprof.h).  The tool's
  * layers are lib/ < format/ < cmd/: a file includes its own layer's header, which includes the
@@ -75,6 +75,16 @@ struct unix_req {
 /* Asks the N sockets at once, sending REQUEST to each whose peer is allowed and reading its
  * answer until it closes: all within TIMEOUT seconds, each answer at most MAX bytes. */
 void unix_requests(struct unix_req *reqs, size_t n, const char *request, double timeout, size_t max);
+
+/* ---- the machine an ELF file is for (elfmachine.c) ---- */
+
+struct elf_machine {
+    char name[40];  /* "aarch64", "x86-64"; "64-bit machine N" for one not known here */
+    char qemu[20];  /* the qemu-user emulator that runs it ("qemu-aarch64"); "" when not known */
+    int own;        /* the machine this tool was built for */
+};
+/* 0 with *M filled when PATH starts with an ELF header; -1 otherwise (or unreadable). */
+int elf_machine(const char *path, struct elf_machine *m);
 
 /* ---- helpers (util.c) ---- */
 
