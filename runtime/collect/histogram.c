@@ -22,6 +22,7 @@ void spanprof__hist_merge(struct spanprof__hist *dst, const struct spanprof__his
     uint64_t m = __atomic_load_n(&src->max, __ATOMIC_RELAXED);
     if (m > dst->max)
         dst->max = m;
+    dst->sum += __atomic_load_n(&src->sum, __ATOMIC_RELAXED);
 }
 
 uint64_t spanprof__hist_quantile(const struct spanprof__hist *h, double q)

@@ -62,6 +62,7 @@ void spanprof__hist_reset(struct spanprof__thread *t)
     for (size_t i = 0; tab && i < tab->cap; i++)
         if (tab->v[i]) {
             tab->v[i]->max = 0;
+            tab->v[i]->sum = 0;
             memset(tab->v[i]->count, 0, sizeof tab->v[i]->count);
         }
 }

@@ -6,7 +6,9 @@
  * (at least 4): values below 32 get a bucket each, above that every power of two is split into 16
  * equal sub-buckets, so a bucket is at most 1/16 = 6.25% of its values wide and its midpoint is
  * within 3.125% of any value in it.  Durations of 2^48 ticks (a day at 3 GHz) and more share the
- * last bucket.  The exact maximum is kept alongside.
+ * last bucket.  The exact maximum and the exact sum are kept alongside: the sum is the live
+ * profile's histogram sum (Prometheus's _sum), which then agrees with the span's own total time
+ * instead of being the buckets' midpoints (up to 3.125% off).
  *
  * Layout: each thread has a table indexed by the site's dense id (spanprof_site.id) pointing to
  * that thread's histogram for the site.  The entry is created in the cold path, when the thread
@@ -39,6 +41,7 @@
 struct spanprof__hist {
     const struct spanprof_site *site;          /* whose activations (for the merge per site) */
     uint64_t max;                              /* exact largest duration (ticks) */
+    uint64_t sum;                              /* exact sum of the durations (ticks) */
     uint64_t count[SPANPROF_HIST_BUCKETS];
 };
 
@@ -66,13 +69,15 @@ static inline __attribute__((always_inline)) struct spanprof__hist *spanprof__hi
 }
 
 /* Exit fast path: lzcnt, shift, add, one increment in a line usually cached, a compare for the
- * maximum (a compare-and-swap only when it grows).  Only the owning thread writes it, and signal
- * handlers on it: both updates are atomic with respect to them (counter.h). */
+ * maximum (a compare-and-swap only when it grows) and an add to the sum, in the maximum's line.
+ * Only the owning thread writes it, and signal handlers on it: the updates are atomic with
+ * respect to them (counter.h). */
 static inline __attribute__((always_inline)) void spanprof__hist_add(struct spanprof__hist *h,
                                                                      uint64_t d)
 {
     spanprof__count_add(&h->count[spanprof__hist_index(d)], 1);
     spanprof__count_max(&h->max, d);
+    spanprof__count_add(&h->sum, d);
 }
 
 /* Cold: makes sure T has a histogram for SITE (called before T's first node for SITE is

@@ -283,7 +283,6 @@ void spanprof__res_json_histogram(const struct spanprof__res_sites *r,
     if (first == SPANPROF_HIST_BUCKETS)
         return; /* no activation timed (SPANPROF=count, or none completed yet) */
     struct json_object *h = json_object_new_object(), *buckets = json_object_new_array();
-    double sum = 0; /* ticks; a double, as the sum of a long run's durations passes 2^64 */
     uint64_t le = 0, pending = 0; /* buckets narrower than a ns share their bound: merged */
     uint64_t count = 0;           /* of the buckets as read (a running thread adds to them) */
     for (unsigned i = first; i <= SPANPROF_HIST_BUCKETS; i++) {
@@ -292,7 +291,6 @@ void spanprof__res_json_histogram(const struct spanprof__res_sites *r,
             if (!n)
                 continue;
             spanprof__hist_bucket(i, &low, &width);
-            sum += ((double)low + (double)(width - 1) / 2) * (double)n;
         }
         uint64_t bound = spanprof__ticks_to_ns(v, low + width - 1);
         if (pending && (bound != le || i == SPANPROF_HIST_BUCKETS)) {
@@ -307,7 +305,9 @@ void spanprof__res_json_histogram(const struct spanprof__res_sites *r,
         count += n;
     }
     put(h, "count", count);
-    put(h, "sum_ns", (uint64_t)(sum * v->ns_per_tick));
+    /* The exact sum of the durations the buckets count (read a moment apart from them while
+     * threads run), not the buckets' midpoints: it agrees with the span's total time. */
+    put(h, "sum_ns", spanprof__ticks_to_ns(v, s->hist->sum));
     json_object_object_add(h, "buckets", buckets);
     json_object_object_add(js, "histogram", h);
 }

@@ -1,6 +1,8 @@
 /* test_histogram.c — latency histograms: bucket bounds, quantiles of synthetic durations against
- * the exact values (within the 3.125% midpoint error), merging, exact maximum; one histogram per
- * (thread, site) fed by every completed activation, reset in a fork child; resource variables. */
+ * the exact values (within the 3.125% midpoint error), merging, exact maximum and sum; one
+ * histogram per (thread, site) fed by every completed activation, reset in a fork child; a live
+ * snapshot's histogram sum equal to the span's total time; resource variables. */
+#include <json-c/json.h>
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -19,6 +21,7 @@ static void add(struct spanprof__hist *h, uint64_t d)
 {
     h->count[spanprof__hist_index(d)]++;
     h->max = d > h->max ? d : h->max;
+    h->sum += d;
 }
 
 START_TEST(buckets_hold_their_values)
@@ -108,6 +111,7 @@ START_TEST(merge_adds_counts_and_keeps_max)
     assert_close(spanprof__hist_quantile(a, 0.50), 50000);
     assert_close(spanprof__hist_quantile(a, 0.90), 90000);
     ck_assert_uint_eq(a->max, 100000);
+    ck_assert_uint_eq(a->sum, 100 * 1000 * 1001 / 2);
     free(a);
     free(b);
 }
@@ -134,6 +138,46 @@ START_TEST(exit_path_fills_the_site_histogram)
     ck_assert_ptr_eq(h->site, &hist_site);
     ck_assert_uint_eq(hist_count(h), 7);
     ck_assert_uint_gt(h->max, 0);
+}
+END_TEST
+
+/* A span of some microseconds, durations in buckets 1024 ticks or more wide: the buckets'
+ * midpoints would not add up to its total. */
+UNIT_SITE(spin_site, "spin");
+static __attribute__((noinline)) void spin_fn(int n)
+{
+    __spanprof_enter(&spin_site, __builtin_dwarf_cfa());
+    for (volatile int i = 0; i < n; i++)
+        ;
+    __spanprof_exit(&spin_site, __builtin_dwarf_cfa());
+}
+
+START_TEST(snapshot_sum_is_the_total)
+{
+    ck_assert_int_eq(spanprof__flags.histogram, 1); /* see exit_path_fills_the_site_histogram */
+    for (int i = 0; i < 9; i++)
+        spin_fn(20000 + 3001 * i);
+    struct spanprof__thread *ts[1] = {unit_self()};
+    struct spanprof__view v = unit_view(ts, 1);
+    struct spanprof__live_meta live = {.host = "h", .start_unix_ns = 1, .seq = 1};
+    struct spanprof__json_meta m = {.pid = 1, .program = "p", .start_time = "t", .clock = "tsc", .live = &live};
+    json_object *o = spanprof__json_build(&v, &m), *spans, *h, *x;
+    ck_assert(json_object_object_get_ex(o, "spans", &spans));
+    json_object *span = NULL;
+    for (size_t i = 0; i < json_object_array_length(spans); i++)
+        if (json_object_object_get_ex(json_object_array_get_idx(spans, i), "name", &x) &&
+            !strcmp(json_object_get_string(x), "spin"))
+            span = json_object_array_get_idx(spans, i);
+    ck_assert_ptr_nonnull(span);
+    ck_assert(json_object_object_get_ex(span, "histogram", &h));
+    ck_assert(json_object_object_get_ex(h, "count", &x));
+    ck_assert_int_eq(json_object_get_int64(x), 9);
+    ck_assert(json_object_object_get_ex(span, "total_ns", &x));
+    int64_t total = json_object_get_int64(x);
+    ck_assert(json_object_object_get_ex(h, "sum_ns", &x));
+    ck_assert_int_gt(total, 0);
+    ck_assert_int_eq(json_object_get_int64(x), total);
+    json_object_put(o);
 }
 END_TEST
 
@@ -183,7 +227,7 @@ START_TEST(fork_child_starts_at_zero)
     ck_assert_int_ge(pid, 0);
     if (pid == 0) {
         const struct spanprof__hist *h = spanprof__hist_get(unit_self(), &hist_site);
-        int ok = hist_count(h) == 0 && h->max == 0 && h->site == &hist_site;
+        int ok = hist_count(h) == 0 && h->max == 0 && h->sum == 0 && h->site == &hist_site;
         hist_fn();
         ok = ok && hist_count(h) == 1;
         _exit(ok ? 0 : 1);
@@ -247,6 +291,7 @@ Suite *histogram_suite(void)
     tcase_add_test(tc, merge_adds_counts_and_keeps_max);
     tcase_add_test(tc, exit_path_fills_the_site_histogram);
     tcase_add_test(tc, one_histogram_per_site_counts_every_activation);
+    tcase_add_test(tc, snapshot_sum_is_the_total);
     tcase_add_test(tc, fork_child_starts_at_zero);
     tcase_add_test(tc, resource_env);
     suite_add_tcase(s, tc);
