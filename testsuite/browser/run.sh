@@ -1,13 +1,18 @@
 #!/bin/sh
-# run.sh — browser test of `spanprof view`: builds two samples with spanplugin (threads.c from the
-# trace suite, and busy.c here: three threads, the busiest in the middle), makes a page of each
-# one's folded stacks and trace with `spanprof view`, opens each page in headless Chromium and
-# checks what speedscope drew, from the page's DOM after it settled (--dump-dom with a virtual
-# time budget):
+# run.sh — browser test of `spanprof view`: builds three samples with spanplugin (threads.c from
+# the trace suite, and here busy.c: three threads, the busiest in the middle; requests.c: 40
+# requests of 20 short steps, 1 ms apart), makes a page of each one's folded stacks and trace
+# with `spanprof view` and of the change from threads to busy with `spanprof diff --html`, opens
+# each page in headless Chromium and checks what speedscope drew, from the page's DOM after it
+# settled (--dump-dom with a virtual time budget):
 #   - as opened: the view speedscope starts in (the selected one of its three view buttons:
 #     Left Heavy for folded stacks, Time Order for a trace) and, for a trace, the thread shown
 #     (the toolbar's title, "heavy (tid N) (2/3)": the busiest thread, not the first) and the
-#     thread list, which must hold every thread with its time in a unit (µs, ms);
+#     thread list, which must hold every thread with its time in a unit (µs, ms); the page's
+#     title, the program's ("busy (flame graph) - spanprof"), kept after speedscope loaded the
+#     profile; the diff page on the change ("change: grew and shrank (1/3)"); requests.c's
+#     timeline on a stretch of some requests, not the whole run (the page says where it
+#     zoomed: its data-opened-on attribute, "FROM-TO of LENGTH" ns, at most a tenth of the run);
 #   - in the sandwich view (#view=sandwich, whose table lists every frame as DOM text, where the
 #     flame graphs are canvas paintings): every span name, and for folded stacks times in ms
 #     (busy.c's 60 ms nap), which speedscope writes only when the values carry a unit.
@@ -46,12 +51,14 @@ build_run() {
     cmd="$CC -O2 -g -fplugin=$PLUGIN -I$INCLUDE_DIR $2 -o $exe -L$LIBDIR -Wl,--no-as-needed -lspanprof -Wl,-rpath,$LIBDIR -pthread"
     # shellcheck disable=SC2086 # a word list
     build "sample $1" "$work/build-$1.log" $cmd || return 1
-    (cd "$work" && SPANPROF_FOLDED=$1.folded SPANPROF_TRACE=$1.trace.json "./$1")
+    (cd "$work" && SPANPROF_FOLDED=$1.folded SPANPROF_TRACE=$1.trace.json SPANPROF_JSON=$1.json "./$1")
 }
 build_run threads "$here/../trace/threads.c" || finish
 build_run busy "$here/busy.c" || finish
+build_run requests "$here/requests.c" || finish
 : >"$work/view.log"
-for page in threads busy; do
+"$TOOL" diff --html "$work/diff.html" "$work/threads.folded" "$work/busy.folded" >>"$work/view.log" 2>&1
+for page in threads busy requests; do
     if ! "$TOOL" view -o "$work/$page-flamegraph.html" "$work/$page.folded" >>"$work/view.log" 2>&1 ||
         ! "$TOOL" view -o "$work/$page-timeline.html" "$work/$page.trace.json" >>"$work/view.log" 2>&1; then
         if grep -q "needs speedscope" "$work/view.log"; then
@@ -141,6 +148,16 @@ check_opened() {
     check_text "$name" "$work/$name.txt" "$@"
 }
 
+# check_title NAME TITLE: the page of check_opened NAME is titled TITLE once loaded.
+check_title() {
+    got=$(sed -n 's/.*<title>\(.*\)<\/title>.*/\1/p' "$work/$1.dom")
+    if [ "$got" = "$2" ]; then
+        pass "$1: titled '$2'"
+    else
+        fail "$1: titled '$got', not '$2'"
+    fi
+}
+
 check_sandwich flamegraph "$work/threads-flamegraph.html" worker work leaf fib
 check_sandwich timeline "$work/threads-timeline.html" work leaf fib \
     '.*main (tid [0-9]*)' '.*worker-1 (tid [0-9]*)' '.*worker-2 (tid [0-9]*)'
@@ -152,5 +169,19 @@ check_sandwich flamegraph-units "$work/busy-flamegraph.html" nap step worker '[0
 # The trace: on heavy, second of three threads; light and main listed with their times.
 check_opened timeline-opened "$work/busy-timeline.html" "Time Order" 'heavy (tid [0-9]*) (2/3)' \
     'light (tid [0-9]*)' 'main (tid [0-9]*)' '[0-9][0-9]*\.[0-9][0-9]ms' '[0-9.]*µs'
+check_title flamegraph-opened "busy (flame graph) - spanprof"
+check_title timeline-opened "busy (timeline) - spanprof"
+# The change first, in the flame graph.
+check_opened diff-opened "$work/diff.html" "Left Heavy" 'change: grew and shrank (1/3)'
+check_title diff-opened "busy: $work/threads.folded → $work/busy.folded (change) - spanprof"
+# requests.c's timeline: zoomed in from its some 40 ms to a stretch a tenth of that or less.
+check_opened requests-opened "$work/requests-timeline.html" "Time Order" '.*' 'requests (tid [0-9]*)'
+check_title requests-opened "requests (timeline) - spanprof"
+opened=$(sed -n 's/.* data-opened-on="\([0-9]*\)-\([0-9]*\) of \([0-9]*\)".*/\1 \2 \3/p' "$work/requests-opened.dom")
+if [ -n "$opened" ] && echo "$opened" | awk '{ exit !($2 > $1 && ($2 - $1) * 10 <= $3) }'; then
+    pass "requests-opened: on a stretch ($opened: from, to, of ns)"
+else
+    fail "requests-opened: not zoomed to a stretch (data-opened-on: '${opened:-none}')"
+fi
 [ -n "${SHOT_DIR:-}" ] && echo "screenshots of the pages as opened: $SHOT_DIR/*.png"
 finish

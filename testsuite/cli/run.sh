@@ -82,7 +82,12 @@ fi
 # (view-threads.trace.json: a profile per thread, in ns, the busiest — worker — shown first; the
 # idle thread, with no span, left out), pretty-printed by json_pp; a trace with events this does
 # not convert (view-foreign.trace.json, a complete event) embedded byte for byte as it is; a run
-# directory of `spanprof record` viewed as its profile.folded, into its flamegraph.html.
+# directory of `spanprof record` viewed as its profile.folded, into its flamegraph.html, named
+# after the program of its profile.json; the stretch a timeline opens on (view-zoom.trace.json:
+# 12 requests of 10 µs whose 400 ns steps are 1/24 of a 9.6 µs stretch, the last six with 24
+# steps, not 20: from the seventh's start, 160 µs, less 1/64 of the stretch); the differential
+# page of `spanprof diff --html` and of `spanprof view` of a differential file (the change, with
+# its two root frames, first); and every page's title.
 # Needs speedscope's files (built with npm): skipped without them.
 if selected view-embedded; then
     embedded() { # embedded PAGE: the decoded profile
@@ -101,7 +106,11 @@ if selected view-embedded; then
          "$tool" view -o "$work/foreign.html" view-foreign.trace.json) >>"$work/view.log" 2>&1
         mkdir "$work/run"
         cp "$here/view-small.folded.txt" "$work/run/profile.folded"
+        cp "$here/diff-before.json" "$work/run/profile.json"
         "$tool" view "$work/run/" >"$work/run.out" 2>&1
+        (cd "$here" && "$tool" view -o "$work/zoom.html" view-zoom.trace.json &&
+         "$tool" diff --folded "$work/change.folded" --html "$work/diff.html" merge-a.folded.txt merge-b.folded.txt &&
+         "$tool" view -o "$work/change.html" "$work/change.folded") >>"$work/view.log" 2>&1
         {
             echo "# view-small.folded.txt"
             embedded "$work/small.html" | json_pp -json_opt canonical,pretty
@@ -113,8 +122,21 @@ if selected view-embedded; then
             embedded "$work/foreign.html" | cmp - "$here/view-foreign.trace.json" && echo same
             echo "# view RUN/: the page it writes, and the profile in it"
             sed "s|$work|WORK|" "$work/run.out"
-            embedded "$work/run/flamegraph.html" | json_pp -json_opt canonical,pretty | grep -c '"name" : "profile.folded"'
+            embedded "$work/run/flamegraph.html" | json_pp -json_opt canonical,pretty | grep -c '"name" : "app"'
             embedded "$work/run/flamegraph.html" | json_pp -json_opt canonical,pretty | grep '"endValue"'
+            echo "# view view-zoom.trace.json: the stretch it opens on"
+            grep 'var from' "$work/zoom.html"
+            echo "# diff --html PAGE: the profiles, the change first; its frames"
+            embedded "$work/diff.html" | json_pp -json_opt canonical,pretty |
+                grep -E '"(activeProfileIndex|name)"'
+            echo "# view of the differential file: the same profiles"
+            embedded "$work/change.html" | json_pp -json_opt canonical,pretty |
+                grep -E '"(activeProfileIndex|name)"'
+            echo "# titles"
+            for page in small bytes threads foreign run/flamegraph zoom diff change; do
+                printf '%s: ' "$page"
+                sed -n 's/.*<title>\(.*\)<\/title>.*/\1/p' "$work/$page.html"
+            done
         } 2>&1 | sed 's/"spanprof [0-9][^"]*"/"spanprof (release)"/' >"$work/embedded"
         compare_expected view-embedded "spanprof view: the embedded profiles" "$work/embedded"
     fi

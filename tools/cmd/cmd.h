@@ -45,8 +45,16 @@ int cmd_merge(const char *out, char *const *paths, size_t npaths);
 /* ---- spanprof view (view.c) ---- */
 
 /* Writes OUT (default PROFILE.html): a self-contained speedscope page showing PROFILE (folded
- * stacks or a Chrome trace).  Returns 0 or EXIT_BAD_INPUT after a message. */
-int view_page(const char *profile, const char *out, const char *unit);
+ * stacks or a Chrome trace), titled TITLE (NULL: after the program PROFILE shows, see view.c).
+ * Returns 0 or EXIT_BAD_INPUT after a message. */
+int view_page(const char *profile, const char *out, const char *unit, const char *title);
+/* The program PROFILE shows (its base name, malloc'd; NULL: not known), from the JSON profile
+ * beside it: STEM.json for STEM.ANYTHING (a process's PID.folded and PID.json, the runtime's
+ * spanprof.folded and spanprof.json), else profile.json (a record directory's, for its
+ * profile.folded, alloc.folded and trace.json). */
+char *program_beside(const char *profile);
+/* The same of folded stacks TEXT (N bytes, in ns) made in memory, titled TITLE. */
+int view_folded_page(const char *text, size_t n, const char *out, const char *title);
 /* view_page, then OUT's path on stdout. */
 int cmd_view(const char *profile, const char *out, const char *unit);
 

@@ -14,7 +14,8 @@
  *
  * --folded OUT writes the differential folded file that difffolded.pl and inferno-diff-folded
  * write — "stack BEFORE AFTER" per stack of either side — from two folded files or two record
- * directories (their profile.folded); `spanprof view` shows it. */
+ * directories (their profile.folded); `spanprof view` shows it, and --html PAGE writes that
+ * page, titled after the program and the two runs. */
 #include "cmd/cmd.h"
 
 #include <errno.h>
@@ -26,7 +27,8 @@
 #include <unistd.h>
 
 const char diff_usage[] =
-    "usage: spanprof diff [--sort=KEY] [--limit N] [--folded OUT] BEFORE AFTER\n";
+    "usage: spanprof diff [--sort=KEY] [--limit N] [--folded OUT] [--html PAGE]\n"
+    "                     BEFORE AFTER\n";
 
 const char diff_help[] =
     "\n"
@@ -59,8 +61,11 @@ const char diff_help[] =
     "  --limit N       show the first N spans only (default: 20; 0: all)\n"
     "  --folded OUT    also write a differential folded file (\"stack BEFORE AFTER\"\n"
     "                  lines, as difffolded.pl writes) from two folded files or two\n"
-    "                  record directories; `spanprof view OUT` shows it, opening on\n"
-    "                  what changed\n"
+    "                  record directories; `spanprof view OUT` shows it\n"
+    "  --html PAGE     also write the page of that file (as `spanprof view` would),\n"
+    "                  titled PROGRAM: BEFORE -> AFTER: it opens on what changed, the\n"
+    "                  growth and the shrinkage of every stack side by side in one\n"
+    "                  flame graph; after and before are in its profile list\n"
     "  -h, --help      show this text\n";
 
 /* What ranks the spans (--sort). */
@@ -375,7 +380,7 @@ static char *folded_of(const char *arg)
         char *path = xasprintf("%s/profile.folded", arg);
         if (access(path, R_OK) == 0)
             return path;
-        fprintf(stderr, "spanprof: '%s' has no profile.folded: --folded needs two folded files or "
+        fprintf(stderr, "spanprof: '%s' has no profile.folded: --folded and --html need two folded files or "
                         "two `spanprof record` directories\n", arg);
         free(path);
         return NULL;
@@ -385,7 +390,7 @@ static char *folded_of(const char *arg)
     if (f)
         fclose(f);
     if (c == '{' || c == '[') {
-        fprintf(stderr, "spanprof: '%s' is JSON: --folded needs two folded files or two `spanprof "
+        fprintf(stderr, "spanprof: '%s' is JSON: --folded and --html need two folded files or two `spanprof "
                         "record` directories\n", arg);
         return NULL;
     }
@@ -431,8 +436,16 @@ static int cmp_entry(const void *a, const void *b)
     return strcmp(x->key, y->key);
 }
 
-/* PATHS: the two folded files (folded_of). */
-static int write_diff_folded(char *const paths[2], const char *out)
+/* The differential lines of SV's stacks in ORDER to F. */
+static void put_diff_lines(FILE *f, const struct stack_values *sv, const struct strmap_entry **order, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        fprintf(f, "%s %llu %llu\n", order[i]->key, sv->v[order[i]->index][0], sv->v[order[i]->index][1]);
+}
+
+/* PATHS: the two folded files (folded_of); their differential file into OUT and its page into
+ * PAGE, titled TITLE (either NULL: not written). */
+static int write_diff_folded(char *const paths[2], const char *out, const char *page, const char *title)
 {
     struct stack_values sv = {.v = NULL};
     strmap_init(&sv.stacks);
@@ -445,21 +458,58 @@ static int write_diff_folded(char *const paths[2], const char *out)
         if (sv.stacks.slots[i].key)
             order[n++] = &sv.stacks.slots[i];
     qsort(order, n, sizeof *order, cmp_entry);
+    rc = 0;
     struct tool_output o;
-    FILE *f = output_open(&o, out);
-    if (f) {
-        for (size_t i = 0; i < n; i++)
-            fprintf(f, "%s %llu %llu\n", order[i]->key, sv.v[order[i]->index][0], sv.v[order[i]->index][1]);
-        if (output_close(&o, 0) == 0) {
+    FILE *f = out ? output_open(&o, out) : NULL;
+    if (out && f) {
+        put_diff_lines(f, &sv, order, n);
+        if (output_close(&o, 0) == 0)
             printf("%s: %zu stacks, before and after\n", out, n);
-            rc = 0;
-        }
+        else
+            rc = EXIT_BAD_INPUT;
+    } else if (out) {
+        rc = EXIT_BAD_INPUT;
     }
+    char *text = NULL;
+    size_t len = 0;
+    FILE *mem = page && rc == 0 ? open_memstream(&text, &len) : NULL;
+    if (mem) {
+        put_diff_lines(mem, &sv, order, n);
+        fclose(mem);
+        rc = view_folded_page(text, len, page, title);
+        if (rc == 0)
+            printf("%s: what changed (grew and shrank), then after and before\n", page);
+    } else if (page && rc == 0) {
+        perror("spanprof: open_memstream");
+        rc = EXIT_BAD_INPUT;
+    }
+    free(text);
     free(order);
 done:
     free(sv.v);
     strmap_free(&sv.stacks);
     return rc;
+}
+
+/* The diff page's title: "PROGRAM: BEFORE → AFTER (change)", the program of either side (the
+ * after's first: of its profile, else of the JSON profile beside its folded stacks STACKS),
+ * BEFORE and AFTER as given. */
+static char *diff_title(const struct sp_profile *b, const struct sp_profile *a, char *const stacks[2],
+                        const char *bname, const char *aname)
+{
+    char *program = NULL;
+    const struct sp_profile *side[2] = {a, b};
+    for (int k = 0; k < 2 && !program; k++)
+        if (side[k]->program) {
+            const char *slash = strrchr(side[k]->program, '/');
+            program = xstrdup(slash && slash[1] ? slash + 1 : side[k]->program);
+        } else {
+            program = program_beside(stacks[1 - k]);
+        }
+    char *title = xasprintf("%s%s%s \xe2\x86\x92 %s (change)", program ? program : "",
+                            program ? ": " : "", bname, aname);
+    free(program);
+    return title;
 }
 
 /* ---- the command ---- */
@@ -480,12 +530,13 @@ int run_diff(int argc, char **argv)
         {"limit", required_argument, NULL, 'n'},
         {"sort", required_argument, NULL, 's'},
         {"folded", required_argument, NULL, 'f'},
+        {"html", required_argument, NULL, 'p'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
     long limit = 20;
     enum diff_sort sort = DSORT_BOTH;
-    const char *folded = NULL;
+    const char *folded = NULL, *page = NULL;
     int ch;
     while ((ch = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
         switch (ch) {
@@ -500,6 +551,9 @@ int run_diff(int argc, char **argv)
             break;
         case 'f':
             folded = optarg;
+            break;
+        case 'p':
+            page = optarg;
             break;
         case 'h':
             fputs(diff_usage, stdout);
@@ -516,7 +570,7 @@ int run_diff(int argc, char **argv)
     struct sp_profile b, a;
     int rc = EXIT_BAD_INPUT;
     /* Every input checked before anything is printed. */
-    if (folded && (!(stacks[0] = folded_of(args[0])) || !(stacks[1] = folded_of(args[1]))))
+    if ((folded || page) && (!(stacks[0] = folded_of(args[0])) || !(stacks[1] = folded_of(args[1]))))
         goto out;
     if (load_inputs(&args[0], 1, &b))
         goto out;
@@ -525,10 +579,12 @@ int run_diff(int argc, char **argv)
         goto out;
     }
     rc = compare(&b, &a, args[0], args[1], limit, sort);
+    char *title = page ? diff_title(&b, &a, stacks, args[0], args[1]) : NULL;
     sp_profile_free(&b);
     sp_profile_free(&a);
-    if (rc == 0 && folded)
-        rc = write_diff_folded(stacks, folded);
+    if (rc == 0 && (folded || page))
+        rc = write_diff_folded(stacks, folded, page, title);
+    free(title);
 out:
     free(stacks[0]);
     free(stacks[1]);

@@ -858,7 +858,7 @@ static int merge_kind(int pfd, const char *abs, const char *suffix, const char *
 static int page(const char *abs, const char *from, const char *out, const char *unit)
 {
     char *in = xasprintf("%s/%s", abs, from), *html = xasprintf("%s/%s", abs, out);
-    int rc = view_page(in, html, unit);
+    int rc = view_page(in, html, unit, NULL);
     free(in);
     free(html);
     return rc;
@@ -882,7 +882,7 @@ static int timeline(int pfd, const char *abs)
                "ones; SPANPROF_TRACE_BUFFER=MIB (default 8, per thread) keeps more\n",
                t.events, t.events + t.dropped,
                100.0 * (double)t.events / (double)(t.events + t.dropped), t.dropped);
-    if (rc > 0 && view_page(merged, html, NULL) == 0)
+    if (rc > 0 && view_page(merged, html, NULL, NULL) == 0)
         rc = 2;
     free(merged);
     free(html);

@@ -18,9 +18,16 @@
  * flamegraph.html unless -o says otherwise.
  *
  * What gets in is speedscope's own file format (format/speedscope.c), not the input as it is:
- * it gives the flame graph a unit (ns shown as ms and µs) and opens a trace on its busiest
- * thread.  The page also picks the view it opens in, unless the URL names one: left-heavy (the
- * flame graph) for folded stacks, time order (the timeline) for a trace.
+ * it gives the flame graph a unit (ns shown as ms and µs), opens a trace on its busiest thread
+ * and a differential file on what changed.  The page also picks the view it opens in, unless the
+ * URL names one: left-heavy (the flame graph) for folded stacks, time order (the timeline) for a
+ * trace, which it then zooms to the stretch speedscope.c chose (speedscope's file format has no
+ * viewport: the page turns the mouse wheel over it, as a user would, once it is drawn).
+ *
+ * The page is titled after the program it shows, not the file: "PROGRAM (flame graph)", taken
+ * from the JSON profile beside the file (a record directory's profile.json, X.json beside
+ * X.folded) or the trace's process name; the file's name where there is neither.  speedscope
+ * retitles the page after loading ("NAME - speedscope"); the page keeps its own.
  */
 #define _GNU_SOURCE
 #include "cmd/cmd.h"
@@ -285,7 +292,7 @@ static void html_text(FILE *out, const char *s)
  * does not convert goes to speedscope's own importer).  -1 after a message for a trace no viewer
  * could show right. */
 static int to_speedscope(const char *profile, const char *kind, const char *title, const char *unit,
-                          const struct buf *prof, struct buf *out)
+                          const struct buf *prof, struct buf *out, struct speedscope_opening *opening)
 {
     char *p = NULL;
     size_t n = 0;
@@ -293,7 +300,7 @@ static int to_speedscope(const char *profile, const char *kind, const char *titl
     int rc = -1;
     if (f) {
         rc = !strcmp(kind, "folded") ? speedscope_from_folded(prof->p, prof->n, title, unit, f)
-                                     : speedscope_from_trace(profile, title, f);
+                                     : speedscope_from_trace(profile, title, f, opening);
         if (fclose(f))
             rc = -1;
     }
@@ -307,16 +314,92 @@ static int to_speedscope(const char *profile, const char *kind, const char *titl
     return 0;
 }
 
-int view_page(const char *profile, const char *out_path, const char *unit)
+/* The timeline zoomed to OPENING's stretch once drawn: speedscope's file format has no viewport,
+ * so the page does what a user would, turning the mouse wheel (with ctrl: zoom) over the
+ * timeline.  A turn zooms by at most 10 times (speedscope's clamp) about the point under the
+ * mouse, a whole pixel, so the page follows the view it leaves (speedscope's arithmetic, edges
+ * clamped as it clamps them) and aims each turn anew: the first turns' aim may be a pixel off,
+ * which on a long run is more than the stretch is wide.  Only when the page opened in the
+ * time-ordered view, and only once. */
+static void zoom_script(FILE *out, const struct speedscope_opening *o)
 {
-    struct buf prof, index, js = {0}, css = {0}, lic = {0}, font_lic = {0}, release = {0};
-    if (slurp(profile, &prof)) {
-        fprintf(stderr, "spanprof: cannot read '%s': %s\n", profile, strerror(errno));
-        return EXIT_BAD_INPUT;
+    fprintf(out,
+            "<script>\n"
+            "(function zoom(tries) {\n"
+            "  var from = %lld, to = %lld, length = %lld;\n"
+            "  if (location.hash.indexOf('view=time-ordered') < 0) return;\n"
+            "  // The timeline's canvas: below the minimap, where the page shows it once loaded.\n"
+            "  var c = document.elementFromPoint(innerWidth / 2, innerHeight * 0.6);\n"
+            "  var r = c && c.tagName === 'CANVAS' ? c.getBoundingClientRect() : null;\n"
+            "  if (!r || r.top <= 0 || r.width < 2) return tries < 1000 && setTimeout(zoom, 20, tries + 1);\n"
+            "  if (tries >= 0) return setTimeout(zoom, 100, -1);  // drawn once: its viewport is set\n"
+            "  // A turn at a time, the view drawn in between: [lo, hi] is what it shows.\n"
+            "  (function turn(lo, hi) {\n"
+            "    var f = (to - from) / (hi - lo);\n"
+            "    // Done: what the page did, for a test to read (the view itself is a canvas).\n"
+            "    if (f >= 0.999) return document.documentElement.setAttribute('data-opened-on',\n"
+            "      from + '-' + to + ' of ' + length);\n"
+            "    var m = Math.max(f, 0.1), x = (from - lo * f) / (1 - f);  // x: [lo, hi] to [from, to]\n"
+            "    var px = Math.round(r.left + (x - lo) / (hi - lo) * r.width);\n"
+            "    x = lo + (px - r.left) / r.width * (hi - lo);  // the point under that pixel\n"
+            "    c.dispatchEvent(new WheelEvent('wheel', {bubbles: true, cancelable: true, ctrlKey: true,\n"
+            "      deltaY: (m - 1) * 40, clientX: px, clientY: r.top + r.height / 2}));\n"
+            "    var l = x - (x - lo) * m, h = x + (hi - x) * m;\n"
+            "    var shift = l < 0 ? -l : h > length ? length - h : 0;\n"
+            "    setTimeout(turn, 50, l + shift, h + shift);\n"
+            "  })(0, length);\n"
+            "})(0);\n"
+            "</script>\n",
+            o->from, o->to, o->length);
+}
+
+/* The program of the JSON profile at PATH (its "program", or its first process's), malloc'd;
+ * NULL when PATH is no spanprof profile or names none. */
+static char *program_of(const char *path)
+{
+    json_object *o = access(path, R_OK) == 0 ? json_object_from_file(path) : NULL, *spans, *procs;
+    const char *program = NULL;
+    if (o && json_object_is_type(o, json_type_object) && json_object_object_get_ex(o, "spans", &spans)) {
+        program = js_member_string(o, "program");
+        if (!program && json_object_object_get_ex(o, "processes", &procs) &&
+            json_object_is_type(procs, json_type_array) && json_object_array_length(procs) > 0)
+            program = js_member_string(json_object_array_get_idx(procs, 0), "program");
     }
-    const char *kind = profile_kind(profile, &prof);
-    if (!kind)
-        return EXIT_BAD_INPUT;
+    const char *slash = program ? strrchr(program, '/') : NULL;
+    char *r = program && *program ? xstrdup(slash && slash[1] ? slash + 1 : program) : NULL;
+    json_object_put(o);
+    return r;
+}
+
+char *program_beside(const char *profile)
+{
+    const char *slash = strrchr(profile, '/'), *base = slash ? slash + 1 : profile;
+    int dir = (int)(base - profile);
+    const char *dot = strchr(base, '.');
+    char *json = xasprintf("%.*s%.*s.json", dir, profile, dot ? (int)(dot - base) : (int)strlen(base), base);
+    char *program = strcmp(json, profile) ? program_of(json) : NULL;
+    free(json);
+    if (!program) {
+        json = xasprintf("%.*sprofile.json", dir, profile);
+        program = strcmp(json, profile) ? program_of(json) : NULL;
+        free(json);
+    }
+    return program;
+}
+
+/* A JavaScript string literal of S (js_string), or "" when json-c could not make one. */
+static char *js_literal(const char *s)
+{
+    char *r = js_string(s);
+    return r ? r : xstrdup("\"\"");
+}
+
+/* The page of PROF (malloc'd, taken over), of KIND ("folded" or "trace"), read from PROFILE (a
+ * trace is read again from it; NULL for stacks made in memory, whose TITLE must then be given). */
+static int write_page(const char *profile, const char *kind, struct buf prof, const char *out_path,
+                      const char *unit, const char *title)
+{
+    struct buf index, js = {0}, css = {0}, lic = {0}, font_lic = {0}, release = {0};
     char tried[4 * PATH_MAX + 64];
     const char *dir = find_speedscope(tried, sizeof tried);
     if (!dir) {
@@ -354,13 +437,23 @@ int view_page(const char *profile, const char *out_path, const char *unit)
         snprintf(def, sizeof def, "%s.html", profile);
         out_path = def;
     }
-    char *base = strdup(profile);
-    const char *title = basename(base);
-    /* speedscope picks the importer from the content; the name only shows in its title bar. */
+    /* The page's name: the program, or the file; a trace without either is named by its own
+     * process (speedscope_from_trace). */
+    char *base = xstrdup(profile ? profile : "profile");
+    char *program = title || !profile ? NULL : program_beside(profile);
+    int trace = !strcmp(kind, "trace");
+    const char *name = title ? title : program ? program : trace ? NULL : basename(base);
     struct buf page_prof;
-    if (to_speedscope(profile, kind, title, unit ? unit : "nanoseconds", &prof, &page_prof))
+    struct speedscope_opening opening = {NULL, 0, 0, 0};
+    if (to_speedscope(profile, kind, name, unit ? unit : "nanoseconds", &prof, &page_prof, &opening))
         return EXIT_BAD_INPUT;
-    char *name_js = js_string(title);
+    if (!name)
+        name = opening.name ? opening.name : basename(base);
+    const char *what = trace ? "timeline"
+                       : speedscope_is_differential(prof.p, prof.n) ? "change"
+                       : unit && !strcmp(unit, "bytes") ? "memory" : "flame graph";
+    char *page_title = title ? xstrdup(title) : xasprintf("%s (%s)", name, what);
+    char *name_js = js_literal(name), *title_js = js_literal(page_title);
     struct tool_output page;
     FILE *out = output_open(&page, out_path);
     if (!out)
@@ -368,10 +461,17 @@ int view_page(const char *profile, const char *out_path, const char *unit)
     fputs("<!DOCTYPE html>\n<html>\n<head>\n<meta charset=\"UTF-8\">\n", out);
     fprintf(out, "<meta name=\"generator\" content=\"spanprof view %s; %s\">\n<title>",
             SPANPROF_VERSION, release.p ? release.p : "speedscope");
-    html_text(out, title);
+    html_text(out, page_title);
     fputs(" - spanprof</title>\n<style>\n", out);
     write_css(out, &css, dir);
     fprintf(out, "\n</style>\n<script>\n"
+          "// speedscope retitles the page after its profile: the page keeps its own title.\n"
+          "(function (title) {\n"
+          "  new MutationObserver(function () {\n"
+          "    if (document.title !== title) document.title = title;\n"
+          "  }).observe(document.querySelector('title'), {childList: true, characterData: true, subtree: true});\n"
+          "})(%s + ' - spanprof');\n", title_js);
+    fprintf(out,
           "// speedscope offers loadFileFromBase64 only with a localProfilePath hash parameter.\n"
           "(function () {\n"
           "  var kept = location.hash.replace(/^#/, '').split('&').filter(function (p) {\n"
@@ -387,9 +487,11 @@ int view_page(const char *profile, const char *out_path, const char *unit)
     fprintf(out, "\n</script>\n<script>\n(function load() {\n"
                  "  if (!window.speedscope) return setTimeout(load, 10);\n"
                  "  window.speedscope.loadFileFromBase64(%s, \"",
-            name_js ? name_js : "\"profile\"");
+            name_js);
     base64(out, (const unsigned char *)page_prof.p, page_prof.n);
     fputs("\");\n})();\n</script>\n", out);
+    if (opening.to > opening.from)
+        zoom_script(out, &opening);
     /* MIT and OFL notices of what the page bundles, as an inert data block. */
     fputs("<script type=\"text/plain\" id=\"third-party-licenses\">\n"
           "This page bundles speedscope (https://github.com/jlfwong/speedscope):\n\n",
@@ -400,12 +502,33 @@ int view_page(const char *profile, const char *out_path, const char *unit)
     fputs("\n</script>\n</body>\n</html>\n", out);
     if (output_close(&page, 0))
         return EXIT_BAD_INPUT;
-    free(name_js);
+    free(name_js), free(title_js), free(page_title), free(program), free(opening.name);
     if (page_prof.p != prof.p)
         free(page_prof.p);
     free(base);
     free(prof.p), free(index.p), free(js.p), free(css.p), free(lic.p), free(font_lic.p), free(release.p);
     return 0;
+}
+
+int view_page(const char *profile, const char *out_path, const char *unit, const char *title)
+{
+    struct buf prof;
+    if (slurp(profile, &prof)) {
+        fprintf(stderr, "spanprof: cannot read '%s': %s\n", profile, strerror(errno));
+        return EXIT_BAD_INPUT;
+    }
+    const char *kind = profile_kind(profile, &prof);
+    if (!kind)
+        return EXIT_BAD_INPUT;
+    return write_page(profile, kind, prof, out_path, unit, title);
+}
+
+int view_folded_page(const char *text, size_t n, const char *out_path, const char *title)
+{
+    struct buf prof = {xmalloc(n + 1), n};
+    memcpy(prof.p, text, n);
+    prof.p[n] = 0;
+    return write_page(NULL, "folded", prof, out_path, NULL, title);
 }
 
 /* DIR is a directory: a run of `spanprof record` is viewed as its merged folded stacks, into
@@ -441,7 +564,7 @@ int cmd_view(const char *profile, const char *out_path, const char *unit)
         snprintf(def, sizeof def, "%s.html", profile);
         out_path = def;
     }
-    int rc = view_page(profile, out_path, unit);
+    int rc = view_page(profile, out_path, unit, NULL);
     if (rc == 0)
         printf("%s\n", out_path);
     return rc;

@@ -258,12 +258,25 @@ int spanprof_progress_unmatched(const char *exe, const char *globs);
 /* speedscope's own file format, written to OUT: folded stacks TEXT (N bytes) as
  * one profile whose values are in UNIT (a speedscope unit: "nanoseconds", "bytes", "none"),
  * or the Chrome trace at PATH as one profile per thread, the busiest shown first.  NAME names
- * the profile.  -1 when the trace is not one this converts (it is then viewed as it is);
- * SPEEDSCOPE_BAD_TRACE, after a message, when it holds what no trace may (a timestamp out of
- * range), which no viewer could show right. */
+ * the profile; for a trace, NULL names it after the process the trace names first.  -1 when the
+ * trace is not one this converts (it is then viewed as it is); SPEEDSCOPE_BAD_TRACE, after a
+ * message, when it holds what no trace may (a timestamp out of range), which no viewer could
+ * show right. */
 enum { SPEEDSCOPE_BAD_TRACE = -2 };
 int speedscope_from_folded(const char *text, size_t n, const char *name, const char *unit, FILE *out);
-int speedscope_from_trace(const char *path, const char *name, FILE *out);
+/* Whether folded TEXT (N bytes) is a differential file ("stack BEFORE AFTER" on every line, as
+ * difffolded.pl and `spanprof diff --folded` write). */
+int speedscope_is_differential(const char *text, size_t n);
+/* What a trace's page opens on: the name it got (malloc'd), and the stretch of the busiest
+ * thread its timeline shows first, FROM to TO ns after the trace's start (of LENGTH ns in all):
+ * one narrow enough that its spans are drawn with their names, where most of them start (TO 0:
+ * the whole trace is readable as it is; see speedscope.c). */
+struct speedscope_opening {
+    char *name;
+    long long from, to, length;
+};
+int speedscope_from_trace(const char *path, const char *name, FILE *out,
+                         struct speedscope_opening *opening);
 
 /* ---- live profiles: a running process's snapshot (live/protocol.h), as `spanprof serve` reads
  * it (live_snapshot.c), the difference of two (live_delta.c), and what serve renders of them:

@@ -8,10 +8,17 @@
  * read as ms, µs or bytes) and "activeProfileIndex", the profile shown first.
  *
  * Folded stacks become one "sampled" profile: a sample per line, weighted by its value; a
- * differential file (`spanprof diff --folded`) four: after, before, grown and shrunk.  A trace
+ * differential file (`spanprof diff --folded`) three, the change first: every stack's growth
+ * under a root frame "grew (after - before)" and its shrinkage under "shrank (before - after)",
+ * side by side in one flame graph (speedscope has no differential view), then after and before.  A trace
  * becomes one "evented" profile per thread (open/close events in nanoseconds, all threads on the
  * same time axis, in the trace's thread order), and the profile shown first is the busiest thread:
- * the one with the most time inside its outermost spans.  A trace this file does not understand
+ * the one with the most time inside its outermost spans.  Zoomed out on a whole run, a timeline
+ * is slivers without names, so the page opens on a stretch of it (speedscope's format has no
+ * viewport: view.c zooms there once the page is drawn): about 4 spans of the first level that
+ * repeats (8 spans or more) wide, narrowed until the spans of the level below it are 1/24 of the
+ * width or more (wide enough for a name), placed where most spans start.  A trace
+ * this file does not understand
  * (events other than begin, end and metadata, or begins and ends that do not pair up on a
  * thread) is left as it is, for speedscope's own importer: the page still works, it only opens
  * on the first thread. */
@@ -93,9 +100,9 @@ static int trailing_number(const char *p, const char *e, const char **d)
     return q != e && q != p && q[-1] == ' ';
 }
 
-/* A differential file ("stack BEFORE AFTER" on every line, as difffolded.pl writes)? */
-static int is_differential(const char *p, const char *end)
+int speedscope_is_differential(const char *text, size_t n)
 {
+    const char *p = text, *end = text + n;
     int lines = 0;
     while (p < end) {
         const char *nl = memchr(p, '\n', (size_t)(end - p));
@@ -152,7 +159,7 @@ int speedscope_from_folded(const char *text, size_t n, const char *name, const c
     size_t *depth = NULL, nsamples = 0, scap = 0;
     unsigned long long *weight[2] = {NULL, NULL};   /* the value; a differential file's two */
     const char *p = text, *end = text + n;
-    int diff = is_differential(p, end);
+    int diff = speedscope_is_differential(text, n);
     while (p < end) {
         const char *nl = memchr(p, '\n', (size_t)(end - p));
         const char *e = nl ? nl : end, *next = nl ? nl + 1 : end, *d, *d0 = NULL;
@@ -187,26 +194,35 @@ int speedscope_from_folded(const char *text, size_t n, const char *name, const c
         weight[1][nsamples++] = v;
         p = next;
     }
-    write_head(out, name, 0, &fr);
     if (!diff) {
+        write_head(out, name, 0, &fr);
         write_sampled(out, name, unit, nsamples, depth, idx, weight[1], 0);
     } else {
-        /* After first (what the program does now), then before, then each stack's growth and
-         * its shrinkage as flame graphs of their own: speedscope has no diff view. */
-        unsigned long long *grew = xmalloc((nsamples + 1) * sizeof *grew);
-        unsigned long long *shrank = xmalloc((nsamples + 1) * sizeof *shrank);
-        for (size_t i = 0; i < nsamples; i++) {
-            grew[i] = weight[1][i] > weight[0][i] ? weight[1][i] - weight[0][i] : 0;
-            shrank[i] = weight[0][i] > weight[1][i] ? weight[0][i] - weight[1][i] : 0;
-        }
+        /* The change first, what the page opens on: each stack's growth, then its shrinkage,
+         * each under a root frame of its own (two samples per stack, one of them 0 and left
+         * out); then after (what the program does now) and before. */
+        static const char *const roots[2] = {"grew (after - before)", "shrank (before - after)"};
+        size_t root[2] = {frame_index(&fr, roots[0], strlen(roots[0])),
+                          frame_index(&fr, roots[1], strlen(roots[1]))};
+        size_t *cdepth = xmalloc((2 * nsamples + 1) * sizeof *cdepth);
+        size_t *cidx = xmalloc((2 * (nidx + nsamples) + 1) * sizeof *cidx), m = 0;
+        unsigned long long *change = xmalloc((2 * nsamples + 1) * sizeof *change);
+        for (int side = 0; side < 2; side++)
+            for (size_t i = 0, k = 0; i < nsamples; k += depth[i], i++) {
+                unsigned long long a = weight[1][i], b = weight[0][i];
+                change[side * nsamples + i] = side ? (b > a ? b - a : 0) : (a > b ? a - b : 0);
+                cdepth[side * nsamples + i] = depth[i] + 1;
+                cidx[m++] = root[side];
+                memcpy(&cidx[m], &idx[k], depth[i] * sizeof *idx);
+                m += depth[i];
+            }
+        write_head(out, name, 0, &fr);
+        write_sampled(out, "change: grew and shrank", unit, 2 * nsamples, cdepth, cidx, change, 1);
+        fputc(',', out);
         write_sampled(out, "after", unit, nsamples, depth, idx, weight[1], 1);
         fputc(',', out);
         write_sampled(out, "before", unit, nsamples, depth, idx, weight[0], 1);
-        fputc(',', out);
-        write_sampled(out, "grew (after - before)", unit, nsamples, depth, idx, grew, 1);
-        fputc(',', out);
-        write_sampled(out, "shrank (before - after)", unit, nsamples, depth, idx, shrank, 1);
-        free(grew), free(shrank);
+        free(cdepth), free(cidx), free(change);
     }
     fputs("]}\n", out);
     free(idx), free(depth), free(weight[0]), free(weight[1]);
@@ -359,7 +375,83 @@ static int read_trace(const char *path, struct trace *tr, struct frames *fr)
     return js_trace_walk(path, 1, read_event, &r, NULL);
 }
 
-int speedscope_from_trace(const char *path, const char *name, FILE *out)
+/* A span of a thread's timeline: when it began, how long it ran, how deep it sat. */
+struct span_at {
+    long long start, dur;
+    size_t depth;
+};
+
+static int cmp_ll(const void *a, const void *b)
+{
+    long long x = *(const long long *)a, y = *(const long long *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* The median duration of the N spans SP at DEPTH (at least 1 ns), sorted in V (room for N). */
+static long long median_duration(const struct span_at *sp, size_t n, size_t depth, long long *v)
+{
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++)
+        if (sp[i].depth == depth)
+            v[k++] = sp[i].dur;
+    qsort(v, k, sizeof *v, cmp_ll);
+    return k && v[k / 2] > 0 ? v[k / 2] : 1;
+}
+
+/* The stretch of T's timeline a page opens on (struct speedscope_opening), ns after LO; FROM
+ * and TO 0 when the whole of LO to HI is readable as it is. */
+static void busiest_stretch(const struct thread *t, long long lo, long long hi, long long *from,
+                            long long *to)
+{
+    enum { REPEATS = 8, DEPTHS = 64, ON_SCREEN = 4, PER_WIDTH = 24 };
+    struct span_at *sp = xmalloc((t->nev / 2 + 1) * sizeof *sp);
+    long long *begun = xmalloc((t->nev + 1) * sizeof *begun), *v = xmalloc((t->nev / 2 + 1) * sizeof *v);
+    size_t n = 0, depth = 0, per[DEPTHS] = {0};
+    *from = *to = 0;
+    for (size_t j = 0; j < t->nev; j++) {
+        if (t->ev[j].open) {
+            begun[depth++] = t->ev[j].at;
+            continue;
+        }
+        depth--;
+        sp[n++] = (struct span_at){begun[depth], t->ev[j].at - begun[depth], depth};
+        if (depth < DEPTHS)
+            per[depth]++;
+    }
+    size_t level = 0;   /* the first level that repeats, and the one below it */
+    while (level < DEPTHS && per[level] < REPEATS)
+        level++;
+    if (level == DEPTHS)
+        goto out;
+    size_t below = level + 1 < DEPTHS && per[level + 1] >= REPEATS ? level + 1 : level, k;
+    long long len = ON_SCREEN * median_duration(sp, n, level, v);
+    if (below != level && len > PER_WIDTH * median_duration(sp, n, below, v))
+        len = PER_WIDTH * median_duration(sp, n, below, v);
+    if (len * 3 >= (hi - lo) * 2)
+        goto out;       /* zoomed in by less than 1.5: the whole is as readable */
+    /* The stretch of that length holding the most starts of spans down to that level. */
+    k = 0;
+    for (size_t i = 0; i < n; i++)
+        if (sp[i].depth <= below)
+            v[k++] = sp[i].start;
+    qsort(v, k, sizeof *v, cmp_ll);
+    size_t best = 0, most = 0;
+    for (size_t i = 0, e = 0; i < k; i++) {
+        while (e < k && v[e] < v[i] + len)
+            e++;
+        if (e - i > most)
+            most = e - i, best = i;
+    }
+    long long a = v[best] - len / 64;  /* its first span not on the edge */
+    a = a + len > hi ? hi - len : a;
+    a = a < lo ? lo : a;
+    *from = a - lo;
+    *to = a - lo + len;
+out:
+    free(sp), free(begun), free(v);
+}
+
+int speedscope_from_trace(const char *path, const char *name, FILE *out, struct speedscope_opening *opening)
 {
     struct trace tr = {0};
     struct frames fr = {0};
@@ -391,13 +483,21 @@ int speedscope_from_trace(const char *path, const char *name, FILE *out)
     size_t active = 0, k = 0;
     long long most = -1;
     int pids = 0;
+    const struct thread *busiest = NULL;
     for (size_t i = 0; i < tr.n; i++)
         if (tr.t[i].nev) {
             pids |= tr.t[i].pid != tr.t[0].pid;
             if (tr.t[i].busy > most)
-                most = tr.t[i].busy, active = k;
+                most = tr.t[i].busy, active = k, busiest = &tr.t[i];
             k++;
         }
+    if (!name) {
+        const char *slash = tr.process ? strrchr(tr.process, '/') : NULL;
+        name = slash ? slash + 1 : tr.process && *tr.process ? tr.process : "trace";
+    }
+    opening->name = xstrdup(name);
+    opening->length = hi - lo;
+    busiest_stretch(busiest, lo, hi, &opening->from, &opening->to);
     write_head(out, name, active, &fr);
     k = 0;
     for (size_t i = 0; i < tr.n; i++) {
