@@ -39,7 +39,7 @@ static const char general_help[] =
     "           merged profile, flame graph page and the top of the report\n"
     "  report   table of spans from the JSON profile (run with SPANPROF_JSON=PATH);\n"
     "           several profiles, or a directory of them, are merged first\n"
-    "  diff     what changed between two runs, per span (calls, self, total)\n"
+    "  diff     what changed between two runs, per span and per call\n"
     "  coz      coz's causal profile (profile.coz or profile.jsonl from\n"
     "           `coz run --- PROG`) per span\n"
     "  merge    one profile from many processes' JSON profiles or folded stacks\n"
