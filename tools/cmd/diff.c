@@ -69,7 +69,9 @@ const char diff_help[] =
     "  -h, --help      show this text\n";
 
 /* What ranks the spans (--sort). */
-enum diff_sort { DSORT_BOTH, DSORT_SELF, DSORT_TOTAL, DSORT_SELF_PER_CALL, DSORT_TOTAL_PER_CALL, DSORT_CALLS };
+enum diff_sort {
+    DSORT_BOTH, DSORT_SELF, DSORT_TOTAL, DSORT_SELF_PER_CALL, DSORT_TOTAL_PER_CALL, DSORT_CALLS
+};
 
 static const struct {
     const char *key, *ranked_by; /* --sort's value, and the table's last line after "ranked by" */
@@ -130,6 +132,12 @@ static char *span_key(const struct sp_span *s, int by_name, size_t *len)
     return k;
 }
 
+/* The index of S's name in NAMES, which holds it. */
+static size_t name_at(const struct strmap *names, const struct sp_span *s)
+{
+    return (size_t)strmap_find(names, s->name, strlen(s->name));
+}
+
 /* Spans of one side only that are the only span of their name on both sides, paired across
  * their files (a program built from a renamed file); N shrinks by the pairs joined. */
 static void join_renamed(const struct sp_profile *b, const struct sp_profile *a, struct pair *pairs,
@@ -148,14 +156,14 @@ static void join_renamed(const struct sp_profile *b, const struct sp_profile *a,
     memset(per_name, 0, (names.n + 1) * sizeof *per_name);
     for (int k = 0; k < 2; k++)
         for (size_t i = 0; i < side[k]->nspans; i++)
-            per_name[strmap_find(&names, side[k]->spans[i].name, strlen(side[k]->spans[i].name))][k]++;
+            per_name[name_at(&names, &side[k]->spans[i])][k]++;
     for (size_t i = 0; i < *n; i++)
         if (!pairs[i].before)
-            per_name[strmap_find(&names, pairs[i].after->name, strlen(pairs[i].after->name))][2] = i + 1;
+            per_name[name_at(&names, pairs[i].after)][2] = i + 1;
     size_t kept = 0;
     for (size_t i = 0; i < *n; i++) {
         if (!pairs[i].after) {
-            const size_t *c = per_name[strmap_find(&names, pairs[i].before->name, strlen(pairs[i].before->name))];
+            const size_t *c = per_name[name_at(&names, pairs[i].before)];
             if (c[0] == 1 && c[1] == 1 && c[2]) {
                 pairs[c[2] - 1].before = pairs[i].before;
                 continue;
@@ -336,8 +344,8 @@ static int compare(const struct sp_profile *b, const struct sp_profile *a, const
         double self0 = s0 ? (double)s0->self_ns : 0, self1 = s1 ? (double)s1->self_ns : 0;
         uint64_t c0 = calls_before(&pairs[i]), c1 = calls_after(&pairs[i]);
         char *calls_change = by_name ? xstrdup("?")
-                                 : xasprintf("%c%llu", c1 < c0 ? '-' : '+',
-                                             (unsigned long long)distance(c1, c0));
+                                     : xasprintf("%c%llu", c1 < c0 ? '-' : '+',
+                                                 (unsigned long long)distance(c1, c0));
         char *location = !*s->file ? xstrdup("-")
                          : s0 && s1 && strcmp(s0->file, s1->file)
                              ? xasprintf("%s:%ld (was %s)", s->file, s->line, s0->file)
@@ -380,8 +388,8 @@ static char *folded_of(const char *arg)
         char *path = xasprintf("%s/profile.folded", arg);
         if (access(path, R_OK) == 0)
             return path;
-        fprintf(stderr, "spanprof: '%s' has no profile.folded: --folded and --html need two folded files or "
-                        "two `spanprof record` directories\n", arg);
+        fprintf(stderr, "spanprof: '%s' has no profile.folded: --folded and --html need two folded "
+                        "files or two `spanprof record` directories\n", arg);
         free(path);
         return NULL;
     }
@@ -390,8 +398,8 @@ static char *folded_of(const char *arg)
     if (f)
         fclose(f);
     if (c == '{' || c == '[') {
-        fprintf(stderr, "spanprof: '%s' is JSON: --folded and --html need two folded files or two `spanprof "
-                        "record` directories\n", arg);
+        fprintf(stderr, "spanprof: '%s' is JSON: --folded and --html need two folded files or two "
+                        "`spanprof record` directories\n", arg);
         return NULL;
     }
     return xstrdup(arg);
