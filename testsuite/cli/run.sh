@@ -142,4 +142,19 @@ if selected view-embedded; then
     fi
 fi
 
+# Damaged inputs (fuzz.py): every value of each JSON input swapped for one of another type, and
+# each input cut short, given to report, convert, view, diff and merge: refused or read, never a
+# death by signal, a sanitizer's report or a hang.
+if selected fuzz; then
+    if command -v python3 >/dev/null 2>&1; then
+        mkdir -p "$work/fuzz"
+        python3 "$here/fuzz.py" "$tool" "$here" "$work/fuzz" >"$work/fuzz.out" 2>&1
+        st=$?
+        result $st "fuzz [$(tail -n 1 "$work/fuzz.out")]"
+        [ $st -eq 0 ] || head -n 20 "$work/fuzz.out" | sed 's/^/  | /'
+    else
+        skip "fuzz: python3 not found"
+    fi
+fi
+
 summary

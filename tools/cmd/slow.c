@@ -145,9 +145,13 @@ int cmd_slow_list(const char *dir, int header_if_none)
                 snprintf(what, sizeof what, "%s", slow ? str(c, "span") : "(asked for)");
             printf("  %-24s  %-20s  %10s  %8" PRIu64 "  %s\n", str(c, "time"), what, d,
                    u64(o, "pid"), names[i]);
-            json_object *desc;
+            json_object *desc = NULL;
             if (slow && json_object_object_get_ex(c, "slowest_descendants", &desc) &&
-                json_object_array_length(desc) > 0) {
+                !json_object_is_type(desc, json_type_array)) {
+                fprintf(stderr, "spanprof: %s: 'slowest_descendants' is not an array; left out\n", path);
+                desc = NULL;
+            }
+            if (slow && desc && json_object_array_length(desc) > 0) {
                 printf("      slowest inside:");
                 for (size_t k = 0; k < json_object_array_length(desc) && k < 5; k++) {
                     json_object *x = json_object_array_get_idx(desc, k);

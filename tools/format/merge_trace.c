@@ -89,6 +89,11 @@ int merge_traces(const char *out_path, char **files, size_t n, struct trace_tota
         info[i].start_ns = u64_field(info[i].other, "start_monotonic_ns");
         info[i].dropped = u64_field(info[i].other, "dropped_events");
         json_object *threads;
+        if (info[i].other && json_object_object_get_ex(info[i].other, "threads", &threads) &&
+            !json_object_is_type(threads, json_type_array)) {
+            fprintf(stderr, "spanprof: %s: otherData's 'threads' is not an array\n", files[i]);
+            goto out;
+        }
         if (info[i].other && json_object_object_get_ex(info[i].other, "threads", &threads))
             for (size_t k = 0; k < json_object_array_length(threads); k++)
                 info[i].events += u64_field(json_object_array_get_idx(threads, k), "events");
