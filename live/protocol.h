@@ -14,8 +14,10 @@
  * A request is one line of at most SPANPROF_LIVE_REQUEST_MAX bytes, sent by the client after it
  * connects: "snapshot\n", or "spans\n" for a snapshot without its stacks (the pprof part empty,
  * LEN 0: what per-span metrics need, without the cost of encoding the stacks).  The runtime answers with a
- * snapshot and closes the connection; any other request is answered with "error WORDS\n" and
- * closed.
+ * snapshot and closes the connection; any other request, or none within a second, is answered
+ * with "error WORDS\n" and closed.  The runtime waits for up to 32 connections' request lines at
+ * once (a newer one closes the oldest), and sends a snapshot of the same kind taken less than
+ * 100 ms before again as it is ("live_seq" unchanged): at most ten captures a second of each kind.
  *
  * A snapshot (the answer, and the content of a .final file) is:
  *   "spanprof-live 1\n"

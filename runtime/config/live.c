@@ -9,11 +9,14 @@
  * are checked too.  Nothing listens on the network.
  *
  * The live thread is made with the first span of a process (a process that records nothing
- * offers nothing), with every signal blocked, and answers one connection at a time: read one
- * request line (1 s at most), capture under the process lock as every write does (threads that
- * start wait; recording threads never do), render into memory, release the lock, send (5 s at
- * most, MSG_NOSIGNAL: a client that goes away must not raise SIGPIPE in the program).  The work
- * per request is one capture; a client that sends nothing or reads nothing costs its timeout.
+ * offers nothing), with every signal blocked.  It waits for the request lines of up to
+ * MAX_PENDING connections at once (1 s each; a newer connection closes the oldest waiting one),
+ * so clients that connect and say nothing cannot hold up one that asks; it answers one at a
+ * time: capture under the process lock as every write does (threads that start wait; recording
+ * threads never do), render into memory, release the lock, send (5 s at most, MSG_NOSIGNAL: a
+ * client that goes away must not raise SIGPIPE in the program).  A snapshot of the same kind
+ * taken less than CACHE_MS ago is sent again as it is: however often clients ask, the program
+ * makes at most ten captures a second of each kind for them.
  *
  * Fork: the child closes the parent's socket (without removing its name) and makes its own.
  * Exec: the ending image leaves its final snapshot; the new one, if it records with
@@ -41,6 +44,8 @@
 
 #define REQUEST_WAIT_MS 1000 /* for the request line */
 #define SEND_WAIT_S 5        /* for the client to take the snapshot */
+#define MAX_PENDING 32       /* connections waiting for their request line */
+#define CACHE_MS 100         /* a snapshot this young is sent again as it is */
 
 static char dir[PATH_MAX];  /* absolute; "" when SPANPROF_LIVE is unset or unusable */
 static char host[256];
@@ -153,57 +158,67 @@ static int is_request(const char *line, size_t got, const char *req)
     return got >= n && memcmp(line, req, n) == 0;
 }
 
-/* One request line, within REQUEST_WAIT_MS (what follows the line is not read): 2 when it is
- * SPANPROF_LIVE_REQUEST, 1 when it is SPANPROF_LIVE_REQUEST_SPANS, 0 otherwise. */
-static int read_request(int fd, char *line, size_t size)
+/* Which request the line LINE (GOT bytes, a newline among them) is: 2 for SPANPROF_LIVE_REQUEST,
+ * 1 for SPANPROF_LIVE_REQUEST_SPANS, 0 for anything else. */
+static int request_of(const char *line, size_t got)
 {
-    size_t got = 0;
-    struct timespec end;
-    clock_gettime(CLOCK_MONOTONIC, &end);
-    long end_ms = (long)end.tv_sec * 1000 + end.tv_nsec / 1000000 + REQUEST_WAIT_MS;
-    while (got < size - 1 && !memchr(line, '\n', got)) {
-        struct timespec now;
-        clock_gettime(CLOCK_MONOTONIC, &now);
-        long left = end_ms - ((long)now.tv_sec * 1000 + now.tv_nsec / 1000000);
-        struct pollfd p = {fd, POLLIN, 0};
-        if (left <= 0 || poll(&p, 1, (int)left) <= 0)
-            return 0;
-        ssize_t k = recv(fd, line + got, size - 1 - got, 0);
-        if (k <= 0)
-            return 0;
-        got += (size_t)k;
-    }
-    line[got] = 0;
     return is_request(line, got, SPANPROF_LIVE_REQUEST)         ? 2
            : is_request(line, got, SPANPROF_LIVE_REQUEST_SPANS) ? 1
                                                                  : 0;
 }
 
-static void answer(int fd)
+/* The last snapshot of each kind (spans only, whole) and when it was taken: one asked for again
+ * within CACHE_MS is sent as it is, so that a client asking in a loop costs the program at most
+ * 1000 / CACHE_MS captures a second of each kind.  The live thread's alone. */
+static struct {
+    char *buf;
+    size_t len;
+    long at_ms;
+} cached[2];
+
+static void forget_cached(void)
 {
-    struct ucred peer;
-    socklen_t len = sizeof peer;
-    if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &peer, &len) != 0 ||
-        (peer.uid != geteuid() && peer.uid != 0))
-        return; /* closed without a word */
-    char line[SPANPROF_LIVE_REQUEST_MAX + 1] = "";
-    int request = read_request(fd, line, sizeof line);
+    for (int k = 0; k < 2; k++) {
+        free(cached[k].buf);
+        cached[k].buf = NULL;
+    }
+}
+
+static long now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static void answer(int fd, int request)
+{
     if (!request) {
         static const char bad[] = "error unknown request\n";
         send_all(fd, bad, sizeof bad - 1);
         return;
     }
+    int flags = fcntl(fd, F_GETFL);
+    if (flags >= 0)
+        fcntl(fd, F_SETFL, flags & ~O_NONBLOCK); /* sent within SEND_WAIT_S, below */
     struct timeval limit = {SEND_WAIT_S, 0};
     setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &limit, sizeof limit);
-    char *buf;
-    size_t n;
-    if (snapshot(&buf, &n, request == 2) == 0) {
-        send_all(fd, buf, n);
-        free(buf);
-    } else {
-        static const char oom[] = "error out of memory\n";
-        send_all(fd, oom, sizeof oom - 1);
+    int kind = request == 2;
+    long now = now_ms();
+    if (!cached[kind].buf || now - cached[kind].at_ms >= CACHE_MS) {
+        char *buf;
+        size_t n;
+        if (snapshot(&buf, &n, kind) != 0) {
+            static const char oom[] = "error out of memory\n";
+            send_all(fd, oom, sizeof oom - 1);
+            return;
+        }
+        free(cached[kind].buf);
+        cached[kind].buf = buf;
+        cached[kind].len = n;
+        cached[kind].at_ms = now;
     }
+    send_all(fd, cached[kind].buf, cached[kind].len);
 }
 
 /* The connection being answered, -1 between them: the end shuts it down too, so that a client
@@ -212,29 +227,121 @@ static void answer(int fd)
 static int conn_fd = -1;
 static pthread_mutex_t conn_lock = PTHREAD_MUTEX_INITIALIZER;
 
+/* Connections accepted whose request line has not all come yet: each waits at most
+ * REQUEST_WAIT_MS, at most MAX_PENDING of them (a newer one closes the oldest), so clients that
+ * connect and say nothing cannot keep another's request from being answered. */
+static struct pending {
+    int fd;                      /* -1: a free place */
+    long since_ms;
+    size_t got;
+    char line[SPANPROF_LIVE_REQUEST_MAX + 1];
+} pending[MAX_PENDING];
+
+static void drop(struct pending *p)
+{
+    close(p->fd);
+    p->fd = -1;
+}
+
+/* A connection from the listening socket FD: refused without a word unless its peer is this
+ * user or root; else waiting for its request. */
+static void take(int fd)
+{
+    int c = accept4(fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+    if (c < 0) {
+        if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM)
+            usleep(100000); /* out of descriptors: no busy loop */
+        return;
+    }
+    struct ucred peer;
+    socklen_t len = sizeof peer;
+    if (getsockopt(c, SOL_SOCKET, SO_PEERCRED, &peer, &len) != 0 ||
+        (peer.uid != geteuid() && peer.uid != 0)) {
+        close(c);
+        return;
+    }
+    struct pending *at = NULL, *oldest = &pending[0];
+    for (size_t i = 0; i < MAX_PENDING && !at; i++) {
+        if (pending[i].fd < 0)
+            at = &pending[i];
+        else if (pending[i].since_ms < oldest->since_ms)
+            oldest = &pending[i];
+    }
+    if (!at) {
+        drop(oldest);
+        at = oldest;
+    }
+    *at = (struct pending){.fd = c, .since_ms = now_ms()};
+}
+
+/* Answers P, whose line is complete (or which said too much), then closes it. */
+static void serve_one(struct pending *p)
+{
+    pthread_mutex_lock(&conn_lock);
+    conn_fd = p->fd;
+    pthread_mutex_unlock(&conn_lock);
+    p->line[p->got] = 0;
+    answer(p->fd, memchr(p->line, '\n', p->got) ? request_of(p->line, p->got) : 0);
+    pthread_mutex_lock(&conn_lock);
+    drop(p);
+    conn_fd = -1;
+    pthread_mutex_unlock(&conn_lock);
+}
+
+/* Reads what P's client sent: answered once its line is complete, closed when it hung up. */
+static void read_more(struct pending *p)
+{
+    ssize_t k = recv(p->fd, p->line + p->got, sizeof p->line - 1 - p->got, 0);
+    if (k < 0 && (errno == EAGAIN || errno == EINTR))
+        return;
+    if (k <= 0) {
+        drop(p);
+        return;
+    }
+    p->got += (size_t)k;
+    if (memchr(p->line, '\n', p->got) || p->got == sizeof p->line - 1)
+        serve_one(p);
+}
+
 static void *live_main(void *arg)
 {
     int fd = (int)(intptr_t)arg;
+    struct pollfd fds[MAX_PENDING + 1];
+    struct pending *of[MAX_PENDING + 1];
     for (;;) {
-        int c = accept4(fd, NULL, NULL, SOCK_CLOEXEC);
-        if (c < 0) {
-            if (errno == EINTR || errno == ECONNABORTED || errno == EMFILE || errno == ENFILE ||
-                errno == ENOBUFS || errno == ENOMEM) {
-                if (errno != EINTR && errno != ECONNABORTED)
-                    usleep(100000); /* out of descriptors: no busy loop */
+        long now = now_ms(), wait = -1;
+        nfds_t n = 0;
+        fds[n++] = (struct pollfd){fd, POLLIN, 0};
+        for (size_t i = 0; i < MAX_PENDING; i++) {
+            if (pending[i].fd < 0)
+                continue;
+            long left = pending[i].since_ms + REQUEST_WAIT_MS - now;
+            if (left <= 0) { /* no line in time */
+                serve_one(&pending[i]);
                 continue;
             }
-            return NULL; /* shut down: the image ends or the runtime is unloaded */
+            if (wait < 0 || left < wait)
+                wait = left;
+            of[n] = &pending[i];
+            fds[n++] = (struct pollfd){pending[i].fd, POLLIN, 0};
         }
-        pthread_mutex_lock(&conn_lock);
-        conn_fd = c;
-        pthread_mutex_unlock(&conn_lock);
-        answer(c);
-        pthread_mutex_lock(&conn_lock);
-        close(c);
-        conn_fd = -1;
-        pthread_mutex_unlock(&conn_lock);
+        int r = poll(fds, n, (int)wait);
+        if (r < 0 && errno != EINTR)
+            break;
+        if (r <= 0)
+            continue;
+        if (fds[0].revents & (POLLHUP | POLLERR | POLLNVAL))
+            break; /* shut down: the image ends or the runtime is unloaded */
+        for (nfds_t i = 1; i < n; i++)
+            if (fds[i].revents)
+                read_more(of[i]);
+        if (fds[0].revents & POLLIN)
+            take(fd);
     }
+    for (size_t i = 0; i < MAX_PENDING; i++)
+        if (pending[i].fd >= 0)
+            drop(&pending[i]);
+    return NULL;
 }
 
 /* The socket, bound under a temporary name, made 0600, then renamed into place: a client never
@@ -269,6 +376,8 @@ void spanprof__live_ensure(void)
     if (!dir[0] || __atomic_load_n(&live_pid, __ATOMIC_ACQUIRE) == pid)
         return;
     pthread_mutex_lock(&lock);
+    for (size_t i = 0; i < MAX_PENDING; i++)
+        pending[i].fd = -1;
     if (live_pid != pid && (listen_fd = open_socket(pid)) >= 0) {
         sigset_t all, old;
         sigfillset(&all);
@@ -361,6 +470,10 @@ static void fork_child(void)
     pthread_mutex_init(&conn_lock, NULL);
     conn_fd = -1;
     int had = live_pid != 0;
+    for (size_t i = 0; i < MAX_PENDING; i++)
+        if (live_pid && pending[i].fd >= 0)
+            close(pending[i].fd); /* the parent's clients, waiting for the parent */
+    forget_cached();
     if (listen_fd >= 0)
         close(listen_fd);
     listen_fd = -1;
@@ -386,6 +499,7 @@ static void stop_live(void)
     }
     pthread_mutex_unlock(&lock);
     pthread_join(live_thread, NULL);
+    forget_cached();
     close(listen_fd);
     listen_fd = -1;
     __atomic_store_n(&live_pid, 0, __ATOMIC_RELEASE);

@@ -35,6 +35,9 @@
 #                      start by serve with default options and a real prometheus:
 #                      handle_request's rate queryable 5 s into the load, within 10% of the
 #                      program's own rate
+#   runtime-idle-connections  20 connections to the real runtime's socket that say nothing: a
+#                      request beside them answered within 1 s
+#   runtime-snapshot-rate     200 requests in a loop: at most ten snapshots a second (live_seq)
 #   timeout            a process that never answers: /metrics within 2 s of the socket timeout,
 #                      spanprof_scrape_errors_total 1
 #   hot-series         150 start-up spans, then a hot one appears: its series within three
@@ -414,7 +417,7 @@ spanprof_processes 0; run/live removed"
 fi
 
 # ---- with the real runtime ----
-runtime_tests="runtime-window runtime-prometheus runtime-prefork runtime-hot-series"
+runtime_tests="runtime-window runtime-prometheus runtime-prefork runtime-hot-series runtime-idle-connections runtime-snapshot-rate"
 want_runtime=0
 for t in $runtime_tests; do selected "$t" && want_runtime=1; done
 if [ $want_runtime = 1 ]; then
@@ -556,6 +559,63 @@ if [ $want_runtime = 1 ] && [ "${has_live:-0}" = 1 ] && selected runtime-hot-ser
         case $verdict in ok*) pass "runtime-hot-series [${verdict#ok }; $startups start-up spans kept a series]" ;;
             *) fail "runtime-hot-series: ${verdict#bad }"; grep -c '^spanprof_span_calls_total' "$rt/hot.metrics" | sed 's/^/  | series: /' ;; esac
     fi
+    cleanup
+fi
+if [ $want_runtime = 1 ] && [ "${has_live:-0}" = 1 ] &&
+   { selected runtime-idle-connections || selected runtime-snapshot-rate; }; then
+    # the real runtime's socket: 20 connections of its own user that say nothing do not hold up
+    # a request; 200 requests in a loop make at most ten snapshots a second
+    d="$rt/idle"
+    mkdir -p "$d"
+    (cd "$rt" && SPANPROF_LIVE="$d" exec "$rt/phases" 0 8 "$rt/idle.mark" >/dev/null 2>&1) &
+    prog=$!
+    pids="$pids $prog"
+    wait_for 30 sh -c "ls '$d' | grep -q '\.sock\$'"
+    sock="$d/$(ls "$d" | grep '\.sock$' | head -n 1)"
+    "$PYTHON" - "$sock" >"$rt/idle.out" 2>&1 <<'PY'
+import re, socket, sys, time
+path = sys.argv[1]
+def ask(request):
+    c = socket.socket(socket.AF_UNIX)
+    c.connect(path)
+    c.sendall(request)
+    data = b""
+    while True:
+        b = c.recv(65536)
+        if not b:
+            return data
+        data += b
+idle = []
+for i in range(20):
+    c = socket.socket(socket.AF_UNIX)
+    c.connect(path)
+    idle.append(c)
+t0 = time.monotonic()
+first = ask(b"spans\n").split(b"\n", 1)[0].decode(errors="replace")
+print("idle-connections %.2f %s" % (time.monotonic() - t0, first))
+for c in idle:
+    c.close()
+seqs = []
+t0 = time.monotonic()
+for i in range(200):
+    time.sleep(0.005)
+    m = re.search(rb'"live_seq": *([0-9]+)', ask(b"spans\n"))
+    seqs.append(int(m.group(1)) if m else -1)
+print("snapshot-rate %.2f %d %d" % (time.monotonic() - t0, min(seqs), max(seqs)))
+PY
+    if selected runtime-idle-connections; then
+        got=$(sed -n 's/^idle-connections //p' "$rt/idle.out")
+        verdict=$(echo "$got" | awk '{ ok = $1 <= 1.0 && $2 == "spanprof-live" && $3 == 1; print (ok ? "ok" : "bad") }')
+        if [ "$verdict" = ok ]; then pass "runtime-idle-connections [20 silent connections: a request answered in ${got%% *} s]"
+        else fail "runtime-idle-connections: '$got'"; sed 's/^/  | /' "$rt/idle.out"; fi
+    fi
+    if selected runtime-snapshot-rate; then
+        got=$(sed -n 's/^snapshot-rate //p' "$rt/idle.out")
+        verdict=$(echo "$got" | awk '{ taken = $3 - $2 + 1; ok = $2 > 0 && taken <= $1 * 10 + 2; printf("%s %d snapshots for 200 requests in %.2f s", (ok ? "ok" : "bad"), taken, $1) }')
+        case $verdict in ok*) pass "runtime-snapshot-rate [${verdict#ok }]" ;;
+            *) fail "runtime-snapshot-rate: ${verdict#bad }"; sed 's/^/  | /' "$rt/idle.out" ;; esac
+    fi
+    kill "$prog" 2>/dev/null
     cleanup
 fi
 if [ $want_runtime = 1 ] && [ "${has_live:-0}" = 1 ] && selected runtime-prefork; then
