@@ -133,6 +133,10 @@ struct spanprof__sample_node {
     uint64_t wall_timely_ns, wall_late_ns; /* the stretches charged here */
     uint64_t cpu_timely_ns, cpu_late_ns;   /* those that found the thread on a CPU */
     uint64_t samples;
+    /* Kept by the writes, under the process lock (spanprof__sample_sums): the stretches already
+     * turned into times, and those times. */
+    uint64_t wall_timely_at, wall_late_at, cpu_timely_at, cpu_late_at;
+    double wall_settled, cpu_settled;
     /* Computed by a write, under the process lock (spanprof__sample_sums): */
     uint64_t wall_ns, cpu_ns;                   /* self wall and CPU time */
     uint64_t wall_incl, cpu_incl, samples_incl; /* the node's subtree */
@@ -144,6 +148,8 @@ struct spanprof__sample_thread {
     uint64_t wall_timely_ns, wall_late_ns; /* the sums of its nodes' (and root's) stretches */
     uint64_t cpu_timely_ns, cpu_late_ns;
     uint64_t wall_before_ns, cpu_before_ns; /* the main thread: before its first span */
+    /* The sums above as of the last write (spanprof__sample_sums), under the process lock. */
+    uint64_t cpu_used_at, wall_timely_at, wall_late_at, cpu_timely_at, cpu_late_at;
     int cpu_clock;                       /* the thread's CPU-time clock (a clockid_t) */
     struct spanprof__sample_node root;   /* samples outside every span */
 };

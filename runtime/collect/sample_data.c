@@ -25,6 +25,11 @@
  *    after its tick keeps its stretches apart (the *_late_ns figures); a write shares each
  *    thread's whole wall time and CPU time among its spans in the proportion of their timely
  *    stretches, and uses the late ones only for a thread that has no timely one.
+ *  - One interval at a time.  Each write shares out only what was sampled since the write before
+ *    it (the stretches and the CPU time of that interval), adding the result to what earlier
+ *    writes settled: a span that ran before one write and not after it keeps the same times in
+ *    every later one, so the difference of two snapshots (a live profile's window) holds only
+ *    what the threads did between them, never a share that moved as other spans were sampled.
  * Whether a thread is on a CPU: its CPU clock (which Linux lets any thread of the process read:
  * the clock id is built from the tid, as glibc's pthread_getcpuclockid does) moved since its
  * previous sample and moves between two reads, one system call each (the second only when the
@@ -80,6 +85,7 @@ static void restart(struct spanprof__sample_thread *st, struct spanprof__thread 
     st->last_wall_ns = wall;
     st->cpu_used_ns = st->wall_timely_ns = st->wall_late_ns = 0;
     st->cpu_timely_ns = st->cpu_late_ns = st->wall_before_ns = st->cpu_before_ns = 0;
+    st->cpu_used_at = st->wall_timely_at = st->wall_late_at = st->cpu_timely_at = st->cpu_late_at = 0;
     errno = saved_errno;
 }
 
@@ -117,10 +123,11 @@ void spanprof__sample_fork_child(struct spanprof__thread *t)
     restart(st, t, spanprof__g.start_mono_ns); /* the child's start: the fork */
 }
 
-/* How a write turns one thread's stretches into times: each node's timely stretches (or its
- * late ones, for a thread without a timely one) times these. */
+/* How a write turns one thread's stretches of the interval since the last write into times:
+ * each node's timely stretches of the interval (or its late ones, when the thread had no timely
+ * one in it) times these. */
 struct sample_scale {
-    int wall_late, cpu_late; /* the thread has no timely stretch (on a CPU): late ones stand */
+    int wall_late, cpu_late; /* the thread has no timely stretch (on a CPU) in the interval */
     double wall, cpu;        /* its wall time over those stretches; its CPU clock over these */
 };
 
@@ -129,29 +136,41 @@ static double ratio(uint64_t num, uint64_t den)
     return den ? (double)num / (double)den : 0;
 }
 
-static struct sample_scale scale_of(const struct spanprof__sample_thread *st)
+/* *AT's part of the counter P not yet settled; *AT moves up to it. */
+static uint64_t since(const uint64_t *p, uint64_t *at)
 {
-    uint64_t wall_timely = __atomic_load_n(&st->wall_timely_ns, __ATOMIC_RELAXED);
-    uint64_t wall_late = __atomic_load_n(&st->wall_late_ns, __ATOMIC_RELAXED);
-    uint64_t cpu_timely = __atomic_load_n(&st->cpu_timely_ns, __ATOMIC_RELAXED);
-    uint64_t cpu_late = __atomic_load_n(&st->cpu_late_ns, __ATOMIC_RELAXED);
-    uint64_t cpu_used = __atomic_load_n(&st->cpu_used_ns, __ATOMIC_RELAXED);
+    uint64_t now = __atomic_load_n(p, __ATOMIC_RELAXED), d = now > *at ? now - *at : 0;
+    *at = now;
+    return d;
+}
+
+/* The thread's interval since the last write, and the scale for its nodes' stretches in it;
+ * *UNSEEN_CPU: CPU time used in the interval that no sample found it using. */
+static struct sample_scale scale_of(struct spanprof__sample_thread *st, uint64_t *unseen_cpu)
+{
+    uint64_t wall_timely = since(&st->wall_timely_ns, &st->wall_timely_at);
+    uint64_t wall_late = since(&st->wall_late_ns, &st->wall_late_at);
+    uint64_t cpu_timely = since(&st->cpu_timely_ns, &st->cpu_timely_at);
+    uint64_t cpu_late = since(&st->cpu_late_ns, &st->cpu_late_at);
+    uint64_t cpu_used = since(&st->cpu_used_ns, &st->cpu_used_at);
     struct sample_scale sc = {.wall_late = wall_timely == 0, .cpu_late = cpu_timely == 0};
     sc.wall = sc.wall_late ? 1 : ratio(wall_timely + wall_late, wall_timely);
     sc.cpu = ratio(cpu_used, sc.cpu_late ? cpu_late : cpu_timely);
+    *unseen_cpu = sc.cpu == 0 ? cpu_used : 0;
     return sc;
 }
 
-static uint64_t scaled(const uint64_t *stretches, double scale)
-{
-    return (uint64_t)((double)__atomic_load_n(stretches, __ATOMIC_RELAXED) * scale + 0.5);
-}
-
-/* Node S's self times from its stretches. */
+/* Node S's self times: what the interval adds to what earlier writes settled. */
 static void settle(struct spanprof__sample_node *s, const struct sample_scale *sc)
 {
-    s->wall_ns = scaled(sc->wall_late ? &s->wall_late_ns : &s->wall_timely_ns, sc->wall);
-    s->cpu_ns = scaled(sc->cpu_late ? &s->cpu_late_ns : &s->cpu_timely_ns, sc->cpu);
+    uint64_t wall_timely = since(&s->wall_timely_ns, &s->wall_timely_at);
+    uint64_t wall_late = since(&s->wall_late_ns, &s->wall_late_at);
+    uint64_t cpu_timely = since(&s->cpu_timely_ns, &s->cpu_timely_at);
+    uint64_t cpu_late = since(&s->cpu_late_ns, &s->cpu_late_at);
+    s->wall_settled += (double)(sc->wall_late ? wall_late : wall_timely) * sc->wall;
+    s->cpu_settled += (double)(sc->cpu_late ? cpu_late : cpu_timely) * sc->cpu;
+    s->wall_ns = (uint64_t)(s->wall_settled + 0.5);
+    s->cpu_ns = (uint64_t)(s->cpu_settled + 0.5);
 }
 
 /* Pre-order: a node's subtree starts with its own figures; post-order: it adds into its
@@ -182,16 +201,16 @@ static void sums_post(struct spanprof__node *n, size_t depth, void *ctx)
 void spanprof__sample_sums(struct spanprof__thread *t)
 {
     struct spanprof__sample_thread *st = t->sample;
-    struct sample_scale sc = st ? scale_of(st) : (struct sample_scale){0};
+    uint64_t unseen_cpu = 0;
+    struct sample_scale sc = st ? scale_of(st, &unseen_cpu) : (struct sample_scale){0};
     spanprof__tree_walk(&t->root, sums_pre, sums_post, &sc);
     if (!st)
         return;
+    /* CPU time that no sample of the interval found the thread using (a thread too short-lived
+     * to be seen on a CPU) is outside every span: nowhere else to put it. */
+    st->root.cpu_settled += (double)unseen_cpu;
     settle(&st->root, &sc);
     st->root.wall_ns += st->wall_before_ns;
-    /* CPU time that no sample found the thread using (a thread too short-lived to be seen on a
-     * CPU) is outside every span: nowhere else to put it. */
-    if (sc.cpu == 0)
-        st->root.cpu_ns = __atomic_load_n(&st->cpu_used_ns, __ATOMIC_RELAXED);
     st->root.cpu_ns += st->cpu_before_ns;
 }
 
@@ -211,6 +230,13 @@ void spanprof__sample_node_merge(void *dst_ext, const void *src_ext)
     add(&d->cpu_timely_ns, __atomic_load_n(&s->cpu_timely_ns, __ATOMIC_RELAXED));
     add(&d->cpu_late_ns, __atomic_load_n(&s->cpu_late_ns, __ATOMIC_RELAXED));
     add(&d->samples, __atomic_load_n(&s->samples, __ATOMIC_RELAXED));
+    /* what the ended thread's writes settled stays settled (the process lock is held) */
+    d->wall_timely_at += s->wall_timely_at;
+    d->wall_late_at += s->wall_late_at;
+    d->cpu_timely_at += s->cpu_timely_at;
+    d->cpu_late_at += s->cpu_late_at;
+    d->wall_settled += s->wall_settled;
+    d->cpu_settled += s->cpu_settled;
 }
 
 void spanprof__sample_thread_merge(struct spanprof__thread *dst, const struct spanprof__thread *src)
@@ -231,6 +257,11 @@ void spanprof__sample_thread_merge(struct spanprof__thread *dst, const struct sp
     add(&d->cpu_late_ns, __atomic_load_n(&s->cpu_late_ns, __ATOMIC_RELAXED));
     add(&d->wall_before_ns, __atomic_load_n(&s->wall_before_ns, __ATOMIC_RELAXED));
     add(&d->cpu_before_ns, __atomic_load_n(&s->cpu_before_ns, __ATOMIC_RELAXED));
+    d->cpu_used_at += s->cpu_used_at;
+    d->wall_timely_at += s->wall_timely_at;
+    d->wall_late_at += s->wall_late_at;
+    d->cpu_timely_at += s->cpu_timely_at;
+    d->cpu_late_at += s->cpu_late_at;
     spanprof__sample_node_merge(&d->root, &s->root);
 }
 

@@ -38,6 +38,8 @@
 #   runtime-idle-connections  20 connections to the real runtime's socket that say nothing: a
 #                      request beside them answered within 1 s
 #   runtime-snapshot-rate     200 requests in a loop: at most ten snapshots a second (live_seq)
+#   runtime-idle-window       SPANPROF=sample, a 2 s window as the program goes idle after 2 s
+#                      of requests: time in main alone (the requests' shares do not move)
 #   timeout            a process that never answers: /metrics within 2 s of the socket timeout,
 #                      spanprof_scrape_errors_total 1
 #   hot-series         150 start-up spans, then a hot one appears: its series within three
@@ -417,7 +419,7 @@ spanprof_processes 0; run/live removed"
 fi
 
 # ---- with the real runtime ----
-runtime_tests="runtime-window runtime-prometheus runtime-prefork runtime-hot-series runtime-idle-connections runtime-snapshot-rate"
+runtime_tests="runtime-window runtime-prometheus runtime-prefork runtime-hot-series runtime-idle-connections runtime-snapshot-rate runtime-idle-window"
 want_runtime=0
 for t in $runtime_tests; do selected "$t" && want_runtime=1; done
 if [ $want_runtime = 1 ]; then
@@ -616,6 +618,29 @@ PY
             *) fail "runtime-snapshot-rate: ${verdict#bad }"; sed 's/^/  | /' "$rt/idle.out" ;; esac
     fi
     kill "$prog" 2>/dev/null
+    cleanup
+fi
+if [ $want_runtime = 1 ] && [ "${has_live:-0}" = 1 ] && selected runtime-idle-window && [ -n "${GO:-}" ]; then
+    # SPANPROF=sample, a window taken as the program goes idle after 2 s of requests: nothing but
+    # main (open all through it) has time in it; the requests' shares, settled before it, do not
+    # move
+    if build "runtime-idle-window" "$rt/startup-w.log" $CC -O1 -fplugin="$PLUGIN" -fplugin-arg-spanplugin-all \
+            -I"$INCLUDE_DIR" "$here/startup.c" -o "$rt/startup-w" -L"$LIBDIR" -Wl,--no-as-needed -lspanprof \
+            -Wl,-rpath,"$LIBDIR"; then
+        d="$rt/idlew"
+        mkdir -p "$d"
+        serve "$d"
+        (cd "$rt" && BUSY_S=2 SPANPROF=sample SPANPROF_LIVE="$d" exec "$rt/startup-w" 4 0 "$rt/idlew.mark" >/dev/null 2>&1) &
+        prog=$!
+        pids="$pids $prog"
+        wait_for 60 grep -q idle "$rt/idlew.mark"
+        get '/debug/pprof/profile?seconds=2' >"$rt/idle-window.pb.gz"
+        wait $prog
+        got=$(pprof_raw "$rt/idle-window.pb.gz" | awk -F': ' '{ split($1, v, " ") } v[1] == 0 && $2 !~ /^main pid/ && (v[2] > 0 || v[3] > 0)')
+        main=$(pprof_raw "$rt/idle-window.pb.gz" | grep -c ': main pid')
+        if [ -z "$got" ] && [ "$main" = 1 ]; then pass "runtime-idle-window [an idle window: time in main alone]"
+        else fail "runtime-idle-window: stacks with time and no calls:"; echo "$got" | sed 's/^/  | /'; fi
+    fi
     cleanup
 fi
 if [ $want_runtime = 1 ] && [ "${has_live:-0}" = 1 ] && selected runtime-prefork; then

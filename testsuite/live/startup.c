@@ -2,7 +2,8 @@
  * (-fplugin-arg-spanplugin-all: no markup): at start 150 start-up functions run (each a span,
  * each called 20 times), then it waits IDLE_S seconds as a server waits for its first client,
  * then it serves: handle_request() for LOAD_S seconds, each call spinning SPIN_US microseconds.
- * "idle" is written to the file MARK when the start-up is over, "load" when the load starts; at the end it prints
+ * With BUSY_S=S in the environment it serves S seconds before it idles.
+ * "idle" is written to the file MARK when it goes idle, "load" when the load starts; at the end it prints
  * "request_rate R", its own count of handle_request's calls per second of load.
  *
  * Usage: startup IDLE_S LOAD_S MARK */
@@ -72,6 +73,9 @@ int main(int argc, char **argv)
         return 2;
     double idle_s = atof(argv[1]), load_s = atof(argv[2]);
     start_up();
+    const char *busy = getenv("BUSY_S");
+    for (double end = now() + (busy ? atof(busy) : 0); now() < end;)
+        handle_request();
     if (mark(argv[3], "idle\n"))
         return 1;
     usleep((useconds_t)(idle_s * 1e6));

@@ -228,16 +228,55 @@ START_TEST(late_samples)
     ck_assert_uint_eq(st.root.wall_ns, 80);
     ck_assert_uint_eq(o->cpu_ns, 40); /* 20 of 25: 80 % of the clock's 50 */
     ck_assert_uint_eq(st.root.cpu_ns, 10);
-    /* no timely sample at all: the late stretches, as they are; CPU scaled to the clock */
-    st.wall_timely_ns = st.cpu_timely_ns = 0;
-    st.root.wall_timely_ns = st.root.cpu_timely_ns = 0;
-    o->wall_timely_ns = o->cpu_timely_ns = 0;
-    st.cpu_used_ns = 60;
+    /* no timely sample at all (a thread sampled afresh): the late stretches, as they are; CPU
+     * scaled to the clock */
+    memset(o, 0, sizeof *o);
+    o->wall_late_ns = 10;
+    st = (struct spanprof__sample_thread){
+        .cpu_used_ns = 60, .wall_late_ns = 100, .cpu_late_ns = 30,
+        .root = {.wall_late_ns = 90, .cpu_late_ns = 30}};
     spanprof__sample_sums(t);
     ck_assert_uint_eq(o->wall_ns, 10);
     ck_assert_uint_eq(st.root.wall_ns, 90);
     ck_assert_uint_eq(o->cpu_ns, 0);
     ck_assert_uint_eq(st.root.cpu_ns, 60);
+    release();
+}
+END_TEST
+
+/* Each write shares out only its interval: a span sampled before one write and not after it
+ * keeps its times through later writes, whatever the thread's proportions become. */
+START_TEST(interval)
+{
+    spanprof__sample_ext_offset = 0;
+    struct spanprof__thread *t = take(sizeof *t);
+    spanprof__node_init(&t->root, NULL, NULL);
+    struct spanprof__node *outer = node(&s_outer, &t->root, 1, 60, 20, 3);
+    struct spanprof__sample_node *o = spanprof__sample_of(outer);
+    /* first interval: outer 60 of 100 timely wall (20 of 25 on a CPU), the clock says 50 */
+    struct spanprof__sample_thread st = {
+        .cpu_used_ns = 50, .wall_timely_ns = 100, .wall_late_ns = 100, .cpu_timely_ns = 25,
+        .root = {.wall_timely_ns = 40, .cpu_timely_ns = 5}};
+    t->sample = &st;
+    spanprof__sample_sums(t);
+    ck_assert_uint_eq(o->wall_ns, 120);
+    ck_assert_uint_eq(o->cpu_ns, 40);
+    /* second interval: the thread outside spans only, with late samples and CPU of its own */
+    st.wall_timely_ns += 30;
+    st.wall_late_ns += 90;
+    st.cpu_timely_ns += 10;
+    st.cpu_used_ns += 40;
+    st.root.wall_timely_ns += 30;
+    st.root.cpu_timely_ns += 10;
+    spanprof__sample_sums(t);
+    ck_assert_uint_eq(o->wall_ns, 120); /* as it was */
+    ck_assert_uint_eq(o->cpu_ns, 40);
+    ck_assert_uint_eq(st.root.wall_ns, 80 + 120); /* 30 timely of the interval's 120 */
+    ck_assert_uint_eq(st.root.cpu_ns, 10 + 40);
+    /* a write with nothing new changes nothing */
+    spanprof__sample_sums(t);
+    ck_assert_uint_eq(o->wall_ns, 120);
+    ck_assert_uint_eq(st.root.cpu_ns, 50);
     release();
 }
 END_TEST
@@ -291,6 +330,7 @@ Suite *sample_suite(void)
     tcase_add_test(tc, sums_and_sites);
     tcase_add_test(tc, idle);
     tcase_add_test(tc, late_samples);
+    tcase_add_test(tc, interval);
     tcase_add_test(tc, outgrown_frames_stay_mapped);
     suite_add_tcase(s, tc);
     return s;
