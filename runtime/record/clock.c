@@ -3,7 +3,12 @@
  * The CPU's tick counter (target.h: the TSC, or aarch64's cntvct_el0) is used only where it runs
  * at a constant rate on every core.  Its rate is not read from anywhere (unreliable on VMs, and
  * cntfrq_el0 is only what the firmware wrote); instead a (tick, monotonic) pair is taken at
- * start-up and another when output is written, and the ratio is the rate over the whole run.
+ * start-up and another when output is written, and the ratio is the rate over the run so far,
+ * until the run is RATE_FIXED_AFTER_NS long: from then on the rate is that one.  A rate measured
+ * anew at every write converts all the ticks of the past anew too, so the difference of two live
+ * snapshots (live/protocol.h) gave spans that had not run between them time of their own (0.8 µs
+ * to a span with 0.5 s of calls, a second apart); over a second the pair's skew is well under a
+ * part per million.
  */
 #include "record/clock.h"
 
@@ -15,6 +20,9 @@ __attribute__((noinline)) uint64_t spanprof__mono_ns_call(void)
 }
 
 static uint64_t cal_tick0, cal_ns0;
+
+#define RATE_FIXED_AFTER_NS 1000000000u
+static double fixed_ns_per_tick; /* 0 until the run is RATE_FIXED_AFTER_NS long */
 
 #if SPANPROF_HAVE_TSC
 /* A (tick, ns) pair with the counter read on both sides of clock_gettime, to halve the skew. */
@@ -54,6 +62,10 @@ double spanprof__clock_ns_per_tick(void)
 {
 #if SPANPROF_HAVE_TSC
     if (spanprof__flags.tsc) {
+        double rate;
+        __atomic_load(&fixed_ns_per_tick, &rate, __ATOMIC_RELAXED);
+        if (rate > 0)
+            return rate;
         uint64_t tick, ns;
         /* Under 1 ms the clock_gettime granularity and skew would show; wait for 1 ms. */
         do
@@ -61,7 +73,10 @@ double spanprof__clock_ns_per_tick(void)
         while (ns - cal_ns0 < 1000000u);
         if (tick <= cal_tick0)
             return 1.0;
-        return (double)(ns - cal_ns0) / (double)(tick - cal_tick0);
+        rate = (double)(ns - cal_ns0) / (double)(tick - cal_tick0);
+        if (ns - cal_ns0 >= RATE_FIXED_AFTER_NS)
+            __atomic_store(&fixed_ns_per_tick, &rate, __ATOMIC_RELAXED);
+        return rate;
     }
 #endif
     return 1.0;
