@@ -18,6 +18,7 @@
  * with "error WORDS\n" and closed.  The runtime waits for up to 32 connections' request lines at
  * once (a newer one closes the oldest), and sends a snapshot of the same kind taken less than
  * 100 ms before again as it is ("live_seq" unchanged): at most ten captures a second of each kind.
+ * It answers one request every 5 ms at most (others wait their turn): at most 200 a second.
  *
  * A snapshot (the answer, and the content of a .final file) is:
  *   "spanprof-live 1\n"

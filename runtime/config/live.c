@@ -16,7 +16,9 @@
  * threads never do), render into memory, release the lock, send (5 s at most, MSG_NOSIGNAL: a
  * client that goes away must not raise SIGPIPE in the program).  A snapshot of the same kind
  * taken less than CACHE_MS ago is sent again as it is: however often clients ask, the program
- * makes at most ten captures a second of each kind for them.
+ * makes at most ten captures a second of each kind for them.  And it answers at most one request
+ * every ANSWER_GAP_MS, the others waiting their turn: a client asking in a loop took 30 % of a
+ * CPU from the program with cached answers alone (17 µs each, 18,000 a second).
  *
  * Fork: the child closes the parent's socket (without removing its name) and makes its own.
  * Exec: the ending image leaves its final snapshot; the new one, if it records with
@@ -46,6 +48,7 @@
 #define SEND_WAIT_S 5        /* for the client to take the snapshot */
 #define MAX_PENDING 32       /* connections waiting for their request line */
 #define CACHE_MS 100         /* a snapshot this young is sent again as it is */
+#define ANSWER_GAP_MS 5      /* between two answers: at most 200 a second */
 
 static char dir[PATH_MAX];  /* absolute; "" when SPANPROF_LIVE is unset or unusable */
 static char host[256];
@@ -234,6 +237,7 @@ static struct pending {
     int fd;                      /* -1: a free place */
     long since_ms;
     size_t got;
+    int ready;                   /* its line is complete: answered in its turn */
     char line[SPANPROF_LIVE_REQUEST_MAX + 1];
 } pending[MAX_PENDING];
 
@@ -288,7 +292,8 @@ static void serve_one(struct pending *p)
     pthread_mutex_unlock(&conn_lock);
 }
 
-/* Reads what P's client sent: answered once its line is complete, closed when it hung up. */
+/* Reads what P's client sent: ready to be answered once its line is complete, closed when it
+ * hung up. */
 static void read_more(struct pending *p)
 {
     ssize_t k = recv(p->fd, p->line + p->got, sizeof p->line - 1 - p->got, 0);
@@ -300,7 +305,7 @@ static void read_more(struct pending *p)
     }
     p->got += (size_t)k;
     if (memchr(p->line, '\n', p->got) || p->got == sizeof p->line - 1)
-        serve_one(p);
+        p->ready = 1;
 }
 
 static void *live_main(void *arg)
@@ -308,6 +313,7 @@ static void *live_main(void *arg)
     int fd = (int)(intptr_t)arg;
     struct pollfd fds[MAX_PENDING + 1];
     struct pending *of[MAX_PENDING + 1];
+    long last_answer_ms = now_ms() - ANSWER_GAP_MS;
     for (;;) {
         long now = now_ms(), wait = -1;
         nfds_t n = 0;
@@ -315,6 +321,16 @@ static void *live_main(void *arg)
         for (size_t i = 0; i < MAX_PENDING; i++) {
             if (pending[i].fd < 0)
                 continue;
+            if (pending[i].ready) { /* its turn comes ANSWER_GAP_MS after the last answer */
+                long turn = last_answer_ms + ANSWER_GAP_MS - now;
+                if (turn <= 0) {
+                    serve_one(&pending[i]);
+                    now = last_answer_ms = now_ms();
+                } else if (wait < 0 || turn < wait) {
+                    wait = turn;
+                }
+                continue;
+            }
             long left = pending[i].since_ms + REQUEST_WAIT_MS - now;
             if (left <= 0) { /* no line in time */
                 serve_one(&pending[i]);

@@ -37,7 +37,8 @@
 #                      program's own rate
 #   runtime-idle-connections  20 connections to the real runtime's socket that say nothing: a
 #                      request beside them answered within 1 s
-#   runtime-snapshot-rate     200 requests in a loop: at most ten snapshots a second (live_seq)
+#   runtime-snapshot-rate     200 requests in a loop: at most ten snapshots a second (live_seq);
+#                      a second of requests in a loop: at most 200 answers
 #   runtime-idle-window       a 2 s window as the program goes idle after 2 s of requests,
 #                      sampled and exact: time in main alone (the requests' shares, and the
 #                      clock's rate that converts their ticks, do not move)
@@ -605,6 +606,11 @@ for i in range(200):
     m = re.search(rb'"live_seq": *([0-9]+)', ask(b"spans\n"))
     seqs.append(int(m.group(1)) if m else -1)
 print("snapshot-rate %.2f %d %d" % (time.monotonic() - t0, min(seqs), max(seqs)))
+answers = 0
+t0 = time.monotonic()
+while time.monotonic() - t0 < 1:
+    answers += ask(b"spans\n").startswith(b"spanprof-live 1\n")
+print("answer-rate %.2f %d" % (time.monotonic() - t0, answers))
 PY
     if selected runtime-idle-connections; then
         got=$(sed -n 's/^idle-connections //p' "$rt/idle.out")
@@ -617,6 +623,10 @@ PY
         verdict=$(echo "$got" | awk '{ taken = $3 - $2 + 1; ok = $2 > 0 && taken <= $1 * 10 + 2; printf("%s %d snapshots for 200 requests in %.2f s", (ok ? "ok" : "bad"), taken, $1) }')
         case $verdict in ok*) pass "runtime-snapshot-rate [${verdict#ok }]" ;;
             *) fail "runtime-snapshot-rate: ${verdict#bad }"; sed 's/^/  | /' "$rt/idle.out" ;; esac
+        got=$(sed -n 's/^answer-rate //p' "$rt/idle.out")
+        verdict=$(echo "$got" | awk '{ ok = $2 >= 20 && $2 <= $1 * 200 + 2; printf("%s %d answers in %.2f s of requests in a loop", (ok ? "ok" : "bad"), $2, $1) }')
+        case $verdict in ok*) pass "runtime-snapshot-rate [${verdict#ok }]" ;;
+            *) fail "runtime-snapshot-rate: ${verdict#bad }, not at most 200 a second"; sed 's/^/  | /' "$rt/idle.out" ;; esac
     fi
     kill "$prog" 2>/dev/null
     cleanup
