@@ -15,10 +15,11 @@
  * connects: "snapshot\n", or "spans\n" for a snapshot without its stacks (the pprof part empty,
  * LEN 0: what per-span metrics need, without the cost of encoding the stacks).  The runtime answers with a
  * snapshot and closes the connection; any other request, or none within a second, is answered
- * with "error WORDS\n" and closed.  The runtime waits for up to 32 connections' request lines at
- * once (a newer one closes the oldest), and sends a snapshot of the same kind taken less than
- * 100 ms before again as it is ("live_seq" unchanged): at most ten captures a second of each kind.
- * It answers one request every 5 ms at most (others wait their turn): at most 200 a second.
+ * with "error WORDS\n" and closed (a request ended by shutdown without a whole line, at once).
+ * The runtime waits for up to 32 connections' request lines at once (a newer one closes the
+ * oldest still without its line), and every answer is taken after its request came, but in turn:
+ * one answer every 5 ms at most (200 a second), and a snapshot of one kind 100 ms after the last
+ * at the earliest (ten a second).
  *
  * A snapshot (the answer, and the content of a .final file) is:
  *   "spanprof-live 1\n"

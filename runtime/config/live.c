@@ -14,11 +14,13 @@
  * so clients that connect and say nothing cannot hold up one that asks; it answers one at a
  * time: capture under the process lock as every write does (threads that start wait; recording
  * threads never do), render into memory, release the lock, send (5 s at most, MSG_NOSIGNAL: a
- * client that goes away must not raise SIGPIPE in the program).  A snapshot of the same kind
- * taken less than CACHE_MS ago is sent again as it is: however often clients ask, the program
- * makes at most ten captures a second of each kind for them.  And it answers at most one request
- * every ANSWER_GAP_MS, the others waiting their turn: a client asking in a loop took 30 % of a
- * CPU from the program with cached answers alone (17 µs each, 18,000 a second).
+ * client that goes away must not raise SIGPIPE in the program).  Every answer is taken after its
+ * request came, but the requests wait their turn: at most one answer every ANSWER_GAP_MS, and a
+ * snapshot of one kind at most every CAPTURE_GAP_MS.  However often clients ask, the program
+ * makes at most ten captures a second of each kind for them and answers at most 200 requests
+ * (each answer costs about 17 µs even for an error; a client asking in a loop took 30 % of a
+ * CPU without the gap).  A client that ends its request (shutdown) without a whole line is
+ * answered as at once, with an error.
  *
  * Fork: the child closes the parent's socket (without removing its name) and makes its own.
  * Exec: the ending image leaves its final snapshot; the new one, if it records with
@@ -47,7 +49,7 @@
 #define REQUEST_WAIT_MS 1000 /* for the request line */
 #define SEND_WAIT_S 5        /* for the client to take the snapshot */
 #define MAX_PENDING 32       /* connections waiting for their request line */
-#define CACHE_MS 100         /* a snapshot this young is sent again as it is */
+#define CAPTURE_GAP_MS 100   /* between two snapshots of one kind: at most ten a second */
 #define ANSWER_GAP_MS 5      /* between two answers: at most 200 a second */
 
 static char dir[PATH_MAX];  /* absolute; "" when SPANPROF_LIVE is unset or unusable */
@@ -170,22 +172,11 @@ static int request_of(const char *line, size_t got)
                                                                  : 0;
 }
 
-/* The last snapshot of each kind (spans only, whole) and when it was taken: one asked for again
- * within CACHE_MS is sent as it is, so that a client asking in a loop costs the program at most
- * 1000 / CACHE_MS captures a second of each kind.  The live thread's alone. */
-static struct {
-    char *buf;
-    size_t len;
-    long at_ms;
-} cached[2];
-
-static void forget_cached(void)
-{
-    for (int k = 0; k < 2; k++) {
-        free(cached[k].buf);
-        cached[k].buf = NULL;
-    }
-}
+/* When the last snapshot of each kind (spans only, whole) was taken: the next of its kind waits
+ * until CAPTURE_GAP_MS after it, so that clients asking in a loop cost the program at most
+ * 1000 / CAPTURE_GAP_MS captures a second of each kind, and every answer is still taken after its
+ * request came.  The live thread's alone. */
+static long captured_ms[2];
 
 static long now_ms(void)
 {
@@ -206,22 +197,16 @@ static void answer(int fd, int request)
         fcntl(fd, F_SETFL, flags & ~O_NONBLOCK); /* sent within SEND_WAIT_S, below */
     struct timeval limit = {SEND_WAIT_S, 0};
     setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &limit, sizeof limit);
-    int kind = request == 2;
-    long now = now_ms();
-    if (!cached[kind].buf || now - cached[kind].at_ms >= CACHE_MS) {
-        char *buf;
-        size_t n;
-        if (snapshot(&buf, &n, kind) != 0) {
-            static const char oom[] = "error out of memory\n";
-            send_all(fd, oom, sizeof oom - 1);
-            return;
-        }
-        free(cached[kind].buf);
-        cached[kind].buf = buf;
-        cached[kind].len = n;
-        cached[kind].at_ms = now;
+    char *buf;
+    size_t n;
+    if (snapshot(&buf, &n, request == 2) != 0) {
+        static const char oom[] = "error out of memory\n";
+        send_all(fd, oom, sizeof oom - 1);
+        return;
     }
-    send_all(fd, cached[kind].buf, cached[kind].len);
+    captured_ms[request == 2] = now_ms();
+    send_all(fd, buf, n);
+    free(buf);
 }
 
 /* The connection being answered, -1 between them: the end shuts it down too, so that a client
@@ -230,8 +215,9 @@ static void answer(int fd, int request)
 static int conn_fd = -1;
 static pthread_mutex_t conn_lock = PTHREAD_MUTEX_INITIALIZER;
 
-/* Connections accepted whose request line has not all come yet: each waits at most
- * REQUEST_WAIT_MS, at most MAX_PENDING of them (a newer one closes the oldest), so clients that
+/* Connections accepted and not answered yet: each waits at most REQUEST_WAIT_MS for its request
+ * line, at most MAX_PENDING of them (a newer one closes the oldest still without its line; while
+ * every place holds a request waiting its turn, new ones wait in the backlog), so clients that
  * connect and say nothing cannot keep another's request from being answered. */
 static struct pending {
     int fd;                      /* -1: a free place */
@@ -264,14 +250,14 @@ static void take(int fd)
         close(c);
         return;
     }
-    struct pending *at = NULL, *oldest = &pending[0];
+    struct pending *at = NULL, *oldest = NULL;
     for (size_t i = 0; i < MAX_PENDING && !at; i++) {
         if (pending[i].fd < 0)
             at = &pending[i];
-        else if (pending[i].since_ms < oldest->since_ms)
+        else if (!pending[i].ready && (!oldest || pending[i].since_ms < oldest->since_ms))
             oldest = &pending[i];
     }
-    if (!at) {
+    if (!at) { /* live_main takes none while every place holds a request waiting its turn */
         drop(oldest);
         at = oldest;
     }
@@ -299,13 +285,26 @@ static void read_more(struct pending *p)
     ssize_t k = recv(p->fd, p->line + p->got, sizeof p->line - 1 - p->got, 0);
     if (k < 0 && (errno == EAGAIN || errno == EINTR))
         return;
-    if (k <= 0) {
+    if (k < 0) {
         drop(p);
         return;
     }
     p->got += (size_t)k;
+    if (k == 0) /* the client has said all it will: answered as it is */
+        p->ready = 1;
     if (memchr(p->line, '\n', p->got) || p->got == sizeof p->line - 1)
         p->ready = 1;
+}
+
+/* When P, whose request is all there, may be answered: ANSWER_GAP_MS after the last answer, and
+ * a snapshot CAPTURE_GAP_MS after the last of its kind. */
+static long turn_of(struct pending *p, long last_answer_ms)
+{
+    long turn = last_answer_ms + ANSWER_GAP_MS;
+    int request = memchr(p->line, '\n', p->got) ? request_of(p->line, p->got) : 0;
+    if (request && captured_ms[request == 2] + CAPTURE_GAP_MS > turn)
+        turn = captured_ms[request == 2] + CAPTURE_GAP_MS;
+    return turn;
 }
 
 static void *live_main(void *arg)
@@ -317,12 +316,17 @@ static void *live_main(void *arg)
     for (;;) {
         long now = now_ms(), wait = -1;
         nfds_t n = 0;
-        fds[n++] = (struct pollfd){fd, POLLIN, 0};
+        /* new connections wait in the backlog while every place holds a request waiting its
+         * turn; one still waiting for its line may give its place up */
+        int room = 0;
+        for (size_t i = 0; i < MAX_PENDING && !room; i++)
+            room = pending[i].fd < 0 || !pending[i].ready;
+        fds[n++] = (struct pollfd){fd, room ? POLLIN : 0, 0};
         for (size_t i = 0; i < MAX_PENDING; i++) {
             if (pending[i].fd < 0)
                 continue;
             if (pending[i].ready) { /* its turn comes ANSWER_GAP_MS after the last answer */
-                long turn = last_answer_ms + ANSWER_GAP_MS - now;
+                long turn = turn_of(&pending[i], last_answer_ms) - now;
                 if (turn <= 0) {
                     serve_one(&pending[i]);
                     now = last_answer_ms = now_ms();
@@ -489,7 +493,6 @@ static void fork_child(void)
     for (size_t i = 0; i < MAX_PENDING; i++)
         if (live_pid && pending[i].fd >= 0)
             close(pending[i].fd); /* the parent's clients, waiting for the parent */
-    forget_cached();
     if (listen_fd >= 0)
         close(listen_fd);
     listen_fd = -1;
@@ -515,7 +518,6 @@ static void stop_live(void)
     }
     pthread_mutex_unlock(&lock);
     pthread_join(live_thread, NULL);
-    forget_cached();
     close(listen_fd);
     listen_fd = -1;
     __atomic_store_n(&live_pid, 0, __ATOMIC_RELEASE);
