@@ -20,6 +20,8 @@
  * oldest still without its line), and every answer is taken after its request came, but in turn:
  * one answer every 5 ms at most (200 a second), and a snapshot of one kind 100 ms after the last
  * at the earliest (ten a second).
+ * A client has 5 s in all to take its answer (the connection is then closed); a line sent in
+ * its second is answered even when another client's slow reading kept the runtime past that.
  *
  * A snapshot (the answer, and the content of a .final file) is:
  *   "spanprof-live 1\n"

@@ -13,8 +13,8 @@
  * MAX_PENDING connections at once (1 s each; a newer connection closes the oldest waiting one),
  * so clients that connect and say nothing cannot hold up one that asks; it answers one at a
  * time: capture under the process lock as every write does (threads that start wait; recording
- * threads never do), render into memory, release the lock, send (5 s at most, MSG_NOSIGNAL: a
- * client that goes away must not raise SIGPIPE in the program).  Every answer is taken after its
+ * threads never do), render into memory, release the lock, send (5 s at most in all, MSG_NOSIGNAL:
+ * a client that goes away must not raise SIGPIPE in the program).  Every answer is taken after its
  * request came, but the requests wait their turn: at most one answer every ANSWER_GAP_MS, and a
  * snapshot of one kind at most every CAPTURE_GAP_MS.  However often clients ask, the program
  * makes at most ten captures a second of each kind for them and answers at most 200 requests
@@ -142,12 +142,28 @@ static int snapshot(char **buf, size_t *len, int stacks)
     return rc;
 }
 
+static long now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* The N bytes at P to the connection FD within SEND_WAIT_S in all (a timeout per send would
+ * start again with each part a client takes: one reading a little at a time could keep the live
+ * thread for as long as it liked). */
 static int send_all(int fd, const char *p, size_t n)
 {
+    long end_ms = now_ms() + SEND_WAIT_S * 1000;
     while (n) {
-        ssize_t k = send(fd, p, n, MSG_NOSIGNAL);
-        if (k < 0 && errno == EINTR)
+        ssize_t k = send(fd, p, n, MSG_NOSIGNAL | MSG_DONTWAIT);
+        if (k < 0 && (errno == EAGAIN || errno == EINTR)) {
+            struct pollfd room = {fd, POLLOUT, 0};
+            long left = end_ms - now_ms();
+            if (left <= 0 || (poll(&room, 1, (int)left) < 0 && errno != EINTR))
+                return -1;
             continue;
+        }
         if (k <= 0)
             return -1;
         p += k;
@@ -178,13 +194,6 @@ static int request_of(const char *line, size_t got)
  * request came.  The live thread's alone. */
 static long captured_ms[2];
 
-static long now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 static void answer(int fd, int request)
 {
     if (!request) {
@@ -192,11 +201,6 @@ static void answer(int fd, int request)
         send_all(fd, bad, sizeof bad - 1);
         return;
     }
-    int flags = fcntl(fd, F_GETFL);
-    if (flags >= 0)
-        fcntl(fd, F_SETFL, flags & ~O_NONBLOCK); /* sent within SEND_WAIT_S, below */
-    struct timeval limit = {SEND_WAIT_S, 0};
-    setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &limit, sizeof limit);
     char *buf;
     size_t n;
     if (snapshot(&buf, &n, request == 2) != 0) {
@@ -229,8 +233,11 @@ static struct pending {
 
 static void drop(struct pending *p)
 {
-    close(p->fd);
-    p->fd = -1;
+    /* the place is free before the descriptor closes: a fork in between must not leave the
+     * child a number the program may have reused by the time the child closes it */
+    int fd = p->fd;
+    __atomic_store_n(&p->fd, -1, __ATOMIC_RELEASE);
+    close(fd);
 }
 
 /* A connection from the listening socket FD: refused without a word unless its peer is this
@@ -325,6 +332,15 @@ static void *live_main(void *arg)
         for (size_t i = 0; i < MAX_PENDING; i++) {
             if (pending[i].fd < 0)
                 continue;
+            if (!pending[i].ready && now - pending[i].since_ms >= REQUEST_WAIT_MS) {
+                /* Its line may have come in time and wait unread, while another client took its
+                 * answer slowly (up to SEND_WAIT_S): read it before saying it never came. */
+                read_more(&pending[i]);
+                if (pending[i].fd >= 0 && !pending[i].ready)
+                    serve_one(&pending[i]); /* no line in time */
+                if (pending[i].fd < 0)
+                    continue;
+            }
             if (pending[i].ready) { /* its turn comes ANSWER_GAP_MS after the last answer */
                 long turn = turn_of(&pending[i], last_answer_ms) - now;
                 if (turn <= 0) {
@@ -336,10 +352,6 @@ static void *live_main(void *arg)
                 continue;
             }
             long left = pending[i].since_ms + REQUEST_WAIT_MS - now;
-            if (left <= 0) { /* no line in time */
-                serve_one(&pending[i]);
-                continue;
-            }
             if (wait < 0 || left < wait)
                 wait = left;
             of[n] = &pending[i];

@@ -40,6 +40,9 @@
 #   runtime-snapshot-rate     requests in a loop: at most ten snapshots a second (live_seq), each
 #                      taken after its request; at most 200 answers a second;
 #                      a second of requests in a loop: at most 200 answers
+#   runtime-slow-reader       a client that asks for a snapshot larger than the socket's buffer
+#                      and reads nothing (5 s of the live thread): a "spans" request sent
+#                      meanwhile is answered within 8 s, not told its line never came
 #   runtime-idle-window       a 2 s window as the program goes idle after 2 s of requests,
 #                      sampled and exact: time in main alone (the requests' shares, and the
 #                      clock's rate that converts their ticks, do not move)
@@ -422,7 +425,8 @@ spanprof_processes 0; run/live removed"
 fi
 
 # ---- with the real runtime ----
-runtime_tests="runtime-window runtime-prometheus runtime-prefork runtime-hot-series runtime-idle-connections runtime-snapshot-rate runtime-idle-window"
+runtime_tests="runtime-window runtime-prometheus runtime-prefork runtime-hot-series runtime-idle-connections runtime-snapshot-rate runtime-idle-window
+               runtime-slow-reader"
 want_runtime=0
 for t in $runtime_tests; do selected "$t" && want_runtime=1; done
 if [ $want_runtime = 1 ]; then
@@ -631,6 +635,63 @@ PY
     fi
     kill "$prog" 2>/dev/null
     cleanup
+fi
+if [ $want_runtime = 1 ] && [ "${has_live:-0}" = 1 ] && selected runtime-slow-reader; then
+    # a program whose snapshot (1,500 spans, about 350 KB) outgrows the socket's buffer; two
+    # clients connect, the first asks for the snapshot and reads nothing, holding the live
+    # thread in its send; the second sends "spans" meanwhile, within its second: its line came in
+    # time, so it is answered once the send gives up (5 s in all, however the client reads:
+    # within 8 s), not told that its request never came
+    awk 'BEGIN { print "/* 1,500 spans, each called once, then waits to be killed */"
+        print "#include <unistd.h>\nstatic volatile unsigned long sink;"
+        for (i = 0; i < 1500; i++)
+            printf("__attribute__((noinline)) void a_span_with_a_rather_long_name_%d(void) { for (int i = 0; i < 3; i++) sink++; }\n", i)
+        print "int main(void)\n{"
+        for (i = 0; i < 1500; i++) printf("    a_span_with_a_rather_long_name_%d();\n", i)
+        print "    for (;;)\n        pause();\n}" }' >"$rt/many.c"
+    if build "runtime-slow-reader" "$rt/many.log" $CC -O1 -fplugin="$PLUGIN" -fplugin-arg-spanplugin-all \
+            -I"$INCLUDE_DIR" "$rt/many.c" -o "$rt/many" -L"$LIBDIR" -Wl,--no-as-needed -lspanprof \
+            -Wl,-rpath,"$LIBDIR"; then
+        d="$rt/slow"
+        mkdir -p "$d"
+        (cd "$rt" && SPANPROF_LIVE="$d" exec "$rt/many" >/dev/null 2>&1) &
+        prog=$!
+        pids="$pids $prog"
+        wait_for 30 test -S "$d/$prog.sock"
+        got=$("$PYTHON" - "$d/$prog.sock" <<'PY'
+import socket, sys, time
+path = sys.argv[1]
+slow = socket.socket(socket.AF_UNIX)
+slow.connect(path)
+time.sleep(0.1)
+asker = socket.socket(socket.AF_UNIX)
+asker.settimeout(20)
+asker.connect(path)  # taken in by the live thread, after the slow client
+time.sleep(0.1)
+slow.sendall(b"snapshot\n")  # and reads nothing
+time.sleep(0.3)
+asker.sendall(b"spans\n")  # within its second
+t0 = time.monotonic()
+data = b""
+try:
+    while True:
+        b = asker.recv(65536)
+        if not b:
+            break
+        data += b
+except OSError as e:
+    data += b"(" + str(e).encode() + b")"
+print("%.1f %s" % (time.monotonic() - t0, data.split(b"\n", 1)[0].decode(errors="replace")))
+slow.close()
+PY
+)
+        case $got in
+            [0-7].*" spanprof-live 1") pass "runtime-slow-reader [a request made while another client read nothing: answered after ${got%% *} s]" ;;
+            *) fail "runtime-slow-reader: the request made while another client read nothing got '$got'" ;;
+        esac
+        kill "$prog" 2>/dev/null
+        cleanup
+    fi
 fi
 if [ $want_runtime = 1 ] && [ "${has_live:-0}" = 1 ] && selected runtime-idle-window && [ -n "${GO:-}" ]; then
     # SPANPROF=sample, a window taken as the program goes idle after 2 s of requests: nothing but
