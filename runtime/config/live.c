@@ -244,6 +244,15 @@ static void drop(struct pending *p)
  * user or root; else waiting for its request. */
 static void take(int fd)
 {
+    struct pending *at = NULL, *oldest = NULL;
+    for (size_t i = 0; i < MAX_PENDING && !at; i++) {
+        if (pending[i].fd < 0)
+            at = &pending[i];
+        else if (!pending[i].ready && (!oldest || pending[i].since_ms < oldest->since_ms))
+            oldest = &pending[i];
+    }
+    if (!at && !oldest)
+        return; /* every place holds a request waiting its turn: it waits in the backlog */
     int c = accept4(fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
     if (c < 0) {
         if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM)
@@ -257,14 +266,7 @@ static void take(int fd)
         close(c);
         return;
     }
-    struct pending *at = NULL, *oldest = NULL;
-    for (size_t i = 0; i < MAX_PENDING && !at; i++) {
-        if (pending[i].fd < 0)
-            at = &pending[i];
-        else if (!pending[i].ready && (!oldest || pending[i].since_ms < oldest->since_ms))
-            oldest = &pending[i];
-    }
-    if (!at) { /* live_main takes none while every place holds a request waiting its turn */
+    if (!at) { /* the oldest still without its line gives its place up */
         drop(oldest);
         at = oldest;
     }
