@@ -45,6 +45,8 @@ struct spanprof__flight_trigger {
     struct spanprof__trace_outer outer; /* the slow call's callers, read at the trigger */
 };
 #define SPANPROF__FLIGHT_PENDING 8
+/* The window of SPANPROF_SLOW without SPANPROF_FLIGHT, in seconds. */
+#define SPANPROF__FLIGHT_DEFAULT_SECONDS 1.0
 /* How long a slow call's trigger waits for a slower call of the same site (flight.c). */
 #define SPANPROF__FLIGHT_SETTLE_NS 100000000u
 /* How soon the writer looks again at a trigger it found being filled or replaced (state 1): the

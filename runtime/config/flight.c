@@ -61,10 +61,12 @@ static void fork_child(void)
 int spanprof__flight_setup(const struct spanprof__options *o, int counting)
 {
     struct spanprof__flight_settings *f = &spanprof__flight;
-    if (o->flight <= 0) {
-        if (o->slow || o->flight_min)
-            fprintf(stderr, "spanprof: warning: %s needs SPANPROF_FLIGHT=SECONDS; ignored\n",
-                    o->slow ? "SPANPROF_SLOW" : "SPANPROF_FLIGHT_MIN");
+    /* SPANPROF_SLOW alone keeps the default window (as `spanprof record --slow` does). */
+    double seconds = o->flight > 0 ? o->flight : o->slow ? SPANPROF__FLIGHT_DEFAULT_SECONDS : 0;
+    if (seconds <= 0) {
+        if (o->flight_min)
+            fprintf(stderr, "spanprof: warning: SPANPROF_FLIGHT_MIN needs SPANPROF_FLIGHT=SECONDS "
+                            "or SPANPROF_SLOW; ignored\n");
         return 0;
     }
     if (counting) {
@@ -73,7 +75,7 @@ int spanprof__flight_setup(const struct spanprof__options *o, int counting)
         return 0;
     }
     f->on = 1;
-    f->seconds = o->flight;
+    f->seconds = seconds;
     f->interval = o->slow_interval;
     f->min_ns = o->trace ? 0 : o->flight_min;
     if (o->trace && o->flight_min)

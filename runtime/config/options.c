@@ -129,17 +129,18 @@ static const struct option options[] = {
     {"SPANPROF_FLIGHT", SECONDS, FIELD(flight), NULL, NULL, 3600,
      "the flight recorder: each thread keeps its span events of at least the last so many "
      "seconds (fractions allowed) in a ring, written only when asked: by `SPANPROF_SLOW` or "
-     "`spanprof dump --flight` (see *Flight recorder*); unset: none"},
+     "`spanprof dump --flight` (see *Flight recorder*); unset: none, or 1 with `SPANPROF_SLOW`"},
     {"SPANPROF_FLIGHT_BYTES", BYTES, FIELD(flight_bytes), "4194304", NULL, 0,
      "the flight recorder's ring per thread, in bytes (4 MiB: 262,144 events of 16 bytes); the "
      "oldest events are overwritten, so a busy thread may keep less than `SPANPROF_FLIGHT` "
      "seconds"},
     {"SPANPROF_FLIGHT_MIN", DURATION, FIELD(flight_min), NULL, NULL, 0,
-     "with `SPANPROF_FLIGHT`: keep only calls at least this long (`10us`; units `ns`, `us`, "
+     "with the flight recorder: keep only calls at least this long (`10us`; units `ns`, `us`, "
      "`ms`, `s`), one event pair each, written at their exit"},
     {"SPANPROF_SLOW", RULES, FIELD(slow), NULL, NULL, 0,
-     "with `SPANPROF_FLIGHT`: `SPAN:DURATION[,SPAN:DURATION...]` (`handle_request:5ms`, SPAN a "
-     "pattern as in the shell): a call of SPAN that lasts at least DURATION writes a capture"},
+     "`SPAN:DURATION[,SPAN:DURATION...]` (`handle_request:5ms`, SPAN a pattern as in the shell): "
+     "a call of SPAN that lasts at least DURATION writes a capture; starts the flight recorder "
+     "with a 1-second window when `SPANPROF_FLIGHT` is unset"},
     {"SPANPROF_SLOW_DIR", DIRECTORY, FIELD(slow_dir), "spanprof.slow", NULL, 0,
      "where captures go (made if missing, mode 0700), one file each, "
      "`SPAN.PID.TIME.trace.json`"},

@@ -13,6 +13,8 @@
 #   never        a threshold no call reaches: no directory, no file
 #   globs        'zz*:1ms,st?ll:2ms': the first rule names nothing, the second stall; only
 #                stall's captures
+#   alone        SPANPROF_SLOW=stall:2ms without SPANPROF_FLIGHT: stall's captures, each of the
+#                default 1-second window
 #   rate         SPANPROF_SLOW_INTERVAL=0.5 for 3 s: at most 7 captures; SPANPROF_SLOW_MAX=2:
 #                exactly 2 files
 #   threads      short-lived threads start and end beside the workers: captures still valid
@@ -147,6 +149,18 @@ test_globs() {
         echo "other captures: $(find "$d/caps" -name '*.trace.json' ! -name 'stall.*' | wc -l)"
     } >"$d.actual" 2>&1
     compare_expected globs "gcc -O2" "$d.actual"
+}
+
+test_alone() {
+    d=$work/alone
+    SPANPROF_SLOW=stall:2ms SPANPROF_SLOW_DIR=caps run_loop "$d" 2
+    {
+        outcome "$d"
+        captures "$d/caps" --min-ms 2
+        in_range "$(count_files "$d/caps" 'stall.*')" 1 3 "stall captures"
+        echo "windows: $(cat "$d"/caps/*.trace.json | grep -o '"window_s": *[0-9.]*' | sort -u | tr -d ' ')"
+    } >"$d.actual" 2>&1
+    compare_expected alone "gcc -O2" "$d.actual"
 }
 
 test_rate() {
@@ -329,8 +343,8 @@ test_bad_values() {
             mkdir -p "$d"
             (cd "$d" && env SPANPROF_FLIGHT=0.2 "$v" SPANPROF_FOLDED= "$exe" 0.05 quiet 2>&1 >/dev/null | sed "s/$long/LONG/")
         done
-        echo "# SPANPROF_SLOW without SPANPROF_FLIGHT"
-        (cd "$d" && SPANPROF_SLOW=handle:1ms SPANPROF_FOLDED= "$exe" 0.05 quiet 2>&1 >/dev/null)
+        echo "# SPANPROF_FLIGHT_MIN without SPANPROF_FLIGHT or SPANPROF_SLOW"
+        (cd "$d" && SPANPROF_FLIGHT_MIN=10us SPANPROF_FOLDED= "$exe" 0.05 quiet 2>&1 >/dev/null)
         echo "# SPANPROF_FLIGHT with SPANPROF=count"
         (cd "$d" && SPANPROF=count SPANPROF_FLIGHT=1 SPANPROF_FOLDED= "$exe" 0.05 quiet 2>&1 >/dev/null)
         echo "# no capture written: $(find "$d" -name '*.trace.json' | wc -l)"
@@ -338,7 +352,7 @@ test_bad_values() {
     compare_expected bad_values "gcc -O2" "$d.actual"
 }
 
-for t in loop never globs rate threads fork term crash request min record full_disk bad_values; do
+for t in loop never globs alone rate threads fork term crash request min record full_disk bad_values; do
     selected "$t" && "test_$t"
 done
 summary
