@@ -76,6 +76,23 @@ if selected record-foreign-elf; then
     fi
 fi
 
+# `spanprof record --trace` merging a process's trace whose otherData is damaged
+# (damaged-trace.json: a negative start_monotonic_ns, once taken as a start 2^64 ns later): the
+# trace is refused with the file and the field named, the profile still assembled, and the
+# closing line does not list the trace.json and timeline.html that were not written.
+if selected record-damaged-trace; then
+    mkdir "$work/damaged-trace"
+    (cd "$work/damaged-trace" && "$tool" record --trace -o run -- sh -c \
+        'd=${SPANPROF_TRACE%/*}; cp "$0/damaged-trace.json" $d/1.trace.json; cp "$0/sample.json" $d/1.json; cp "$0/merge-a.folded.txt" $d/1.folded' \
+        "$here" >out 2>err; echo "--- exit $?" >status)
+    # Its messages only (the report between them is report's own test), the flame graph page
+    # left out of the closing line (written only where speedscope is built).
+    { echo "--- stdout"; cat "$work/damaged-trace/out"; echo "--- stderr"
+      grep '^spanprof: ' "$work/damaged-trace/err" | grep -v 'needs speedscope' | sed -e "s|$work/|WORK/|" -e 's/, flamegraph.html//'
+      cat "$work/damaged-trace/status"; } >"$work/actual"
+    compare_expected record-damaged-trace "spanprof record --trace (a process's damaged trace)" "$work/actual"
+fi
+
 # What `spanprof view` embeds in its page (the profile in base64, after loadFileFromBase64's
 # name), decoded: speedscope's file format made from folded stacks (view-small.folded.txt: one
 # sampled profile, values in ns; with --unit=bytes, in bytes) and from a trace

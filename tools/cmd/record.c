@@ -940,7 +940,7 @@ static void closing_line(const struct record_opts *o, size_t njson, size_t folde
     printf("\nspanprof: %zu %s recorded in %s/: %sprofile.folded%s%s%s%s\n", nprocs,
            nprocs == 1 ? "process" : "processes", o->dir, njson ? "profile.json, " : "",
            have_page ? ", flamegraph.html" : "",
-           have_timeline == 2 ? ", trace.json, timeline.html" : have_timeline ? ", trace.json" : "",
+           have_timeline == 2 ? ", trace.json, timeline.html" : have_timeline == 1 ? ", trace.json" : "",
            have_alloc ? ", alloc.folded, alloc.html" : "", o->coz ? ", profile.coz" : "");
     if (folded_only && njson)
         printf("spanprof: %zu of the %zu processes wrote folded stacks only (a crash or a fatal "

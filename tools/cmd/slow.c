@@ -16,6 +16,7 @@
 #include <sys/stat.h>
 
 #include "cmd/cmd.h"
+#include "format/format.h"
 #include "lib/lib.h"
 
 #define TAIL (1 << 20)
@@ -50,23 +51,21 @@ static json_object *other_data(const char *path)
     return o;
 }
 
-static const char *str(json_object *o, const char *key)
+/* The fields of a capture's otherData, each checked for its type: one of another type is said on
+ * stderr, naming the file and the field (jsonfield.c), and listed as "?". */
+static const char *str(const char *path, json_object *o, const char *key)
 {
-    json_object *v;
-    return json_object_object_get_ex(o, key, &v) && json_object_is_type(v, json_type_string)
-               ? json_object_get_string(v)
-               : "?";
+    const char *s = "?";
+    jf_string(path, o, key, &s);
+    return s;
 }
 
-static uint64_t u64(json_object *o, const char *key)
+static void duration(char *buf, size_t size, const char *path, json_object *o, const char *key)
 {
-    json_object *v;
-    return json_object_object_get_ex(o, key, &v) ? (uint64_t)json_object_get_int64(v) : 0;
-}
-
-static void duration(char *buf, size_t size, uint64_t ns)
-{
-    if (ns >= 1000000000)
+    uint64_t ns;
+    if (jf_u64(path, o, key, &ns) != 1)
+        snprintf(buf, size, "?");
+    else if (ns >= 1000000000)
         snprintf(buf, size, "%.2f s", ns / 1e9);
     else if (ns >= 1000000)
         snprintf(buf, size, "%.2f ms", ns / 1e6);
@@ -74,6 +73,27 @@ static void duration(char *buf, size_t size, uint64_t ns)
         snprintf(buf, size, "%.2f us", ns / 1e3);
     else
         snprintf(buf, size, "%" PRIu64 " ns", ns);
+}
+
+/* "slowest inside: NAME DURATION, ..." for the first five of the capture's slowest descendants. */
+static void print_descendants(const char *path, json_object *capture)
+{
+    json_object *desc;
+    if (jf_array(path, capture, "slowest_descendants", &desc) != 1 ||
+        json_object_array_length(desc) == 0)
+        return;
+    printf("      slowest inside:");
+    for (size_t k = 0; k < json_object_array_length(desc) && k < 5; k++) {
+        json_object *x = json_object_array_get_idx(desc, k);
+        if (!json_object_is_type(x, json_type_object)) {
+            jf_invalid(path, "slowest_descendants", "an array of objects");
+            break;
+        }
+        char d[32];
+        duration(d, sizeof d, path, x, "duration_ns");
+        printf("%s %s %s", k ? "," : "", str(path, x, "name"), d);
+    }
+    putchar('\n');
 }
 
 int slow_captures(const char *dir, char ***names, size_t *n)
@@ -131,35 +151,31 @@ int cmd_slow_list(const char *dir, int header_if_none)
     for (size_t i = 0; i < n; i++) {
         char *path = xasprintf("%s/%s", dir, names[i]);
         json_object *o = other_data(path), *c = NULL;
-        if (!o || !json_object_object_get_ex(o, "capture", &c)) {
-            printf("  %-24s  %-20s  %10s  %8s  %s (not a capture: no otherData.capture)\n", "?",
-                   "?", "?", "?", names[i]);
+        int found = jf_object(path, o, "capture", &c);
+        if (found != 1) {
+            printf("  %-24s  %-20s  %10s  %8s  %s (%s)\n", "?", "?", "?", "?", names[i],
+                   found ? "damaged: otherData.capture is not an object"
+                         : "not a capture: no otherData.capture");
         } else {
-            int slow = strcmp(str(c, "reason"), "slow") == 0;
-            char d[32] = "-", what[64];
+            const char *reason = str(path, c, "reason");
+            int slow = strcmp(reason, "slow") == 0;
+            char d[32] = "-", what[64], pid[24] = "?";
+            uint64_t pid_value;
             if (slow)
-                duration(d, sizeof d, u64(c, "duration_ns"));
-            if (strcmp(str(c, "reason"), "crash") == 0)
-                snprintf(what, sizeof what, "(crash: %s)", str(c, "signal"));
+                duration(d, sizeof d, path, c, "duration_ns");
+            if (slow)
+                snprintf(what, sizeof what, "%s", str(path, c, "span"));
+            else if (strcmp(reason, "crash") == 0)
+                snprintf(what, sizeof what, "(crash: %s)", str(path, c, "signal"));
+            else if (strcmp(reason, "request") == 0)
+                snprintf(what, sizeof what, "(asked for)");
             else
-                snprintf(what, sizeof what, "%s", slow ? str(c, "span") : "(asked for)");
-            printf("  %-24s  %-20s  %10s  %8" PRIu64 "  %s\n", str(c, "time"), what, d,
-                   u64(o, "pid"), names[i]);
-            json_object *desc = NULL;
-            if (slow && json_object_object_get_ex(c, "slowest_descendants", &desc) &&
-                !json_object_is_type(desc, json_type_array)) {
-                fprintf(stderr, "spanprof: %s: 'slowest_descendants' is not an array; left out\n", path);
-                desc = NULL;
-            }
-            if (slow && desc && json_object_array_length(desc) > 0) {
-                printf("      slowest inside:");
-                for (size_t k = 0; k < json_object_array_length(desc) && k < 5; k++) {
-                    json_object *x = json_object_array_get_idx(desc, k);
-                    duration(d, sizeof d, u64(x, "duration_ns"));
-                    printf("%s %s %s", k ? "," : "", str(x, "name"), d);
-                }
-                putchar('\n');
-            }
+                snprintf(what, sizeof what, "(%s)", reason);
+            if (jf_u64(path, o, "pid", &pid_value) == 1)
+                snprintf(pid, sizeof pid, "%" PRIu64, pid_value);
+            printf("  %-24s  %-20s  %10s  %8s  %s\n", str(path, c, "time"), what, d, pid, names[i]);
+            if (slow)
+                print_descendants(path, c);
         }
         json_object_put(o);
         free(path);

@@ -124,6 +124,17 @@ int js_trace_walk(const char *path, int quiet, int (*each)(json_object *event, v
 /* O's member KEY when it is a string, else NULL. */
 const char *js_member_string(json_object *o, const char *key);
 
+/* ---- a JSON object's members by their type (jsonfield.c) ----
+ * 1 with the value, 0 when O has no member FIELD, -1 after "spanprof: FILE: 'FIELD' is not ..."
+ * when it has one of another type.  jf_invalid prints that message for the caller's own checks
+ * ("an object", "a time") and returns -1. */
+int jf_array(const char *file, json_object *o, const char *field, json_object **out);
+int jf_object(const char *file, json_object *o, const char *field, json_object **out);
+int jf_string(const char *file, json_object *o, const char *field, const char **out);
+int jf_u64(const char *file, json_object *o, const char *field, uint64_t *out);
+int jf_number(const char *file, json_object *o, const char *field, double *out);  /* finite */
+int jf_invalid(const char *file, const char *field, const char *expected);
+
 /* ---- coz profile.coz (coz_profile.c) ---- */
 
 enum coz_point_kind { COZ_THROUGHPUT, COZ_LATENCY };

@@ -24,13 +24,30 @@ struct trace_info {
     uint64_t dropped;    /* dropped_events */
 };
 
-static uint64_t u64_field(json_object *o, const char *key)
+/* A process's start, drops and per-thread event counts from its otherData; -1 after a message
+ * naming the file and the field of the wrong type. */
+static int read_info(const char *path, struct trace_info *info)
 {
-    json_object *v;
-    return o && json_object_object_get_ex(o, key, &v) ? (uint64_t)json_object_get_int64(v) : 0;
+    json_object *threads;
+    int found;
+    if (jf_u64(path, info->other, "start_monotonic_ns", &info->start_ns) < 0 ||
+        jf_u64(path, info->other, "dropped_events", &info->dropped) < 0 ||
+        (found = jf_array(path, info->other, "threads", &threads)) < 0)
+        return -1;
+    for (size_t k = 0; found && k < json_object_array_length(threads); k++) {
+        json_object *t = json_object_array_get_idx(threads, k);
+        uint64_t events = 0;
+        if (!json_object_is_type(t, json_type_object))
+            return jf_invalid(path, "threads", "an array of objects");
+        if (jf_u64(path, t, "events", &events) < 0)
+            return -1;
+        info->events += events;
+    }
+    return 0;
 }
 
 struct writing {
+    const char *path; /* of the trace being copied */
     FILE *out;
     double shift_us; /* added to every ts */
     int first;       /* no event written yet */
@@ -39,10 +56,13 @@ struct writing {
 static int write_event(json_object *e, void *ctx)
 {
     struct writing *w = ctx;
-    json_object *ts;
-    if (w->shift_us != 0 && json_object_object_get_ex(e, "ts", &ts)) {
+    double at;
+    int found = w->shift_us != 0 ? jf_number(w->path, e, "ts", &at) : 0;
+    if (found < 0)
+        return -1;
+    if (found) {
         char text[40];
-        double at = json_object_get_double(ts) + w->shift_us;
+        at += w->shift_us;
         snprintf(text, sizeof text, "%.3f", at); /* ns resolution, as the runtime writes it */
         json_object_object_add(e, "ts", json_object_new_double_s(at, text));
     }
@@ -86,17 +106,8 @@ int merge_traces(const char *out_path, char **files, size_t n, struct trace_tota
     for (size_t i = 0; i < n; i++) {
         if (js_trace_walk(files[i], 0, NULL, NULL, &info[i].other))
             goto out;
-        info[i].start_ns = u64_field(info[i].other, "start_monotonic_ns");
-        info[i].dropped = u64_field(info[i].other, "dropped_events");
-        json_object *threads;
-        if (info[i].other && json_object_object_get_ex(info[i].other, "threads", &threads) &&
-            !json_object_is_type(threads, json_type_array)) {
-            fprintf(stderr, "spanprof: %s: otherData's 'threads' is not an array\n", files[i]);
+        if (read_info(files[i], &info[i]))
             goto out;
-        }
-        if (info[i].other && json_object_object_get_ex(info[i].other, "threads", &threads))
-            for (size_t k = 0; k < json_object_array_length(threads); k++)
-                info[i].events += u64_field(json_object_array_get_idx(threads, k), "events");
         t->events += info[i].events;
         t->dropped += info[i].dropped;
         if (info[i].start_ns && (!earliest || info[i].start_ns < earliest))
@@ -108,9 +119,10 @@ int merge_traces(const char *out_path, char **files, size_t n, struct trace_tota
     if (!out)
         goto out;
     fputs("{\"traceEvents\":[", out);
-    struct writing w = {out, 0, 1};
+    struct writing w = {NULL, out, 0, 1};
     int failed = 0;
     for (size_t i = 0; i < n && !failed; i++) {
+        w.path = files[i];
         w.shift_us = info[i].start_ns ? (double)(info[i].start_ns - earliest) / 1000.0 : 0;
         failed = js_trace_walk(files[i], 0, write_event, &w, NULL) != 0;
     }
