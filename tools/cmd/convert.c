@@ -105,25 +105,24 @@ static struct sample *add_sample(struct conv *c, size_t first, const char *threa
 
 /* ---- JSON profile ---- */
 
-static int64_t json_i64(json_object *o, const char *key, int *found)
+/* O's member KEY, a count or a time, into *OUT as pprof holds it (int64): 1, 0 (and *OUT 0) when
+ * O has none, or -1 after a message naming PATH and KEY (jsonfield.c) when it is no such number. */
+static int json_value(const char *path, json_object *o, const char *key, int64_t *out)
 {
-    json_object *v;
-    if (!json_object_object_get_ex(o, key, &v) || !json_object_is_type(v, json_type_int)) {
-        if (found)
-            *found = 0;
-        return 0;
-    }
-    if (found)
-        *found = 1;
-    return json_object_get_int64(v);
+    uint64_t v = 0;
+    int found = jf_u64(path, o, key, &v);
+    if (found == 1 && v > INT64_MAX)
+        return jf_invalid(path, key, "a whole number pprof holds (at most 2^63-1)");
+    *out = (int64_t)v;
+    return found;
 }
 
-static const char *json_str(json_object *o, const char *key)
+/* O's member KEY when it is a string, else NULL (after a message when it is of another type). */
+static const char *json_str(const char *path, json_object *o, const char *key)
 {
-    json_object *v;
-    if (!json_object_object_get_ex(o, key, &v) || !json_object_is_type(v, json_type_string))
-        return NULL;
-    return json_object_get_string(v);
+    const char *v = NULL;
+    jf_string(path, o, key, &v);
+    return v;
 }
 
 /* "2026-11-22T10:00:00.123Z" as ns since the epoch into *NS (0 when S is NULL or does not
@@ -210,17 +209,20 @@ static int load_json(const char *path, struct conv *c)
         return -1;
     }
     /* No clock: a count-mode run, calls only; but SPANPROF=sample's times are sampled ones. */
-    const char *clock = json_str(root, "clock"), *mode = json_str(root, "mode");
+    const char *clock = json_str(path, root, "clock"), *mode = json_str(path, root, "mode");
     int timed = !clock || strcmp(clock, "none") != 0 || (mode && strcmp(mode, "sample") == 0);
     int sampled = mode && strcmp(mode, "sample") == 0;
     size_t n = json_object_array_length(spans);
     int allocs = 0, cpu = sampled; /* SPANPROF_CPU=1's spans have cpu_self_ns too */
+    int64_t value;
     for (size_t i = 0; i < n; i++) {
-        int found;
-        json_i64(json_object_array_get_idx(spans, i), "allocs", &found);
-        allocs |= found;
-        json_i64(json_object_array_get_idx(spans, i), "cpu_self_ns", &found);
-        cpu |= found;
+        json_object *s = json_object_array_get_idx(spans, i);
+        int has_allocs = json_value(path, s, "allocs", &value);
+        int has_cpu = json_value(path, s, "cpu_self_ns", &value);
+        if (has_allocs < 0 || has_cpu < 0)
+            goto fail;
+        allocs |= has_allocs;
+        cpu |= has_cpu;
     }
     c->types[c->ntypes++] = (struct spanprof__pprof_type){"calls", "count"};
     if (timed)
@@ -233,42 +235,49 @@ static int load_json(const char *path, struct conv *c)
     }
     for (size_t i = 0; i < n; i++) {
         json_object *s = json_object_array_get_idx(spans, i);
-        const char *name = json_str(s, "name");
-        int has_calls;
-        int64_t calls = json_i64(s, "calls", &has_calls);
+        const char *name = json_str(path, s, "name");
+        int64_t calls = 0, line = 0;
+        int has_calls = json_value(path, s, "calls", &calls);
+        if (has_calls < 0)
+            goto fail;
         if (!name || !has_calls) {
             fprintf(stderr, "spanprof: '%s': span %zu has no %s\n", path, i + 1,
                     name ? "\"calls\" number" : "\"name\" string");
-            json_object_put(root);
-            return -1;
+            goto fail;
         }
-        const char *file = json_str(s, "file");
+        const char *file = json_str(path, s, "file");
+        if (json_value(path, s, "line", &line) < 0)
+            goto fail;
         size_t first = c->nframes;
-        add_frame(c, keep(c, xstrdup(name)), file ? keep(c, xstrdup(file)) : NULL, json_i64(s, "line", NULL));
+        add_frame(c, keep(c, xstrdup(name)), file ? keep(c, xstrdup(file)) : NULL, line);
         struct sample *smp = add_sample(c, first, NULL);
+        static const char *const per_span[] = {"self_ns", "cpu_self_ns", "allocs", "alloc_bytes"};
+        int kept[] = {timed, cpu, allocs, allocs};
         size_t k = 0;
         smp->values[k++] = calls;
-        if (timed)
-            smp->values[k++] = json_i64(s, "self_ns", NULL);
-        if (cpu)
-            smp->values[k++] = json_i64(s, "cpu_self_ns", NULL);
-        if (allocs) {
-            smp->values[k++] = json_i64(s, "allocs", NULL);
-            smp->values[k++] = json_i64(s, "alloc_bytes", NULL);
+        for (size_t x = 0; x < sizeof per_span / sizeof *per_span; x++) {
+            if (!kept[x])
+                continue;
+            if (json_value(path, s, per_span[x], &smp->values[k++]) < 0)
+                goto fail;
         }
     }
-    c->duration_ns = json_i64(root, "wall_ns", NULL);
-    if (parse_start(json_str(root, "start_time"), &c->time_ns)) {
+    if (json_value(path, root, "wall_ns", &c->duration_ns) < 0)
+        goto fail;
+    const char *start = json_str(path, root, "start_time");
+    if (parse_start(start, &c->time_ns)) {
         fprintf(stderr, "spanprof: '%s': start_time '%s' is outside the years 1678 to 2262, which "
                         "pprof's nanosecond time cannot hold\n",
-                path, json_str(root, "start_time"));
-        json_object_put(root);
-        return -1;
+                path, start);
+        goto fail;
     }
-    const char *program = json_str(root, "program");
+    const char *program = json_str(path, root, "program");
     c->program = program ? keep(c, xstrdup(program)) : NULL;
     json_object_put(root);
     return 0;
+fail:
+    json_object_put(root);
+    return -1;
 }
 
 /* ---- folded stacks ---- */
