@@ -162,7 +162,8 @@ struct span_index *span_index_build(const struct sp_profile *p)
         build_file(p, ids + i, j - i, f, heap);
         i = j;
     }
-    qsort(ix->files, ix->nfiles, sizeof *ix->files, cmp_file_base);
+    if (ix->nfiles) /* a profile without spans has no file array: qsort's base may not be NULL */
+        qsort(ix->files, ix->nfiles, sizeof *ix->files, cmp_file_base);
     free(ids);
     free(heap);
     return ix;
