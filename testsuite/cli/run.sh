@@ -98,7 +98,8 @@ fi
 # sampled profile, values in ns; with --unit=bytes, in bytes) and from a trace
 # (view-threads.trace.json: a profile per thread, in ns, the busiest — worker — shown first; the
 # idle thread, with no span, left out), pretty-printed by json_pp; a trace with events this does
-# not convert (view-foreign.trace.json, a complete event) embedded byte for byte as it is; a run
+# not convert (view-foreign.trace.json, a complete event) embedded byte for byte as it is, and so
+# one whose pid no integer holds (view-huge-pid.trace.json: 1e308, once cast to one); a run
 # directory of `spanprof record` viewed as its profile.folded, into its flamegraph.html, named
 # after the program of its profile.json; the stretch a timeline opens on (view-zoom.trace.json:
 # 12 requests of 10 µs whose 400 ns steps are 1/24 of a 9.6 µs stretch, the last six with 24
@@ -120,7 +121,8 @@ if selected view-embedded; then
     else
         (cd "$here" && "$tool" view --unit=bytes -o "$work/bytes.html" view-small.folded.txt &&
          "$tool" view -o "$work/threads.html" view-threads.trace.json &&
-         "$tool" view -o "$work/foreign.html" view-foreign.trace.json) >>"$work/view.log" 2>&1
+         "$tool" view -o "$work/foreign.html" view-foreign.trace.json &&
+         "$tool" view -o "$work/huge-pid.html" view-huge-pid.trace.json) >>"$work/view.log" 2>&1
         mkdir "$work/run"
         cp "$here/view-small.folded.txt" "$work/run/profile.folded"
         cp "$here/diff-before.json" "$work/run/profile.json"
@@ -137,6 +139,8 @@ if selected view-embedded; then
             embedded "$work/threads.html" | json_pp -json_opt canonical,pretty
             echo "# view-foreign.trace.json, embedded as it is"
             embedded "$work/foreign.html" | cmp - "$here/view-foreign.trace.json" && echo same
+            echo "# view-huge-pid.trace.json, embedded as it is"
+            embedded "$work/huge-pid.html" | cmp - "$here/view-huge-pid.trace.json" && echo same
             echo "# view RUN/: the page it writes, and the profile in it"
             sed "s|$work|WORK|" "$work/run.out"
             embedded "$work/run/flamegraph.html" | json_pp -json_opt canonical,pretty | grep -c '"name" : "app"'

@@ -304,6 +304,8 @@ static int add_event(struct trace *tr, struct frames *fr, json_object *e)
     double pid = 0, tid = 0, ts;
     if (!ph || !name || num_field(e, "pid", &pid) || num_field(e, "tid", &tid))
         return -1;
+    if (!(fabs(pid) < 9e15 && fabs(tid) < 9e15))
+        return -1; /* no process or thread id (and beyond what a long long holds) */
     if (!strcmp(ph, "M")) {
         json_object *args, *v;
         if (!json_object_object_get_ex(e, "args", &args))
