@@ -193,10 +193,22 @@ def run(command, file, tag):
     return None
 
 
+def view_works():
+    """Whether view writes pages here: it needs speedscope's files (built with npm)."""
+    p = subprocess.run([tool, "view", "-o", os.path.join(work, "probe.html"), "sample.json"],
+                       cwd=fixtures, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    return p.returncode == 0 or b"speedscope" not in p.stderr
+
+
 def main():
     rng = random.Random(SEED)
     planned = []  # (fixture, tag, data, command)
+    note = ""
+    if not view_works():
+        note = " (view left out: speedscope's files are not found)"
     for kind, name, commands in INPUTS:
+        if note:
+            commands = [c for c in commands if not c.startswith("view ")]
         path = os.path.join(fixtures, name)
         if kind == "pprof":
             pb = os.path.join(work, "base.pb.gz")
@@ -229,7 +241,7 @@ def main():
             failures.append(failure)
     for f in failures[:50]:
         print(f)
-    print(f"fuzz: {len(planned)} runs, {len(failures)} failures")
+    print(f"fuzz: {len(planned)} runs, {len(failures)} failures{note}")
     return 1 if failures else 0
 
 
