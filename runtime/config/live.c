@@ -10,7 +10,8 @@
  *
  * The live thread is made with the first span of a process (a process that records nothing
  * offers nothing), with every signal blocked.  It waits for the request lines of up to
- * MAX_PENDING connections at once (1 s each; a newer connection closes the oldest waiting one),
+ * MAX_PENDING connections at once (1 s each; a newer connection closes the oldest waiting one
+ * once it has waited EVICT_AFTER_MS with nothing read),
  * so clients that connect and say nothing cannot hold up one that asks; it answers one at a
  * time: capture under the process lock as every write does (threads that start wait; recording
  * threads never do), render into memory, release the lock, send (5 s at most in all, MSG_NOSIGNAL:
@@ -49,6 +50,7 @@
 #define REQUEST_WAIT_MS 1000 /* for the request line */
 #define SEND_WAIT_S 5        /* for the client to take the snapshot */
 #define MAX_PENDING 32       /* connections waiting for their request line */
+#define EVICT_AFTER_MS 200   /* a connection still without its line may lose its place after this */
 #define CAPTURE_GAP_MS 100   /* between two snapshots of one kind: at most ten a second */
 #define ANSWER_GAP_MS 5      /* between two answers: at most 200 a second */
 
@@ -220,9 +222,11 @@ static int conn_fd = -1;
 static pthread_mutex_t conn_lock = PTHREAD_MUTEX_INITIALIZER;
 
 /* Connections accepted and not answered yet: each waits at most REQUEST_WAIT_MS for its request
- * line, at most MAX_PENDING of them (a newer one closes the oldest still without its line; while
- * every place holds a request waiting its turn, new ones wait in the backlog), so clients that
- * connect and say nothing cannot keep another's request from being answered. */
+ * line, at most MAX_PENDING of them (a newer one closes the oldest still without its line once
+ * that has waited EVICT_AFTER_MS; until then, and while every place holds a request waiting its
+ * turn, new ones wait in the backlog), so clients that connect and say nothing cannot keep
+ * another's request from being answered, and many clients asking at once (each slow to send on a
+ * busy host) are all answered. */
 static struct pending {
     int fd;                      /* -1: a free place */
     long since_ms;
@@ -238,53 +242,6 @@ static void drop(struct pending *p)
     int fd = p->fd;
     __atomic_store_n(&p->fd, -1, __ATOMIC_RELEASE);
     close(fd);
-}
-
-/* A connection from the listening socket FD: refused without a word unless its peer is this
- * user or root; else waiting for its request. */
-static void take(int fd)
-{
-    struct pending *at = NULL, *oldest = NULL;
-    for (size_t i = 0; i < MAX_PENDING && !at; i++) {
-        if (pending[i].fd < 0)
-            at = &pending[i];
-        else if (!pending[i].ready && (!oldest || pending[i].since_ms < oldest->since_ms))
-            oldest = &pending[i];
-    }
-    if (!at && !oldest)
-        return; /* every place holds a request waiting its turn: it waits in the backlog */
-    int c = accept4(fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
-    if (c < 0) {
-        if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM)
-            usleep(100000); /* out of descriptors: no busy loop */
-        return;
-    }
-    struct ucred peer;
-    socklen_t len = sizeof peer;
-    if (getsockopt(c, SOL_SOCKET, SO_PEERCRED, &peer, &len) != 0 ||
-        (peer.uid != geteuid() && peer.uid != 0)) {
-        close(c);
-        return;
-    }
-    if (!at) { /* the oldest still without its line gives its place up */
-        drop(oldest);
-        at = oldest;
-    }
-    *at = (struct pending){.fd = c, .since_ms = now_ms()};
-}
-
-/* Answers P, whose line is complete (or which said too much), then closes it. */
-static void serve_one(struct pending *p)
-{
-    pthread_mutex_lock(&conn_lock);
-    conn_fd = p->fd;
-    pthread_mutex_unlock(&conn_lock);
-    p->line[p->got] = 0;
-    answer(p->fd, memchr(p->line, '\n', p->got) ? request_of(p->line, p->got) : 0);
-    pthread_mutex_lock(&conn_lock);
-    drop(p);
-    conn_fd = -1;
-    pthread_mutex_unlock(&conn_lock);
 }
 
 /* Reads what P's client sent: ready to be answered once its line is complete, closed when it
@@ -303,6 +260,69 @@ static void read_more(struct pending *p)
         p->ready = 1;
     if (memchr(p->line, '\n', p->got) || p->got == sizeof p->line - 1)
         p->ready = 1;
+}
+
+/* The place a new connection may take at NOW: a free one, else that of the oldest connection
+ * still without its line once it has waited EVICT_AFTER_MS (what it sent is read first: a line
+ * waiting unread keeps its place); NULL when there is none, and *RETRY_MS (if not NULL) is set to
+ * when one may become free. */
+static struct pending *place_for_new(long now, long *retry_ms)
+{
+    struct pending *oldest = NULL;
+    for (size_t i = 0; i < MAX_PENDING; i++) {
+        if (pending[i].fd < 0)
+            return &pending[i];
+        if (!pending[i].ready && (!oldest || pending[i].since_ms < oldest->since_ms))
+            oldest = &pending[i];
+    }
+    if (oldest && now - oldest->since_ms >= EVICT_AFTER_MS) {
+        read_more(oldest);
+        if (oldest->fd < 0 || !oldest->ready)
+            return oldest; /* hung up, or still nothing: its place is free */
+        return place_for_new(now, retry_ms); /* its line came: ask again */
+    }
+    if (retry_ms)
+        *retry_ms = oldest ? oldest->since_ms + EVICT_AFTER_MS - now : -1;
+    return NULL;
+}
+
+/* A connection from the listening socket FD: refused without a word unless its peer is this
+ * user or root; else waiting for its request in the place place_for_new gives. */
+static void take(int fd)
+{
+    struct pending *at = place_for_new(now_ms(), NULL);
+    if (!at)
+        return; /* it waits in the backlog */
+    int c = accept4(fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+    if (c < 0) {
+        if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM)
+            usleep(100000); /* out of descriptors: no busy loop */
+        return;
+    }
+    struct ucred peer;
+    socklen_t len = sizeof peer;
+    if (getsockopt(c, SOL_SOCKET, SO_PEERCRED, &peer, &len) != 0 ||
+        (peer.uid != geteuid() && peer.uid != 0)) {
+        close(c);
+        return;
+    }
+    if (at->fd >= 0) /* the oldest still without its line gives its place up */
+        drop(at);
+    *at = (struct pending){.fd = c, .since_ms = now_ms()};
+}
+
+/* Answers P, whose line is complete (or which said too much), then closes it. */
+static void serve_one(struct pending *p)
+{
+    pthread_mutex_lock(&conn_lock);
+    conn_fd = p->fd;
+    pthread_mutex_unlock(&conn_lock);
+    p->line[p->got] = 0;
+    answer(p->fd, memchr(p->line, '\n', p->got) ? request_of(p->line, p->got) : 0);
+    pthread_mutex_lock(&conn_lock);
+    drop(p);
+    conn_fd = -1;
+    pthread_mutex_unlock(&conn_lock);
 }
 
 /* When P, whose request is all there, may be answered: ANSWER_GAP_MS after the last answer, and
@@ -325,11 +345,8 @@ static void *live_main(void *arg)
     for (;;) {
         long now = now_ms(), wait = -1;
         nfds_t n = 0;
-        /* new connections wait in the backlog while every place holds a request waiting its
-         * turn; one still waiting for its line may give its place up */
-        int room = 0;
-        for (size_t i = 0; i < MAX_PENDING && !room; i++)
-            room = pending[i].fd < 0 || !pending[i].ready;
+        /* new connections wait in the backlog while no place is free (place_for_new) */
+        int room = place_for_new(now, &wait) != NULL;
         fds[n++] = (struct pollfd){fd, room ? POLLIN : 0, 0};
         for (size_t i = 0; i < MAX_PENDING; i++) {
             if (pending[i].fd < 0)
