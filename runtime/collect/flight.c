@@ -13,7 +13,14 @@
  * SPANPROF__FLIGHT_SETTLE_NS after a trigger before it writes it: a slower call of the same site
  * meanwhile takes the queued trigger's place (the worst call of a burst is captured, not the
  * first; on a busy machine the first is often a call that was merely preempted).
+ *
+ * The wait is longer than a busy thread's ring lasts (a thread writing 10 M events a second fills
+ * the default 4 MiB in 26 ms), so the slow thread's newest events are copied into the trigger's
+ * slot as the call ends (spanprof__trace_keep): the capture always holds the slow call's end and
+ * what ran up to it, as far as the copy reaches.  So are the busiest other threads' (keep_events);
+ * the rest are read from their rings when the capture is written.
  */
+#include <pthread.h>
 #include <string.h>
 #include <time.h>
 
@@ -89,6 +96,63 @@ void spanprof__flight_start(void)
     }
     if (f->nrules)
         table = spanprof__map(SITE_IDS * sizeof *table);
+    /* A slot's copies hold no more than the rings they copy (the same size rounding). */
+    size_t keep = SPANPROF__FLIGHT_KEEP_EVENTS * sizeof(struct spanprof__trace_event);
+    if (keep > spanprof__collect.trace_buffer)
+        keep = spanprof__collect.trace_buffer;
+    for (size_t i = 0; f->nrules && i < SPANPROF__FLIGHT_PENDING; i++)
+        for (size_t k = 0; k < 1 + SPANPROF__FLIGHT_OTHERS; k++)
+            spanprof__flight_pending[i].kept[k].ring = spanprof__trace_ring_new(k ? keep / 4 : keep);
+}
+
+/* Where thread T's ring stands: the tick of its oldest event when it has gone round (the later,
+ * the sooner what it holds now is overwritten), 0 when it has not. */
+static uint64_t ring_reach(const struct spanprof__thread *t)
+{
+    const struct spanprof__trace_ring *r = t->trace;
+    if (!r || t->merged)
+        return 0;
+    uint64_t head = __atomic_load_n(&r->head, __ATOMIC_ACQUIRE);
+    if (head - __atomic_load_n(&r->base, __ATOMIC_RELAXED) <= r->capacity)
+        return 0;
+    return __atomic_load_n(&r->events[head & (r->capacity - 1)].tick, __ATOMIC_RELAXED);
+}
+
+/* Secures in trigger T the newest events of the SPANPROF__FLIGHT_OTHERS other threads whose rings
+ * have gone round most recently (a ring that has not gone round is still whole when the capture
+ * is written), if the process lock is free (a trylock: never a wait, nor a deadlock in a signal
+ * handler on a thread holding it), then the calling thread's own.  The others first: they push
+ * on meanwhile, and what they did as the call ended is what counts; the calling thread's ring
+ * stands still while it copies. */
+static void keep_events(struct spanprof__flight_trigger *t)
+{
+    struct spanprof__thread *self = spanprof__tls;
+    t->nkept = 0;
+    if (!t->kept[0].ring || !self->trace)
+        return;
+    t->kept[0].tid = self->tid;
+    t->nkept = 1;
+    if (pthread_mutex_trylock(&spanprof__g.lock) == 0) {
+        struct spanprof__thread *pick[SPANPROF__FLIGHT_OTHERS];
+        uint64_t reach[SPANPROF__FLIGHT_OTHERS];
+        size_t n = 0;
+        for (struct spanprof__thread *o = spanprof__g.threads; o; o = o->next) {
+            uint64_t r = o == self ? 0 : ring_reach(o);
+            if (!r || (n == SPANPROF__FLIGHT_OTHERS && r <= reach[n - 1]))
+                continue;
+            size_t i = n < SPANPROF__FLIGHT_OTHERS ? n++ : n - 1; /* latest reach first */
+            for (; i > 0 && reach[i - 1] < r; i--)
+                pick[i] = pick[i - 1], reach[i] = reach[i - 1];
+            pick[i] = o, reach[i] = r;
+        }
+        for (size_t i = 0; i < n && t->kept[t->nkept].ring; i++) {
+            struct spanprof__trace_kept *k = &t->kept[t->nkept++];
+            k->tid = pick[i]->tid;
+            spanprof__trace_keep(pick[i]->trace, k->ring);
+        }
+        pthread_mutex_unlock(&spanprof__g.lock);
+    }
+    spanprof__trace_keep(self->trace, t->kept[0].ring);
 }
 
 int spanprof__flight_site_watch(const struct spanprof_site *site)
@@ -118,10 +182,13 @@ static int enqueue(const struct spanprof_site *site, pid_t tid, uint64_t start, 
         t->start = start;
         t->end = end;
         t->noted_ns = spanprof__mono_ns();
-        if (site)
+        if (site) {
             spanprof__trace_outer_of_self(&t->outer); /* up to 16 frames: a rare path */
-        else
+            keep_events(t);                          /* copies of up to 2 MiB: ~0.2 ms */
+        } else {
             t->outer.n = t->outer.depth = 0;
+            t->nkept = 0;
+        }
         __atomic_store_n(&t->state, 2, __ATOMIC_RELEASE);
         if (spanprof__flight_notify)
             spanprof__flight_notify();
@@ -148,6 +215,7 @@ static void replace_if_slower(const struct spanprof_site *site, uint64_t d, uint
             t->start = start;
             t->end = end;
             spanprof__trace_outer_of_self(&t->outer);
+            keep_events(t);
         }
         __atomic_store_n(&t->state, 2, __ATOMIC_RELEASE);
         break;
@@ -191,7 +259,15 @@ int spanprof__flight_request(void)
 
 void spanprof__flight_fork_child(void)
 {
-    memset(spanprof__flight_pending, 0, sizeof spanprof__flight_pending);
+    for (size_t i = 0; i < SPANPROF__FLIGHT_PENDING; i++) {
+        struct spanprof__flight_trigger *t = &spanprof__flight_pending[i];
+        struct spanprof__trace_ring *rings[1 + SPANPROF__FLIGHT_OTHERS];
+        for (size_t k = 0; k < 1 + SPANPROF__FLIGHT_OTHERS; k++)
+            rings[k] = t->kept[k].ring;
+        memset(t, 0, sizeof *t);
+        for (size_t k = 0; k < 1 + SPANPROF__FLIGHT_OTHERS; k++)
+            t->kept[k].ring = rings[k];
+    }
     spanprof__flight_suppressed = 0;
     epoch++;
 }

@@ -35,7 +35,16 @@ struct spanprof__flight_settings {
 };
 extern struct spanprof__flight_settings spanprof__flight;
 
-/* A capture waiting for the writer.  state: 0 free, 1 being filled, 2 ready, 3 being written. */
+/* The events copied at a trigger, at most (16 bytes each; no more than a thread's ring holds):
+ * 65,536 cover 6.5 ms of a thread writing 10 M events a second, 20 ms of redis's main thread,
+ * and cost the slow thread about 0.1 ms once per capture.  Mapped for every queue slot at
+ * start-up; pages are touched as captures use them. */
+#define SPANPROF__FLIGHT_KEEP_EVENTS 65536u
+/* Other threads whose events are copied at a trigger, each a quarter as many as the slow
+ * thread's: another 1 MiB, another 0.1 ms at most. */
+#define SPANPROF__FLIGHT_OTHERS 4
+/* A capture waiting for the writer.  state: 0 free, 1 being filled, 2 ready, 3 being written (the
+ * slot, and its kept events, stay the writer's until the file is written). */
 struct spanprof__flight_trigger {
     uint32_t state;
     const struct spanprof_site *site; /* NULL: asked for (spanprof dump --flight) */
@@ -43,6 +52,12 @@ struct spanprof__flight_trigger {
     uint64_t start, end;              /* the slow call's ticks (end: the trigger) */
     uint64_t noted_ns;                /* CLOCK_MONOTONIC when it was queued */
     struct spanprof__trace_outer outer; /* the slow call's callers, read at the trigger */
+    /* Threads' newest events, copied at the trigger (spanprof__trace_keep): what the capture
+     * shows of a thread when its own ring no longer holds them.  kept[0] is the slow thread's;
+     * the others', the busiest (their rings last the shortest), only when the process lock was
+     * free at the trigger.  nkept: those filled; rings NULL when there was no memory. */
+    struct spanprof__trace_kept kept[1 + SPANPROF__FLIGHT_OTHERS];
+    size_t nkept;
 };
 #define SPANPROF__FLIGHT_PENDING 8
 /* The window of SPANPROF_SLOW without SPANPROF_FLIGHT, in seconds. */

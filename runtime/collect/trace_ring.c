@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "collect/collect.h"
+#include "collect/flight.h"
 #include "collect/trace_ring.h"
 #include "record/siteretire.h"
 
@@ -77,8 +78,8 @@ static void retire_ring_sites(struct spanprof__trace_ring *ring, struct spanprof
 }
 
 /* Objects going away (record/siteretire.c): every event's site pointer into them becomes the
- * copy's, in the rings of running threads and in those kept of threads that ended
- * (trace_retired.c).  With the process lock held; a compare-and-swap, so an event a running
+ * copy's, in the rings of running threads, in those kept of threads that ended
+ * (trace_retired.c) and in the flight recorder's copies (flight.h).  With the process lock held; a compare-and-swap, so an event a running
  * owner writes meanwhile into the same slot is never overwritten. */
 void spanprof__trace_retire_sites(struct spanprof__retire *r)
 {
@@ -86,6 +87,9 @@ void spanprof__trace_retire_sites(struct spanprof__retire *r)
         retire_ring_sites(t->trace, r);
     for (size_t i = 0; i < SPANPROF__TRACE_RETIRED; i++)
         retire_ring_sites(spanprof__trace_retired.v[i].ring, r);
+    for (size_t i = 0; i < SPANPROF__FLIGHT_PENDING; i++) /* copies a capture still waits for */
+        for (size_t k = 0; k < 1 + SPANPROF__FLIGHT_OTHERS; k++)
+            retire_ring_sites(spanprof__flight_pending[i].kept[k].ring, r);
 }
 
 void spanprof__trace_outer_of_self(struct spanprof__trace_outer *out)
@@ -146,6 +150,29 @@ size_t spanprof__trace_snapshot_into(const struct spanprof__trace_ring *r,
     }
     *dropped += lost;
     return out;
+}
+
+void spanprof__trace_keep(const struct spanprof__trace_ring *src, struct spanprof__trace_ring *dst)
+{
+    uint64_t head = __atomic_load_n(&src->head, __ATOMIC_ACQUIRE);
+    uint64_t base = __atomic_load_n(&src->base, __ATOMIC_RELAXED);
+    uint64_t total = head - base, keep = total < src->capacity ? total : src->capacity;
+    if (keep > dst->capacity)
+        keep = dst->capacity;
+    for (uint64_t h = head - keep; h != head; h++) {
+        const struct spanprof__trace_event *e = &src->events[h & (src->capacity - 1)];
+        uintptr_t tag = __atomic_load_n(&e->tag, __ATOMIC_ACQUIRE);
+        uintptr_t src_lap = h & src->capacity ? SPANPROF__TRACE_ODD_LAP : 0;
+        uintptr_t dst_lap = h & dst->capacity ? SPANPROF__TRACE_ODD_LAP : 0;
+        struct spanprof__trace_event *d = &dst->events[h & (dst->capacity - 1)];
+        d->tick = __atomic_load_n(&e->tick, __ATOMIC_RELAXED);
+        /* a slot not written in its lap (a push a signal cut short) is left unwritten: lost */
+        d->tag = tag && (tag & SPANPROF__TRACE_ODD_LAP) == src_lap
+                     ? (tag & ~SPANPROF__TRACE_ODD_LAP) | dst_lap : 0;
+    }
+    dst->head = head;
+    dst->base = base;
+    dst->order = src->order;
 }
 
 struct spanprof__trace_event *spanprof__trace_snapshot(const struct spanprof__trace_ring *r, size_t *n,

@@ -26,6 +26,21 @@ uint64_t spanprof__trace_pending(const struct spanprof__trace_ring *r);
 size_t spanprof__trace_snapshot_into(const struct spanprof__trace_ring *r,
                                      struct spanprof__trace_event *ev, uint64_t *dropped);
 
+/* Copies the newest events of SRC (the calling thread's own ring) into DST, as many as DST holds,
+ * keeping SRC's numbering (head, base, order), so that DST reads as SRC would have at this moment,
+ * less what did not fit.  The flight recorder secures a slow call's events this way at its exit:
+ * the ring of a busy thread is overwritten long before the capture is written.  Slots a signal
+ * handler's push left unwritten stay so (read as lost).  Async-signal-safe; its cost is a copy of
+ * DST's size (1 MiB: about 0.1 ms). */
+void spanprof__trace_keep(const struct spanprof__trace_ring *src, struct spanprof__trace_ring *dst);
+
+/* A thread's events copied at a moment that mattered (spanprof__trace_keep): a flight-recorder
+ * trigger secures the slow thread's and the busiest others' this way. */
+struct spanprof__trace_kept {
+    pid_t tid;
+    struct spanprof__trace_ring *ring; /* its head 0: nothing copied */
+};
+
 /* A thread's outermost open spans, outermost first, with their start ticks (at entry, or later
  * after a settle), and how many it had open: what a capture shows of the spans its ring no
  * longer holds the begin of. */

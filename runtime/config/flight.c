@@ -228,7 +228,8 @@ static void write_capture(const struct spanprof__flight_trigger *t, uint64_t sup
     struct spanprof__trace_window win = {
         .from = from, .to = t->end, .site = t->site, .tid = t->tid, .start = t->start,
         .end = t->end, .seconds = spanprof__flight.seconds, .time = iso,
-        .suppressed = suppressed, .outer = &t->outer,
+        .suppressed = suppressed, .outer = &t->outer, .kept = t->kept,
+        .nkept = t->site ? t->nkept : 0,
     };
     struct spanprof__outfile of;
     int err = spanprof__outfile_open(path, "", &of);
@@ -329,9 +330,9 @@ double spanprof__flight_serve(int force)
         uint32_t ready = 2;
         if (next && __atomic_compare_exchange_n(&next->state, &ready, 3, 0, __ATOMIC_ACQUIRE,
                                                 __ATOMIC_RELAXED)) {
-            struct spanprof__flight_trigger copy = *next;
+            /* the slot stays the writer's until its kept events are written */
+            write_capture(next, __atomic_load_n(&spanprof__flight_suppressed, __ATOMIC_RELAXED));
             __atomic_store_n(&next->state, 0, __ATOMIC_RELEASE);
-            write_capture(&copy, __atomic_load_n(&spanprof__flight_suppressed, __ATOMIC_RELAXED));
         }
         again = next != NULL;
     }

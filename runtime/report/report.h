@@ -253,6 +253,7 @@ int spanprof__trace_write(FILE *f, const struct spanprof__view *v,
 /* A flight-recorder capture (config/flight.c): only the events from FROM to TO (ticks) of every
  * thread, spans open at TO closed there, and what set it off in otherData's "capture". */
 struct spanprof__trace_outer;
+struct spanprof__trace_kept;
 struct spanprof__trace_window {
     uint64_t from, to;
     const struct spanprof_site *site; /* the slow call's site; NULL: asked for */
@@ -264,6 +265,10 @@ struct spanprof__trace_window {
     /* The slow or crashing thread's outermost spans, still open at the window's end: those
      * begun before its ring's oldest event show as begun at the window's start. */
     const struct spanprof__trace_outer *outer;
+    /* Threads' newest events, copied as the slow call ended (collect/flight.h): each written in
+     * place of its thread's ring when the ring no longer holds all of it. */
+    const struct spanprof__trace_kept *kept;
+    size_t nkept;
 };
 int spanprof__trace_write_window(FILE *f, const struct spanprof__view *v,
                                  const struct spanprof__json_meta *m, uint64_t origin_tick,

@@ -297,6 +297,8 @@ void spanprof__trace_replay(struct spanprof__trace_sink *w, const struct spanpro
                 w->failed = 1;
         /* The ring holds events before the window: whatever was open was open at its start. */
         begin_tick = first > 0 ? win->from : last > first ? ev[first].tick : win->from;
+        if (cut && first == 0 && last > 0 && ev[0].tick > win->from)
+            ts->late_from = ev[0].tick;
         cut = cut || first > 0;
         ev += first;
         n = last - first;

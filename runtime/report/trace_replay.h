@@ -33,6 +33,9 @@ struct spanprof__trace_sink {
 /* What a thread's replay wrote and repaired (otherData's "threads"). */
 struct spanprof__trace_thread_stats {
     uint64_t events, dropped, before, open, unmatched;
+    /* With a window: the tick of the first event kept when those before it, inside the window,
+     * were overwritten (the thread's part starts late); 0 when it covers the window. */
+    uint64_t late_from;
 };
 
 /* ns from the sink's origin to TICK (0 before it). */

@@ -121,10 +121,32 @@ struct trace_thread {
     const char *name;
     uint64_t order, end_tick; /* order: see spanprof__trace_ring */
     int ended;
+    int kept; /* its events copied at the trigger, in place of its ring */
+    size_t capacity; /* its ring's, in events (0: none) */
 };
 
-/* otherData's "capture": what set the capture off, and the slow call's slowest spans. */
-static json_object *capture_json(const struct spanprof__trace_sink *w, const struct spanprof__view *v)
+/* The oldest event number R still holds (its numbering: see spanprof__trace_keep). */
+static uint64_t oldest_held(const struct spanprof__trace_ring *r)
+{
+    uint64_t head = __atomic_load_n(&r->head, __ATOMIC_ACQUIRE), total = head - r->base;
+    return head - (total < r->capacity ? total : r->capacity);
+}
+
+/* Whether a thread's part comes from KEPT, the copy taken at the trigger, rather than from
+ * RING: unless the ring still holds all that was copied, with room to spare (its owner may push
+ * on while it is read), which it does for a thread too idle to have overwritten anything. */
+static int use_kept(const struct spanprof__trace_ring *ring, const struct spanprof__trace_ring *kept)
+{
+    if (!kept || kept->head == kept->base)
+        return 0;
+    return !ring || ring->base != kept->base ||
+           oldest_held(ring) + ring->capacity / 4 > oldest_held(kept);
+}
+
+/* otherData's "capture": what set the capture off, whether the slow call is all there (SLOW_HELD),
+ * and the slow call's slowest spans. */
+static json_object *capture_json(const struct spanprof__trace_sink *w, const struct spanprof__view *v,
+                                 int slow_held)
 {
     const struct spanprof__trace_window *win = w->win;
     json_object *c = json_object_new_object();
@@ -140,6 +162,9 @@ static json_object *capture_json(const struct spanprof__trace_sink *w, const str
         json_object_object_add(c, "start_us", spanprof__json_u64(spanprof__trace_ns(w, win->start) / 1000));
         json_object_object_add(c, "duration_ns",
                                spanprof__json_u64(spanprof__ticks_to_ns(v, win->end - win->start)));
+        /* false: its thread wrote more inside the call than the copy at the trigger holds, and
+         * the call shows from that thread's first event kept */
+        json_object_object_add(c, "slow_call_whole", json_object_new_boolean(slow_held));
         json_object *d = json_object_new_array();
         /* The longest is the slow call itself. */
         for (size_t i = 1; i < w->nslowest; i++) {
@@ -155,10 +180,11 @@ static json_object *capture_json(const struct spanprof__trace_sink *w, const str
 
 /* The view's threads (retired groups have no ring: left out) and the retired rings, in the
  * order the threads entered their first span (the view's order, which the rings' order
- * follows).  Returns a
- * malloc'd array (count in *n) or NULL. */
+ * follows); with a slow call's window, the threads' events copied at the trigger where they
+ * reach further (use_kept).  Returns a malloc'd array (count in *n) or NULL. */
 static struct trace_thread *trace_threads(const struct spanprof__view *v, uint64_t end_tick,
-                                          size_t *n, char (*labels)[32])
+                                          const struct spanprof__trace_window *win, size_t *n,
+                                          char (*labels)[32])
 {
     const struct spanprof__trace_retired *r = &spanprof__trace_retired;
     struct trace_thread *tt = calloc(2 * (v->nthreads + r->n) + 1, sizeof *tt);
@@ -176,13 +202,15 @@ static struct trace_thread *trace_threads(const struct spanprof__view *v, uint64
             order = t->trace->order;
         live[nl++] = (struct trace_thread){t->trace, t->tid,
                                            spanprof__thread_label(t, labels[i], sizeof labels[i]),
-                                           order, end_tick, 0};
+                                           order, end_tick, 0, 0,
+                                           t->trace ? t->trace->capacity : 0};
     }
     /* Insertion by order (a few dozen entries). */
     size_t first = r->n == SPANPROF__TRACE_RETIRED ? r->next : 0;
     for (size_t k = 0; k < r->n; k++) {
         const struct spanprof__trace_exited *e = &r->v[(first + k) % SPANPROF__TRACE_RETIRED];
-        struct trace_thread x = {e->ring, e->tid, e->name, e->ring->order, e->end_tick, 1};
+        struct trace_thread x = {e->ring, e->tid, e->name, e->ring->order, e->end_tick, 1, 0,
+                              e->ring->capacity};
         size_t j = ne++;
         for (; j > 0 && ended[j - 1].order > x.order; j--)
             ended[j] = ended[j - 1];
@@ -192,6 +220,12 @@ static struct trace_thread *trace_threads(const struct spanprof__view *v, uint64
     while (i < nl || j < ne)
         tt[(*n)++] = j == ne || (i < nl && live[i].order <= ended[j].order) ? live[i++]
                                                                                       : ended[j++];
+    for (i = 0; win && i < *n; i++)
+        for (size_t k = 0; k < win->nkept; k++)
+            if (tt[i].tid == win->kept[k].tid && use_kept(tt[i].ring, win->kept[k].ring)) {
+                tt[i].ring = win->kept[k].ring;
+                tt[i].kept = 1;
+            }
     return tt;
 }
 
@@ -204,7 +238,7 @@ static int write_trace(FILE *f, const struct spanprof__view *v,
                                         .pid = m->pid, .origin = origin_tick, .win = win};
     size_t nt = 0;
     char (*labels)[32] = calloc(v->nthreads ? v->nthreads : 1, sizeof *labels);
-    struct trace_thread *tt = labels ? trace_threads(v, end_tick, &nt, labels) : NULL;
+    struct trace_thread *tt = labels ? trace_threads(v, end_tick, win, &nt, labels) : NULL;
     struct spanprof__trace_thread_stats *stats = calloc(nt ? nt : 1, sizeof *stats);
     char *program = escape(m->program);
     if (!labels || !tt || !stats || !program) {
@@ -238,6 +272,7 @@ static int write_trace(FILE *f, const struct spanprof__view *v,
     /* Run information: a small tree, so json-c. */
     json_object *o = json_object_new_object();
     uint64_t dropped = 0, capacity = 0;
+    int slow_held = 0; /* the slow call's thread holds its begin */
     json_object *threads = json_object_new_array();
     for (size_t i = 0; i < nt; i++) {
         json_object *jt = json_object_new_object();
@@ -245,15 +280,22 @@ static int write_trace(FILE *f, const struct spanprof__view *v,
         json_object_object_add(jt, "name", spanprof__json_str(tt[i].name));
         if (tt[i].ended)
             json_object_object_add(jt, "ended", json_object_new_boolean(1));
+        if (tt[i].kept)
+            json_object_object_add(jt, "kept_at_trigger", json_object_new_boolean(1));
         json_object_object_add(jt, "events", spanprof__json_u64(stats[i].events));
         json_object_object_add(jt, "dropped_events", spanprof__json_u64(stats[i].dropped));
         json_object_object_add(jt, "begins_before_window", spanprof__json_u64(stats[i].before));
         json_object_object_add(jt, "open_at_write", spanprof__json_u64(stats[i].open));
         json_object_object_add(jt, "unmatched_ends", spanprof__json_u64(stats[i].unmatched));
+        if (stats[i].late_from)
+            json_object_object_add(jt, "events_from_us",
+                                   spanprof__json_u64(spanprof__trace_ns(&sink, stats[i].late_from) / 1000));
+        if (win && win->site && tt[i].tid == win->tid)
+            slow_held = !stats[i].late_from || stats[i].late_from <= win->start;
         json_object_array_add(threads, jt);
         dropped += stats[i].dropped;
-        if (tt[i].ring)
-            capacity = tt[i].ring->capacity;
+        if (tt[i].capacity)
+            capacity = tt[i].capacity;
     }
     const struct spanprof__trace_retired *r = &spanprof__trace_retired;
     json_object_object_add(o, "version", json_object_new_int(SPANPROF_FORMAT_VERSION));
@@ -272,7 +314,7 @@ static int write_trace(FILE *f, const struct spanprof__view *v,
     }
     json_object_object_add(o, "threads", threads);
     if (win)
-        json_object_object_add(o, "capture", capture_json(&sink, v));
+        json_object_object_add(o, "capture", capture_json(&sink, v, slow_held));
     const char *s = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN |
                                                           JSON_C_TO_STRING_NOSLASHESCAPE);
     if (!s)

@@ -30,6 +30,11 @@
 #   full_disk    the capture directory on a full file system: one error line, the profile
 #                still written (root only: a small tmpfs)
 #   bad_values   one warning line per bad value, and the defaults
+#   busy         busy.c (marked spans, no -all): a main thread writing at least 10 M span events
+#                per CPU second, one 20 ms request each second; SPANPROF_SLOW=request:10ms alone,
+#                the default ring: every capture holds the whole request and the nap inside it
+#                (the ring is overwritten in ~26 ms, long before the capture is written: the
+#                events are secured as the call ends)
 #
 # Environment: CC, PLUGIN, INCLUDE_DIR, LIBDIR, TRACECHECK, FLIGHTCHECK, TOOL.  ONLY, REGEN as in
 # ../lib.sh.
@@ -41,6 +46,10 @@ exe=$work/reqloop
 cmd="$CC -O2 -g -fplugin=$PLUGIN -fplugin-arg-spanplugin-all -I$INCLUDE_DIR $here/reqloop.c -o $exe -L$LIBDIR -Wl,--no-as-needed -lspanprof -Wl,-rpath,$LIBDIR -pthread"
 # shellcheck disable=SC2086 # a word list
 build "reqloop" "$work/build.log" $cmd || finish
+busy=$work/busy
+cmd="$CC -O2 -g -fplugin=$PLUGIN -I$INCLUDE_DIR $here/busy.c -o $busy -L$LIBDIR -Wl,--no-as-needed -lspanprof -Wl,-rpath,$LIBDIR -pthread"
+# shellcheck disable=SC2086 # a word list
+build "busy" "$work/build-busy.log" $cmd || finish
 
 # in_range N LOW HIGH WHAT: "WHAT: LOW to HIGH" when LOW <= N <= HIGH, else N itself.
 in_range() {
@@ -352,7 +361,26 @@ test_bad_values() {
     compare_expected bad_values "gcc -O2" "$d.actual"
 }
 
-for t in loop never globs alone rate threads fork term crash request min record full_disk bad_values; do
+test_busy() {
+    d=$work/busy_run
+    mkdir -p "$d"
+    (cd "$d" && BUSY_RATE=rate SPANPROF_SLOW=request:10ms SPANPROF_SLOW_INTERVAL=0.5 \
+        SPANPROF_SLOW_DIR=caps SPANPROF_FOLDED= "$busy" 3.2 >stdout 2>stderr; echo $? >status)
+    {
+        outcome "$d"
+        cat "$d/stdout"
+        rate=$(cat "$d/rate")
+        [ "$rate" -ge 10000000 ] && echo "main thread: at least 10 M span events per CPU second" ||
+            echo "main thread: $rate span events per CPU second (expected at least 10 M)"
+        captures "$d/caps" --min-ms 20 --inner nap
+        in_range "$(count_files "$d/caps")" 3 3 "captures"
+        echo "# captures whose request is not whole: $(cat "$d"/caps/*.trace.json |
+            grep -c '"slow_call_whole":false')"
+    } >"$d.actual" 2>&1
+    compare_expected busy "gcc -O2" "$d.actual"
+}
+
+for t in loop never globs alone rate threads fork term crash request min record full_disk bad_values busy; do
     selected "$t" && "test_$t"
 done
 summary
