@@ -40,8 +40,13 @@ int spanprof__writer_wait(uint32_t ticket, int ms);
  * waiting: it serves the queue at every wake-up). */
 void spanprof__writer_kick(void);
 
-/* ---- flight.c: SPANPROF_FLIGHT's captures ---- */
+/* ---- namecheck.c: run-time span names checked at start-up ---- */
 struct spanprof__options;
+/* One warning line on ERR for each glob of SPANPROF_SLOW, SPANPROF_COZ_PROGRESS and
+ * SPANPROF_COZ_LATENCY that names no span of the modules loaded now. */
+void spanprof__check_names(const struct spanprof__options *o, FILE *err);
+
+/* ---- flight.c: SPANPROF_FLIGHT's captures ---- */
 /* At start-up, before the collectors start: spanprof__flight from O (COUNTING: no timestamps, no
  * flight recorder, with a warning).  1 when the flight recorder is on. */
 int spanprof__flight_setup(const struct spanprof__options *o, int counting);

@@ -140,3 +140,38 @@ int spanprof__elf_names_match(const char *path, const char *globs)
     spanprof__elf_close(&e);
     return found;
 }
+
+int spanprof__elf_function_match(const char *path, const char *globs)
+{
+    struct spanprof__elf e;
+    if (spanprof__elf_open(&e, path))
+        return -1;
+    const Elf64_Shdr *symtab = NULL;
+    for (unsigned i = 0; i < e.nsections && !symtab; i++)
+        if (e.sections[i].sh_type == SHT_SYMTAB)
+            symtab = spanprof__elf_section_at(&e, i);
+    for (unsigned i = 0; i < e.nsections && !symtab; i++)
+        if (e.sections[i].sh_type == SHT_DYNSYM)
+            symtab = spanprof__elf_section_at(&e, i);
+    const Elf64_Shdr *strtab = symtab ? spanprof__elf_section_at(&e, symtab->sh_link) : NULL;
+    uint64_t nsyms = 0, nstr = 0;
+    Elf64_Sym *syms = strtab ? (Elf64_Sym *)spanprof__elf_read(&e, symtab, MAX_TABLE, &nsyms) : NULL;
+    char *str = syms ? spanprof__elf_read(&e, strtab, MAX_TABLE, &nstr) : NULL;
+    int found = str ? 0 : -1;
+    char name[256];
+    for (uint64_t i = 0; str && i < nsyms / sizeof *syms && !found; i++) {
+        if (ELF64_ST_TYPE(syms[i].st_info) != STT_FUNC || syms[i].st_name >= nstr)
+            continue;
+        const char *full = str + syms[i].st_name;
+        size_t len = strcspn(full, ".");
+        if (len == 0 || len >= sizeof name)
+            continue;
+        memcpy(name, full, len);
+        name[len] = 0;
+        found = spanprof__name_matches(globs, name);
+    }
+    free(syms);
+    free(str);
+    spanprof__elf_close(&e);
+    return found;
+}

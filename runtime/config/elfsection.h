@@ -42,6 +42,11 @@ char *spanprof__elf_read(const struct spanprof__elf *e, const Elf64_Shdr *s, uin
  * the file has no such section (not ELF, not built with the plugin) or can't be read. */
 int spanprof__elf_names_match(const char *path, const char *globs);
 
+/* Whether the symbol table of the ELF file at PATH (.symtab, else .dynsym) has a function that
+ * the glob list GLOBS names, its name taken up to a GCC clone suffix (".constprop.0", ".isra.0",
+ * ".part.0", ".cold"): 1 if one does, 0 if none does, -1 when there is no symbol table. */
+int spanprof__elf_function_match(const char *path, const char *globs);
+
 #pragma GCC visibility pop
 
 #endif /* SPANPROF_ELFSECTION_H */

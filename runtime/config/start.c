@@ -17,47 +17,12 @@
 #include "collect/collect.h"
 #include "config/config.h"
 #include "config/debuginfo.h"
-#include "config/elfsection.h"
 #include "config/options.h"
 #include "record/clock.h"
 #include "report/report.h"
 
 static struct spanprof__options options;
 
-/* SPANPROF_COZ_PROGRESS against the span names of the modules loaded at start (the plugin's
- * section, config/elfsection.h): a glob that names no span, typically a function the size rule
- * left out of a whole-program build, gives coz no progress point, and a run of minutes for
- * nothing, so it is said now.  Modules without the section (not built with the plugin, or
- * unreadable) say nothing either way. */
-struct progress_scan {
-    const char *globs;
-    int seen, matched;
-};
-
-static int scan_module_names(struct dl_phdr_info *info, size_t size, void *data)
-{
-    (void)size;
-    struct progress_scan *scan = data;
-    /* The executable's entry has no name; the vDSO's is no file (the open fails). */
-    const char *path = info->dlpi_name && *info->dlpi_name ? info->dlpi_name : "/proc/self/exe";
-    int found = spanprof__elf_names_match(path, scan->globs);
-    scan->seen |= found >= 0;
-    scan->matched |= found == 1;
-    return scan->matched;
-}
-
-static void warn_progress_unmatched(FILE *err, const char *globs)
-{
-    struct progress_scan scan = {globs, 0, 0};
-    dl_iterate_phdr(scan_module_names, &scan);
-    if (scan.seen && !scan.matched)
-        fprintf(err,
-                "spanprof: warning: SPANPROF_COZ_PROGRESS=%s names no span of the program or "
-                "of the libraries loaded at start, so coz will see no progress point: rebuild "
-                "with -fplugin-arg-spanplugin-progress=%s (a progress point of a function of "
-                "any size) or mark it __attribute__((progress))\n",
-                globs, globs);
-}
 struct spanprof__outputs spanprof__outputs;
 
 static const char *env_get(const char *name)
@@ -155,8 +120,7 @@ static void start(void)
         spanprof__g.coz_latency = o->coz_latency;
         if (spanprof__g.coz_get)
             spanprof__warn_debug_info_for_coz(stderr);
-        if (spanprof__g.coz_get && o->coz_progress)
-            warn_progress_unmatched(stderr, o->coz_progress);
+        spanprof__check_names(o, stderr);
         int flight = spanprof__flight_setup(o, spanprof__flags.counting);
         /* Before any node exists: fixes the per-node data layout. */
         spanprof__collectors_start(&(struct spanprof__collect_settings){

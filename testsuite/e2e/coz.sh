@@ -182,15 +182,16 @@ if build "coz_unmarked.c default selection" "$work/default/build.log" $CC -O2 -g
 fi
 
 # SPANPROF_COZ_PROGRESS without record: the runtime says it at start under coz, once, for a
-# glob that names no span (record_tiny.c, tiny left out by its size), and not for one that does.
+# glob that names no span (record_tiny.c, tiny left out by its size), and not for one that does
+# (every variable's names are checked alike: testsuite/flight/run.sh, case names).
 mkdir -p "$work/tiny"
 # shellcheck disable=SC2086 # CC may be a word list
 if build "record_tiny.c whole-program" "$work/tiny/build.log" $CC -O2 -g -gdwarf-4 \
     -gno-variable-location-views -fplugin="$PLUGIN" -fplugin-arg-spanplugin-all \
     "$here/record_tiny.c" -o "$work/tiny/prog" -L"$LIBDIR" -Wl,--no-as-needed -lspanprof \
     -Wl,-rpath,"$LIBDIR"; then
-    want="spanprof: warning: SPANPROF_COZ_PROGRESS=tiny names no span of the program or of the libraries loaded at start, so coz will see no progress point: rebuild with -fplugin-arg-spanplugin-progress=tiny (a progress point of a function of any size) or mark it __attribute__((progress))"
-    for glob in tiny 'x,wor*'; do
+    want="spanprof: warning: SPANPROF_COZ_PROGRESS: 'tiny' names no span, so coz sees no progress point for it: the program has the function but no span for it (the plugin's size rule leaves small functions out): rebuild with -fplugin-arg-spanplugin-progress=tiny (a progress point of a function of any size) or mark it __attribute__((progress))"
+    for glob in tiny 'wor*'; do
         (cd "$work/tiny" && SPANPROF_FOLDED='' SPANPROF_COZ_PROGRESS="$glob" "$COZ" run --- ./prog >coz.log 2>&1)
         warnings=$(grep -c 'spanprof: warning' "$work/tiny/coz.log")
         if [ "$glob" = tiny ]; then

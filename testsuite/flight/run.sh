@@ -30,6 +30,9 @@
 #   full_disk    the capture directory on a full file system: one error line, the profile
 #                still written (root only: a small tmpfs)
 #   bad_values   one warning line per bad value, and the defaults
+#   names        names that match no span, each with one warning line: a typo ('hanlde'), a
+#                function the size rule left without a span (fault), in SPANPROF_SLOW and
+#                SPANPROF_COZ_PROGRESS; none for a name that has one (handle)
 #   busy         busy.c (marked spans, no -all): a main thread writing at least 10 M span events
 #                per CPU second, one 20 ms request each second; SPANPROF_SLOW=request:10ms alone,
 #                the default ring: every capture holds the whole request and the nap inside it
@@ -361,6 +364,18 @@ test_bad_values() {
     compare_expected bad_values "gcc -O2" "$d.actual"
 }
 
+test_names() {
+    d=$work/names
+    mkdir -p "$d"
+    {
+        echo "# SPANPROF_SLOW=hanlde:1ms,fault:1ms,handle:10s SPANPROF_COZ_PROGRESS='dig*,faul?'"
+        (cd "$d" && SPANPROF_SLOW=hanlde:1ms,fault:1ms,handle:10s SPANPROF_COZ_PROGRESS='dig*,faul?' \
+            SPANPROF_FOLDED= "$exe" 0.05 quiet 2>&1 >/dev/null)
+        echo "# exit $?"
+    } >"$d.actual" 2>&1
+    compare_expected names "gcc -O2" "$d.actual"
+}
+
 test_busy() {
     d=$work/busy_run
     mkdir -p "$d"
@@ -380,7 +395,7 @@ test_busy() {
     compare_expected busy "gcc -O2" "$d.actual"
 }
 
-for t in loop never globs alone rate threads fork term crash request min record full_disk bad_values busy; do
+for t in loop never globs alone rate threads fork term crash request min record full_disk bad_values names busy; do
     selected "$t" && "test_$t"
 done
 summary
