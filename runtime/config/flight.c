@@ -5,7 +5,8 @@
  * A capture is a Chrome trace (report/trace_writer.c) of every thread's events from SPANPROF_FLIGHT
  * seconds before the trigger up to it (and the whole slow call when it is longer), in
  * SPANPROF_SLOW_DIR as SPAN.PID.TIME.trace.json, written through a temporary file and renamed
- * (report/outfile.c).  None is written while the directory holds SPANPROF_SLOW_MAX of them; the
+ * (report/outfile.c).  None is written while the directory holds SPANPROF_SLOW_MAX of them, or
+ * SPANPROF_SLOW_MAX_BYTES of them in all; the
  * first capture that cannot be written says why in one line, later ones say nothing.  The
  * process exit, a terminating signal's last write and every wake-up of the writer serve the queue
  * first.
@@ -36,7 +37,7 @@
 #include "report/outfile.h"
 
 static const char *dir;
-static uint64_t max_files;
+static uint64_t max_files, max_bytes;
 static char globs[SPANPROF__FLIGHT_RULES][256];
 static int error_said;
 static pthread_mutex_t serve_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -85,6 +86,7 @@ int spanprof__flight_setup(const struct spanprof__options *o, int counting)
         spanprof__slow_rules(o->slow, add_rule, NULL);
     dir = o->slow_dir ? o->slow_dir : "spanprof.slow";
     max_files = o->slow_max;
+    max_bytes = o->slow_max_bytes;
     spanprof__flight_notify = spanprof__writer_kick;
     pthread_atfork(NULL, NULL, fork_child);
     return 1;
@@ -175,14 +177,16 @@ static void capture_path(char path[PATH_MAX], const char *name, const char *stam
     path[at] = 0;
 }
 
-/* Capture files in the directory, counted with getdents64 (opendir allocates).  Async-signal-safe. */
-static uint64_t captures_kept(void)
+/* Whether the directory has room for another capture: fewer than SPANPROF_SLOW_MAX of them,
+ * taking less than SPANPROF_SLOW_MAX_BYTES in all (counted with getdents64 and fstatat: opendir
+ * allocates).  Async-signal-safe. */
+static int room_for_capture(void)
 {
     int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (fd < 0)
-        return 0;
+        return 1;
     static char buf[16384];
-    uint64_t n = 0;
+    uint64_t n = 0, bytes = 0;
     for (long got; (got = syscall(SYS_getdents64, fd, buf, sizeof buf)) > 0;)
         for (long at = 0; at < got;) {
             struct linux_dirent64 {
@@ -193,11 +197,16 @@ static uint64_t captures_kept(void)
                 char name[];
             } *e = (void *)(buf + at);
             size_t len = strlen(e->name);
-            n += len > 11 && strcmp(e->name + len - 11, ".trace.json") == 0;
+            struct stat st;
+            if (len > 11 && strcmp(e->name + len - 11, ".trace.json") == 0) {
+                n++;
+                if (fstatat(fd, e->name, &st, AT_SYMLINK_NOFOLLOW) == 0)
+                    bytes += (uint64_t)st.st_size;
+            }
             at += e->reclen;
         }
     close(fd);
-    return n;
+    return n < max_files && bytes < max_bytes;
 }
 
 static void write_capture(const struct spanprof__flight_trigger *t, uint64_t suppressed)
@@ -206,7 +215,7 @@ static void write_capture(const struct spanprof__flight_trigger *t, uint64_t sup
         say_error(dir, strerror(errno));
         return;
     }
-    if (captures_kept() >= max_files)
+    if (!room_for_capture())
         return;
     struct spanprof__capture c;
     if (spanprof__capture_begin(&c, &spanprof__outputs)) {
@@ -259,7 +268,7 @@ void spanprof__flight_crash(const char *signal)
     const char *parts[] = {"spanprof: error: cannot write capture '", dir, "': ", "", "\n"};
     if (mkdir(dir, 0700) != 0 && errno != EEXIST) {
         parts[3] = spanprof__outfile_reason(errno);
-    } else if (captures_kept() < max_files) {
+    } else if (room_for_capture()) {
         struct spanprof__view v = spanprof__view_of(&spanprof__outputs);
         double ns_per_tick = v.ns_per_tick > 0 ? v.ns_per_tick : 1;
         uint64_t now;

@@ -146,6 +146,9 @@ static const struct option options[] = {
      "`SPAN.PID.TIME.trace.json`"},
     {"SPANPROF_SLOW_MAX", COUNT, FIELD(slow_max), "100", NULL, 1000000,
      "no capture is written while the directory holds this many"},
+    {"SPANPROF_SLOW_MAX_BYTES", BYTES, FIELD(slow_max_bytes), "268435456", NULL, 0,
+     "no capture is written while the directory's captures take this many bytes (256 MiB) or "
+     "more"},
     {"SPANPROF_SLOW_INTERVAL", SECONDS, FIELD(slow_interval), "1", NULL, 86400,
      "at most one capture per span in so many seconds (fractions allowed)"},
     {"SPANPROF_BUDGET", PERCENT, FIELD(budget), NULL, NULL, 100,

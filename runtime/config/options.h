@@ -60,6 +60,7 @@ struct spanprof__options {
     const char *slow;         /* SPANPROF_SLOW rules, NULL: unset */
     const char *slow_dir;     /* SPANPROF_SLOW_DIR */
     uint64_t slow_max;        /* SPANPROF_SLOW_MAX */
+    uint64_t slow_max_bytes;  /* SPANPROF_SLOW_MAX_BYTES */
     double slow_interval;     /* SPANPROF_SLOW_INTERVAL, seconds */
     /* The texts the fields above point to, copied out of the environment at load: a program
      * that sets its process title rewrites the memory the environment strings were in. */

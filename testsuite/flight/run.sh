@@ -16,7 +16,8 @@
 #   alone        SPANPROF_SLOW=stall:2ms without SPANPROF_FLIGHT: stall's captures, each of the
 #                default 1-second window
 #   rate         SPANPROF_SLOW_INTERVAL=0.5 for 3 s: at most 7 captures; SPANPROF_SLOW_MAX=2:
-#                exactly 2 files
+#                exactly 2 files; SPANPROF_SLOW_MAX_BYTES=200000 beside a capture of 150,000
+#                bytes: exactly one more (the first brings the directory over the limit)
 #   threads      short-lived threads start and end beside the workers: captures still valid
 #   fork         a fork child records on its own: captures of both pids, each trace its own
 #   term         SIGTERM (handled by the runtime) right after the first slow request: the
@@ -182,6 +183,11 @@ test_rate() {
     d2=$work/rate-max
     SPANPROF_SLOW=handle:2ms SPANPROF_FLIGHT=0.2 SPANPROF_SLOW_DIR=caps SPANPROF_SLOW_INTERVAL=0.1 \
         SPANPROF_SLOW_MAX=2 run_loop "$d2" 2
+    d3=$work/rate-bytes
+    mkdir -p "$d3/caps"
+    head -c 150000 /dev/zero >"$d3/caps/earlier.1.20260101T000000.000Z.trace.json"
+    SPANPROF_SLOW=handle:2ms SPANPROF_FLIGHT=0.2 SPANPROF_SLOW_DIR=caps SPANPROF_SLOW_INTERVAL=0.1 \
+        SPANPROF_SLOW_MAX_BYTES=200000 run_loop "$d3" 2
     {
         echo "# interval 0.5 s for 3 s: exit $(cat "$d/status"), stderr:"
         cat "$d/stderr"
@@ -190,6 +196,11 @@ test_rate() {
         cat "$d2/stderr"
         echo "captures: $(count_files "$d2/caps")"
         echo "other files: $(find "$d2/caps" -type f ! -name '*.trace.json' | wc -l)"
+        echo "# SPANPROF_SLOW_MAX_BYTES=200000, a capture of 150,000 bytes there: exit $(cat "$d3/status"), stderr:"
+        cat "$d3/stderr"
+        echo "captures written: $(($(count_files "$d3/caps") - 1))"
+        bytes=$(cat "$d3"/caps/*.trace.json | wc -c)
+        [ "$bytes" -ge 200000 ] && echo "the directory's captures reached the limit"
     } >"$d.actual" 2>&1
     compare_expected rate "gcc -O2" "$d.actual"
 }
