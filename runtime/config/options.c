@@ -95,7 +95,8 @@ static const struct option options[] = {
      "trace buffer per thread, in MiB: a number > 0 and ≤ 65536, fractions allowed (`0.5`); 16 "
      "bytes per event, so 8 MiB holds the last 524,288 events (262,144 span calls)"},
     {"SPANPROF_HISTOGRAM", CHOICE, FIELD(histogram), "0", switch_words, 0,
-     "`1`: latency percentiles of each span's inclusive wall time"},
+     "`1`: latency percentiles of each span's inclusive wall time (exact mode: with `count` or "
+     "`sample`, which measure no call's duration, a warning and none)"},
     {"SPANPROF_COMPENSATE", CHOICE, FIELD(compensate), "1", switch_words, 0,
      "`0`: exact times keep the profiler's own cost per call; by default it is measured at "
      "start and taken out of every span's total and self time (see *Compensated times*)"},

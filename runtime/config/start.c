@@ -122,9 +122,18 @@ static void start(void)
             spanprof__warn_debug_info_for_coz(stderr);
         spanprof__check_names(o, stderr);
         int flight = spanprof__flight_setup(o, spanprof__flags.counting);
+        /* A histogram holds each call's duration: counting modes take no timestamps per call
+         * (sample mode's time comes from the sampler), and taking them would cost what exact
+         * mode does. */
+        int histogram = o->histogram && !spanprof__flags.counting;
+        if (o->histogram && !histogram)
+            fprintf(stderr, "spanprof: warning: SPANPROF_HISTOGRAM needs each call's duration, "
+                            "which SPANPROF=%s does not measure; no histograms (exact mode, "
+                            "SPANPROF=1, has them)\n",
+                    o->mode == SPANPROF_MODE_SAMPLE ? "sample" : "count");
         /* Before any node exists: fixes the per-node data layout. */
         spanprof__collectors_start(&(struct spanprof__collect_settings){
-            .histogram = o->histogram,
+            .histogram = histogram,
             .cpu = o->cpu,
             .alloc = o->alloc,
             .alloc_stacks = o->alloc_stacks,
