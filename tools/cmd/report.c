@@ -171,25 +171,46 @@ int cmd_report(const struct sp_profile *p, enum report_sort sort, long limit)
     if (p->nspans == 0) {
         puts("no spans recorded");
     } else {
+        /* Tail figures (SPANPROF_HISTOGRAM) when a span shown has them: a mean alone hides a
+         * p50 of 1 µs under a max of 20 ms. */
+        int tails = 0;
+        for (size_t i = 0; i < shown; i++)
+            tails |= (order[i]->has_extra >> X_P50) & 1;
         struct table t;
-        table_init(&t, cpu_field >= 0 ? 8 : 7, cpu_field >= 0 ? "llrrrrrr" : "llrrrrr");
-        table_row(&t, xstrdup("span"), xstrdup("location"), xstrdup("calls"), xstrdup("total"),
-                  xstrdup("self"), xstrdup("mean"), xstrdup("self%"),
-                  cpu_field >= 0 ? xstrdup("cpu") : NULL);
+        char *cells[11];
+        size_t n = 0;
+        cells[n++] = xstrdup("span"), cells[n++] = xstrdup("location");
+        cells[n++] = xstrdup("calls"), cells[n++] = xstrdup("total");
+        cells[n++] = xstrdup("self"), cells[n++] = xstrdup("mean");
+        if (tails)
+            cells[n++] = xstrdup("p50"), cells[n++] = xstrdup("p99"), cells[n++] = xstrdup("max");
+        cells[n++] = xstrdup("self%");
+        if (cpu_field >= 0)
+            cells[n++] = xstrdup("cpu");
+        table_init(&t, n, "llrrrrrrrrr");
+        table_row_of(&t, cells);
         for (size_t i = 0; i < shown; i++) {
             const struct sp_span *s = order[i];
+            n = 0;
+            cells[n++] = xstrdup(s->name);
             /* file:line always: two spans may share a name (static functions in two files). */
-            table_row(&t, xstrdup(s->name), *s->file ? xasprintf("%s:%ld", s->file, s->line) : xstrdup("-"),
-                      p->no_calls ? xstrdup("-")
-                                  : xasprintf("%s%llu", s->switched_off ? ">=" : "",
-                                              (unsigned long long)s->calls),
-                      fmt_duration((double)s->total_ns), fmt_duration((double)s->self_ns),
-                      s->calls ? fmt_duration((double)s->total_ns / (double)s->calls) : xstrdup("-"),
-                      self_sum ? xasprintf("%.1f%%", 100.0 * (double)s->self_ns / (double)self_sum)
-                               : xstrdup("-"),
-                      cpu_field < 0 ? NULL
-                      : s->has_extra & (1u << cpu_field) ? fmt_duration((double)s->extra[cpu_field])
-                                                         : xstrdup("-"));
+            cells[n++] = *s->file ? xasprintf("%s:%ld", s->file, s->line) : xstrdup("-");
+            cells[n++] = p->no_calls ? xstrdup("-")
+                                     : xasprintf("%s%llu", s->switched_off ? ">=" : "",
+                                                 (unsigned long long)s->calls);
+            cells[n++] = fmt_duration((double)s->total_ns);
+            cells[n++] = fmt_duration((double)s->self_ns);
+            cells[n++] = s->calls ? fmt_duration((double)s->total_ns / (double)s->calls) : xstrdup("-");
+            for (int x = X_P50; tails && x <= X_MAX_NS; x++)
+                if (x != X_P90)
+                    cells[n++] = s->has_extra & (1u << x) ? fmt_duration((double)s->extra[x])
+                                                          : xstrdup("-");
+            cells[n++] = self_sum ? xasprintf("%.1f%%", 100.0 * (double)s->self_ns / (double)self_sum)
+                                  : xstrdup("-");
+            if (cpu_field >= 0)
+                cells[n++] = s->has_extra & (1u << cpu_field) ? fmt_duration((double)s->extra[cpu_field])
+                                                              : xstrdup("-");
+            table_row_of(&t, cells);
         }
         table_print(&t, "");
         table_free(&t);

@@ -109,6 +109,7 @@ struct table {
 };
 void table_init(struct table *t, size_t ncols, const char *align);
 void table_row(struct table *t, ...);      /* ncols strings, each taken over (freed later) */
+void table_row_of(struct table *t, char **cells); /* the same from an array of ncols */
 void table_print(struct table *t, const char *indent);
 void table_free(struct table *t);
 

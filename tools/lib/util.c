@@ -93,18 +93,29 @@ void table_init(struct table *t, size_t ncols, const char *align)
     t->cells = NULL;
 }
 
-void table_row(struct table *t, ...)
+/* Room for one more row; returns its first cell. */
+static char **next_row(struct table *t)
 {
     if (t->nrows == t->cap) {
         t->cap = t->cap ? 2 * t->cap : 16;
         t->cells = xrealloc(t->cells, t->cap * t->ncols * sizeof *t->cells);
     }
+    return &t->cells[t->nrows++ * t->ncols];
+}
+
+void table_row(struct table *t, ...)
+{
+    char **row = next_row(t);
     va_list ap;
     va_start(ap, t);
     for (size_t c = 0; c < t->ncols; c++)
-        t->cells[t->nrows * t->ncols + c] = va_arg(ap, char *);
+        row[c] = va_arg(ap, char *);
     va_end(ap);
-    t->nrows++;
+}
+
+void table_row_of(struct table *t, char **cells)
+{
+    memcpy(next_row(t), cells, t->ncols * sizeof *cells);
 }
 
 void table_print(struct table *t, const char *indent)
