@@ -105,7 +105,10 @@ fi
 # 12 requests of 10 µs whose 400 ns steps are 1/24 of a 9.6 µs stretch, the last six with 24
 # steps, not 20: from the seventh's start, 160 µs, less 1/64 of the stretch); the differential
 # page of `spanprof diff --html` and of `spanprof view` of a differential file (the change, with
-# its two root frames, first); and every page's title.
+# its two root frames, first); a flight-recorder capture (view-capture.trace.json: the slow
+# handle on main, not the busier worker, shown first, the call marked by a frame of its own, the
+# earlier handle not, opening on the call with a tenth of its 10 ms either side); and every
+# page's title.
 # Needs speedscope's files (built with npm): skipped without them.
 if selected view-embedded; then
     embedded() { # embedded PAGE: the decoded profile
@@ -129,7 +132,8 @@ if selected view-embedded; then
         "$tool" view "$work/run/" >"$work/run.out" 2>&1
         (cd "$here" && "$tool" view -o "$work/zoom.html" view-zoom.trace.json &&
          "$tool" diff --folded "$work/change.folded" --html "$work/diff.html" merge-a.folded.txt merge-b.folded.txt &&
-         "$tool" view -o "$work/change.html" "$work/change.folded") >>"$work/view.log" 2>&1
+         "$tool" view -o "$work/change.html" "$work/change.folded" &&
+         "$tool" view -o "$work/capture.html" view-capture.trace.json) >>"$work/view.log" 2>&1
         {
             echo "# view-small.folded.txt"
             embedded "$work/small.html" | json_pp -json_opt canonical,pretty
@@ -153,8 +157,12 @@ if selected view-embedded; then
             echo "# view of the differential file: the same profiles"
             embedded "$work/change.html" | json_pp -json_opt canonical,pretty |
                 grep -E '"(activeProfileIndex|name)"'
+            echo "# view view-capture.trace.json: the thread shown first, the frames, the stretch"
+            embedded "$work/capture.html" | json_pp -json_opt canonical,pretty |
+                grep -E '"(activeProfileIndex|name)"'
+            grep 'var from' "$work/capture.html"
             echo "# titles"
-            for page in small bytes threads foreign run/flamegraph zoom diff change; do
+            for page in small bytes threads foreign run/flamegraph zoom diff change capture; do
                 printf '%s: ' "$page"
                 sed -n 's/.*<title>\(.*\)<\/title>.*/\1/p' "$work/$page.html"
             done

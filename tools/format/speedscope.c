@@ -17,7 +17,10 @@
  * is slivers without names, so the page opens on a stretch of it (speedscope's format has no
  * viewport: view.c zooms there once the page is drawn): about 4 spans of the first level that
  * repeats (8 spans or more) wide, narrowed until the spans of the level below it are 1/24 of the
- * width or more (wide enough for a name), placed where most spans start.  A trace
+ * width or more (wide enough for a name), placed where most spans start.  A flight-recorder
+ * capture opens instead on its slow call's thread, on the call (a tenth of its length either
+ * side), which has a frame of its own so it stands out: "SPAN (slow call, the capture's
+ * trigger)".  A trace
  * this file does not understand
  * (events other than begin, end and metadata, or begins and ends that do not pair up on a
  * thread) is left as it is, for speedscope's own importer: the page still works, it only opens
@@ -371,10 +374,58 @@ static int read_event(json_object *e, void *ctx)
 
 /* Reads PATH's "traceEvents" a value at a time (traces run to hundreds of megabytes); a syntax
  * error is for speedscope's importer to report, on the page. */
-static int read_trace(const char *path, struct trace *tr, struct frames *fr)
+static int read_trace(const char *path, struct trace *tr, struct frames *fr, json_object **other)
 {
     struct reading r = {tr, fr};
-    return js_trace_walk(path, 1, read_event, &r, NULL);
+    return js_trace_walk(path, 1, read_event, &r, other);
+}
+
+/* A flight-recorder capture's slow call (otherData's "capture", see the runtime's
+ * trace_writer.c): its thread, span and time, ns on the trace's axis. */
+struct trigger {
+    long long tid, start, end;
+    const char *span;
+};
+
+static int trigger_of(json_object *other, struct trigger *tg)
+{
+    json_object *c;
+    double tid, start_us, dur_ns;
+    if (!other || !json_object_object_get_ex(other, "capture", &c) ||
+        num_field(c, "tid", &tid) || num_field(c, "start_us", &start_us) ||
+        num_field(c, "duration_ns", &dur_ns) || !(tg->span = js_member_string(c, "span")) ||
+        !(fabs(tid) < 9e15 && fabs(start_us) < 4.6e15 && dur_ns >= 0 && dur_ns < 4.6e18))
+        return -1;
+    tg->tid = (long long)tid;
+    tg->start = llround(start_us * 1000.0);
+    tg->end = tg->start + (long long)dur_ns;
+    return 0;
+}
+
+/* Marks the slow call on T: the outermost activation of the trigger's span that covers its end
+ * (the start_us is rounded down to a µs) gets a frame of its own, "SPAN (slow call, the
+ * capture's trigger)", so it stands out on the timeline.  0, or -1 when T holds no such call. */
+static int mark_trigger(struct thread *t, struct frames *fr, const struct trigger *tg)
+{
+    size_t span = frame_index(fr, tg->span, strlen(tg->span));
+    size_t *open = xmalloc((t->nev + 1) * sizeof *open), depth = 0;
+    int found = -1;
+    for (size_t j = 0; j < t->nev && found; j++) {
+        if (t->ev[j].open) {
+            open[depth++] = j;
+            continue;
+        }
+        size_t b = open[--depth];
+        if (t->ev[b].frame != span || t->ev[b].at > tg->start + 1000 ||
+            t->ev[j].at + 1000 < tg->end)
+            continue;
+        char *name = xasprintf("%s (slow call, the capture's trigger)", tg->span);
+        t->ev[b].frame = t->ev[j].frame = frame_index(fr, name, strlen(name));
+        free(name);
+        found = 0;
+    }
+    free(open);
+    return found;
 }
 
 /* A span of a thread's timeline: when it began, how long it ran, how deep it sat. */
@@ -459,9 +510,12 @@ int speedscope_from_trace(const char *path, const char *name, FILE *out, struct 
     struct frames fr = {0};
     strmap_init(&fr.map);
     tr.path = path;
-    int rc = read_trace(path, &tr, &fr);
+    json_object *other = NULL;
+    struct trigger tg = {0, 0, 0, NULL};
+    int rc = read_trace(path, &tr, &fr, &other);
     if (rc)
         goto out;
+    int capture = trigger_of(other, &tg) == 0;
     rc = -1;
     size_t nthreads = 0;
     long long lo = 0, hi = 0;
@@ -493,13 +547,29 @@ int speedscope_from_trace(const char *path, const char *name, FILE *out, struct 
                 most = tr.t[i].busy, active = k, busiest = &tr.t[i];
             k++;
         }
+    /* A capture opens on its slow call, marked, with a tenth of its length on either side. */
+    const struct thread *slow = NULL;
+    k = 0;
+    for (size_t i = 0; capture && i < tr.n && !slow; i++) {
+        if (!tr.t[i].nev)
+            continue;
+        if (tr.t[i].tid == tg.tid && mark_trigger(&tr.t[i], &fr, &tg) == 0)
+            slow = &tr.t[i], active = k;
+        k++;
+    }
     if (!name) {
         const char *slash = tr.process ? strrchr(tr.process, '/') : NULL;
         name = slash ? slash + 1 : tr.process && *tr.process ? tr.process : "trace";
     }
     opening->name = xstrdup(name);
     opening->length = hi - lo;
-    busiest_stretch(busiest, lo, hi, &opening->from, &opening->to);
+    if (slow) {
+        long long margin = (tg.end - tg.start) / 10;
+        opening->from = tg.start - margin > lo ? tg.start - margin - lo : 0;
+        opening->to = tg.end + margin < hi ? tg.end + margin - lo : hi - lo;
+    } else {
+        busiest_stretch(busiest, lo, hi, &opening->from, &opening->to);
+    }
     write_head(out, name, active, &fr);
     k = 0;
     for (size_t i = 0; i < tr.n; i++) {
@@ -520,6 +590,7 @@ int speedscope_from_trace(const char *path, const char *name, FILE *out, struct 
     fputs("]}\n", out);
     rc = ferror(out) ? -1 : 0;
 out:
+    json_object_put(other);
     trace_free(&tr);
     frames_free(&fr);
     return rc;
