@@ -18,8 +18,8 @@
  * flamegraph.html unless -o says otherwise.
  *
  * What gets in is speedscope's own file format (format/speedscope.c), not the input as it is:
- * it gives the flame graph a unit (ns shown as ms and µs), opens a trace on its busiest thread (a capture on its slow call)
- * and a differential file on what changed.  The page also picks the view it opens in, unless the
+ * it gives the flame graph a unit (ns shown as ms and µs), opens a trace on its busiest thread
+ * (a flight-recorder capture on its slow call) and a differential file on what changed.  The page also picks the view it opens in, unless the
  * URL names one: left-heavy (the flame graph) for folded stacks, time order (the timeline) for a
  * trace, which it then zooms to the stretch speedscope.c chose (speedscope's file format has no
  * viewport: the page turns the mouse wheel over it, as a user would, once it is drawn).
