@@ -96,6 +96,36 @@ static void print_descendants(const char *path, json_object *capture)
     putchar('\n');
 }
 
+/* What a slow call's capture lacks, and why: the call's start when its thread wrote more inside
+ * it than a capture keeps (capture.slow_call_whole), and the threads whose events start inside
+ * the window, older ones overwritten before they could be kept (threads[].events_from_us). */
+static void print_missing(const char *path, json_object *o, json_object *capture)
+{
+    int whole;
+    if (jf_bool(path, capture, "slow_call_whole", &whole) == 1 && !whole)
+        printf("      missing: the call's start (its thread wrote more inside it than a capture "
+               "keeps)\n");
+    json_object *threads;
+    uint64_t from_us;
+    if (jf_array(path, o, "threads", &threads) != 1 || jf_u64(path, capture, "from_us", &from_us) != 1)
+        return;
+    int said = 0;
+    for (size_t k = 0; k < json_object_array_length(threads); k++) {
+        json_object *t = json_object_array_get_idx(threads, k);
+        uint64_t at, tid;
+        if (jf_u64(path, t, "events_from_us", &at) != 1 || at <= from_us)
+            continue;
+        char tid_text[24] = "?";
+        if (jf_u64(path, t, "tid", &tid) == 1)
+            snprintf(tid_text, sizeof tid_text, "%" PRIu64, tid);
+        printf("%s %s (tid %s) from +%.1f ms", said++ ? "," : "      events start late, their "
+               "thread writing faster than its ring keeps:", str(path, t, "name"), tid_text,
+               (double)(at - from_us) / 1e3);
+    }
+    if (said)
+        putchar('\n');
+}
+
 int slow_captures(const char *dir, char ***names, size_t *n)
 {
     *names = NULL;
@@ -174,8 +204,10 @@ int cmd_slow_list(const char *dir, int header_if_none)
             if (jf_u64(path, o, "pid", &pid_value) == 1)
                 snprintf(pid, sizeof pid, "%" PRIu64, pid_value);
             printf("  %-24s  %-20s  %10s  %8s  %s\n", str(path, c, "time"), what, d, pid, names[i]);
-            if (slow)
+            if (slow) {
                 print_descendants(path, c);
+                print_missing(path, o, c);
+            }
         }
         json_object_put(o);
         free(path);

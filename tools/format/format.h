@@ -133,6 +133,7 @@ int jf_object(const char *file, json_object *o, const char *field, json_object *
 int jf_string(const char *file, json_object *o, const char *field, const char **out);
 int jf_u64(const char *file, json_object *o, const char *field, uint64_t *out);
 int jf_number(const char *file, json_object *o, const char *field, double *out);  /* finite */
+int jf_bool(const char *file, json_object *o, const char *field, int *out);
 int jf_invalid(const char *file, const char *field, const char *expected);
 
 /* ---- coz profile.coz (coz_profile.c) ---- */

@@ -83,3 +83,12 @@ int jf_number(const char *file, json_object *o, const char *field, double *out)
     *out = d;
     return 1;
 }
+
+int jf_bool(const char *file, json_object *o, const char *field, int *out)
+{
+    json_object *v;
+    int found = typed(file, o, field, json_type_boolean, "true or false", &v);
+    if (found == 1)
+        *out = json_object_get_boolean(v);
+    return found;
+}
