@@ -36,12 +36,13 @@ struct spanprof__flight_settings {
 extern struct spanprof__flight_settings spanprof__flight;
 
 /* The events copied at a trigger, at most (16 bytes each; no more than a thread's ring holds):
- * 65,536 cover 6.5 ms of a thread writing 10 M events a second, 20 ms of redis's main thread,
- * and cost the slow thread about 0.1 ms once per capture.  Mapped for every queue slot at
- * start-up; pages are touched as captures use them. */
+ * 65,536 cover 6.5 ms of a thread writing 10 M events a second, 20 ms of redis's main thread.
+ * With the others' below, the copies cost the slow thread 0.25-0.5 ms once per capture (0.9 ms
+ * while a slot's pages are first touched).  Mapped for every queue slot at start-up; pages are
+ * touched as captures use them. */
 #define SPANPROF__FLIGHT_KEEP_EVENTS 65536u
 /* Other threads whose events are copied at a trigger, each a quarter as many as the slow
- * thread's: another 1 MiB, another 0.1 ms at most. */
+ * thread's: another 1 MiB at most. */
 #define SPANPROF__FLIGHT_OTHERS 4
 /* A capture waiting for the writer.  state: 0 free, 1 being filled, 2 ready, 3 being written (the
  * slot, and its kept events, stay the writer's until the file is written). */

@@ -165,10 +165,12 @@ void spanprof__trace_keep(const struct spanprof__trace_ring *src, struct spanpro
         uintptr_t src_lap = h & src->capacity ? SPANPROF__TRACE_ODD_LAP : 0;
         uintptr_t dst_lap = h & dst->capacity ? SPANPROF__TRACE_ODD_LAP : 0;
         struct spanprof__trace_event *d = &dst->events[h & (dst->capacity - 1)];
-        d->tick = __atomic_load_n(&e->tick, __ATOMIC_RELAXED);
-        /* a slot not written in its lap (a push a signal cut short) is left unwritten: lost */
-        d->tag = tag && (tag & SPANPROF__TRACE_ODD_LAP) == src_lap
-                     ? (tag & ~SPANPROF__TRACE_ODD_LAP) | dst_lap : 0;
+        __atomic_store_n(&d->tick, __atomic_load_n(&e->tick, __ATOMIC_RELAXED), __ATOMIC_RELAXED);
+        /* a slot not written in its lap (a push a signal cut short) is left unwritten: lost;
+         * atomic, as a retirement of sites (under the lock) may rewrite the tag meanwhile */
+        __atomic_store_n(&d->tag, tag && (tag & SPANPROF__TRACE_ODD_LAP) == src_lap
+                                      ? (tag & ~SPANPROF__TRACE_ODD_LAP) | dst_lap : 0,
+                         __ATOMIC_RELEASE);
     }
     dst->head = head;
     dst->base = base;
