@@ -79,7 +79,7 @@ int main(int argc, char **argv)
             puts("could not take the old place");
     }
     if (argc > 2 && strcmp(argv[2], "settings") == 0)
-        setenv("SPANPROF_HISTOGRAM", "1", 1); /* read by a runtime that starts from now on */
+        setenv("SPANPROF_CPU", "1", 1); /* read by a runtime that starts from now on */
     uintptr_t second = load_run_unload(path, 0);
     if (moved)
         printf("loaded again at another address: %s\n", second != first ? "yes" : "no");

@@ -42,6 +42,15 @@ build_prog() {
     $cmd >"$2.log" 2>&1
 }
 
+# Every signal's default action for the programs the tests signal, even where the tests run with
+# some ignored (SIGINT and SIGQUIT in a background job, SIGHUP under nohup): an ignored signal
+# stays ignored across exec, and the program would not die of it.  coreutils' env has
+# --default-signal since 8.31.
+default_signals=""
+if env --default-signal true 2>/dev/null; then
+    default_signals="--default-signal"
+fi
+
 # run DIR [ARGS...]: runs $exe in DIR (its pid in DIR/pid, its status in DIR/status), in the
 # foreground (a shell ignores SIGINT and SIGQUIT in background jobs).  The line the waiting shell
 # adds to the program's stderr when a signal killed it ("Terminated") is dropped.
@@ -50,7 +59,7 @@ run() {
     shift
     # shellcheck disable=SC2086,SC2016 # test_env is a list of assignments; $$ is the inner shell's
     sh -c 'cd "$1" && shift && sh -c "echo \$\$ >pid && exec \"\$@\"" sh "$@" >stdout 2>stderr
-           echo $? >rc' sh "$d" env SPANPROF=count SPANPROF_FOLDED=out.folded $test_env \
+           echo $? >rc' sh "$d" env $default_signals SPANPROF=count SPANPROF_FOLDED=out.folded $test_env \
         ${EMULATOR:-} "$exe" "$@" 2>/dev/null
     record_status "$d" "$(cat "$d/rc")"
     sed -i '/^\(Terminated\|Hangup\|Quit\|Interrupt\|Aborted\|Segmentation fault\)$/d' "$d/stderr"
