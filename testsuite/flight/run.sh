@@ -11,8 +11,8 @@
 #                requests that slow: those are captures too), at least one such capture;
 #                spanprof report DIR lists them all
 #   never        a threshold no call reaches: no directory, no file
-#   globs        'zz*:1ms,st?ll:2ms': the first rule names nothing (one warning), the second stall; only
-#                stall's captures
+#   globs        'zz*:1ms,st?ll:2ms': the first rule names nothing (one warning), the second
+#                stall; only stall's captures
 #   alone        SPANPROF_SLOW=stall:2ms without SPANPROF_FLIGHT: stall's captures, each of the
 #                default 1-second window
 #   rate         SPANPROF_SLOW_INTERVAL=0.5 for 3 s: at most 7 captures; SPANPROF_SLOW_MAX=2:
