@@ -237,8 +237,7 @@ static void write_capture(const struct spanprof__flight_trigger *t, uint64_t sup
     struct spanprof__trace_window win = {
         .from = from, .to = t->end, .site = t->site, .tid = t->tid, .start = t->start,
         .end = t->end, .seconds = spanprof__flight.seconds, .time = iso,
-        .suppressed = suppressed, .outer = &t->outer, .kept = t->kept,
-        .nkept = t->site ? t->nkept : 0,
+        .suppressed = suppressed, .outer = &t->outer, .kept = t->kept, .nkept = t->nkept,
     };
     struct spanprof__outfile of;
     int err = spanprof__outfile_open(path, "", &of);

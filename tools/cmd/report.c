@@ -201,10 +201,12 @@ int cmd_report(const struct sp_profile *p, enum report_sort sort, long limit)
             cells[n++] = fmt_duration((double)s->total_ns);
             cells[n++] = fmt_duration((double)s->self_ns);
             cells[n++] = s->calls ? fmt_duration((double)s->total_ns / (double)s->calls) : xstrdup("-");
-            for (int x = X_P50; tails && x <= X_MAX_NS; x++)
-                if (x != X_P90)
-                    cells[n++] = s->has_extra & (1u << x) ? fmt_duration((double)s->extra[x])
-                                                          : xstrdup("-");
+            static const int tail_fields[] = {X_P50, X_P99, X_MAX_NS};
+            for (size_t k = 0; tails && k < sizeof tail_fields / sizeof *tail_fields; k++) {
+                int x = tail_fields[k];
+                cells[n++] = s->has_extra & (1u << x) ? fmt_duration((double)s->extra[x])
+                                                      : xstrdup("-");
+            }
             cells[n++] = self_sum ? xasprintf("%.1f%%", 100.0 * (double)s->self_ns / (double)self_sum)
                                   : xstrdup("-");
             if (cpu_field >= 0)
