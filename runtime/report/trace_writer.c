@@ -290,8 +290,9 @@ static int write_trace(FILE *f, const struct spanprof__view *v,
         if (stats[i].late_from)
             json_object_object_add(jt, "events_from_us",
                                    spanprof__json_u64(spanprof__trace_ns(&sink, stats[i].late_from) / 1000));
-        if (win && win->site && tt[i].tid == win->tid)
-            slow_held = !stats[i].late_from || stats[i].late_from <= win->start;
+        if (win && win->site && tt[i].tid == win->tid) /* a thread with no event holds no call */
+            slow_held = stats[i].events &&
+                        (!stats[i].late_from || stats[i].late_from <= win->start);
         json_object_array_add(threads, jt);
         dropped += stats[i].dropped;
         if (tt[i].capacity)
