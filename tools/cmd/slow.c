@@ -191,11 +191,10 @@ int cmd_slow_list(const char *dir, int header_if_none)
             int slow = strcmp(reason, "slow") == 0;
             char d[32] = "-", what[64], pid[24] = "?";
             uint64_t pid_value;
-            if (slow)
+            if (slow) {
                 duration(d, sizeof d, path, c, "duration_ns");
-            if (slow)
                 snprintf(what, sizeof what, "%s", str(path, c, "span"));
-            else if (strcmp(reason, "crash") == 0)
+            } else if (strcmp(reason, "crash") == 0)
                 snprintf(what, sizeof what, "(crash: %s)", str(path, c, "signal"));
             else if (strcmp(reason, "request") == 0)
                 snprintf(what, sizeof what, "(asked for)");
