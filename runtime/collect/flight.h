@@ -69,6 +69,9 @@ struct spanprof__flight_trigger {
  * thread holding it wakes no one when it lets go (a storm of slow calls must not each make a
  * system call), and it may have been preempted while holding it. */
 #define SPANPROF__FLIGHT_RETRY_NS 1000000u
+/* How long the last write (exit, exec, a terminating signal) waits for triggers still being
+ * noted: their threads copy their events first (flight.c), which a busy machine can stretch. */
+#define SPANPROF__FLIGHT_END_WAIT_NS 500000000u
 extern struct spanprof__flight_trigger spanprof__flight_pending[SPANPROF__FLIGHT_PENDING];
 /* Triggers left out: rate-limited, or the queue full (atomic). */
 extern uint64_t spanprof__flight_suppressed;

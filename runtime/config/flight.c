@@ -306,10 +306,12 @@ double spanprof__flight_serve(int force)
         return -1;
     pthread_mutex_lock(&serve_lock);
     double wait = -1;
+    uint64_t started = spanprof__mono_ns();
     for (int again = 1; again;) {
         again = 0;
         wait = -1;
         uint64_t now = spanprof__mono_ns();
+        int filling = 0;
         /* The oldest trigger that is due: asked for, or settled (no slower call can replace it
          * any more), or any at the end. */
         struct spanprof__flight_trigger *next = NULL;
@@ -317,6 +319,7 @@ double spanprof__flight_serve(int force)
             struct spanprof__flight_trigger *t = &spanprof__flight_pending[i];
             uint32_t state = __atomic_load_n(&t->state, __ATOMIC_ACQUIRE);
             if (state == 1) {
+                filling = 1;
                 /* Not sleeping until the next wake-up: that may be a second away, and the
                  * rings would have moved past this trigger's window by then. */
                 double retry = SPANPROF__FLIGHT_RETRY_NS / 1e9;
@@ -343,6 +346,13 @@ double spanprof__flight_serve(int force)
             __atomic_store_n(&next->state, 0, __ATOMIC_RELEASE);
         }
         again = next != NULL;
+        /* At the end, a trigger being noted (its thread copying its events, perhaps preempted
+         * on a busy machine) is waited for, a while: the process is about to go. */
+        if (force && !next && filling && now - started < SPANPROF__FLIGHT_END_WAIT_NS) {
+            struct timespec retry = {0, SPANPROF__FLIGHT_RETRY_NS};
+            nanosleep(&retry, NULL);
+            again = 1;
+        }
     }
     pthread_mutex_unlock(&serve_lock);
     return wait;
