@@ -250,7 +250,8 @@ static double sampled_self(const struct spanprof__node *n)
 {
     const struct spanprof__sample_node *sn = spanprof__sample_of(n);
     return (double)(__atomic_load_n(&sn->wall_timely_ns, __ATOMIC_RELAXED) +
-                    __atomic_load_n(&sn->wall_late_ns, __ATOMIC_RELAXED));
+                    __atomic_load_n(&sn->wall_late_ns, __ATOMIC_RELAXED) +
+                    __atomic_load_n(&sn->wall_still_ns, __ATOMIC_RELAXED));
 }
 
 /* SPANPROF=sample: the sampled wall time of N's subtree, -1 past *NODES nodes. */

@@ -130,12 +130,13 @@ struct spanprof__sample_node {
      * timely when the sampler ran within an eighth of a period of its tick, late otherwise
      * (sample_data.c says why the two are kept apart); *_late_ns count only where a thread has
      * no timely sample at all. */
-    uint64_t wall_timely_ns, wall_late_ns; /* the stretches charged here */
+    uint64_t wall_timely_ns, wall_late_ns; /* the stretches charged here, the thread ran in */
+    uint64_t wall_still_ns;                /* those it never ran in: exact, never scaled */
     uint64_t cpu_timely_ns, cpu_late_ns;   /* those that found the thread on a CPU */
     uint64_t samples;
     /* Kept by the writes, under the process lock (spanprof__sample_sums): the stretches already
      * turned into times, and those times. */
-    uint64_t wall_timely_at, wall_late_at, cpu_timely_at, cpu_late_at;
+    uint64_t wall_timely_at, wall_late_at, wall_still_at, cpu_timely_at, cpu_late_at;
     double wall_settled, cpu_settled;
     /* Computed by a write, under the process lock (spanprof__sample_sums): */
     uint64_t wall_ns, cpu_ns;                   /* self wall and CPU time */
