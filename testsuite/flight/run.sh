@@ -26,7 +26,9 @@
 #                folded profile is written, and one capture SIGSEGV.PID.TIME of the last
 #                0.5 s (both threads' events, the crashing one's among them), no temporary file
 #   request      spanprof dump --flight PID: a capture asked for, printed by path
-#   min          SPANPROF_FLIGHT_MIN=10us: only calls of >= 10 us in the captures
+#   min          SPANPROF_FLIGHT_MIN=10us: only calls of >= 10 us in the captures (6 s: on a
+#                busy machine requests a preemption held up are slow too, and a capture keeps
+#                the slowest of its burst, so a short run may capture none that stalled)
 #   record       spanprof record --slow handle:2ms --flight 0.5: captures in DIR/slow, listed
 #   full_disk    the capture directory on a full file system: one error line, the profile
 #                still written (root only: a small tmpfs)
@@ -302,12 +304,12 @@ test_request() {
 test_min() {
     d=$work/min
     REQLOOP_STALLS=stalls SPANPROF_SLOW=handle:2ms SPANPROF_FLIGHT=0.5 SPANPROF_FLIGHT_MIN=10us \
-        SPANPROF_SLOW_DIR=caps run_loop "$d" 3
+        SPANPROF_SLOW_DIR=caps run_loop "$d" 6
     {
         outcome "$d"
         captures "$d/caps" --min-ms 2 --min-us 10 --inner stall --stalls "$d/stalls"
         stalled_captures "$work/check_min_caps"
-        in_range "$(count_files "$d/caps")" 1 4 "captures"
+        in_range "$(count_files "$d/caps")" 1 7 "captures"
         grep -c '^worker;handle ' "$d/profile.folded"
     } >"$d.actual" 2>&1
     compare_expected min "gcc -O2" "$d.actual"
