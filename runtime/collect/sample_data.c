@@ -178,7 +178,8 @@ static void settle(struct spanprof__sample_node *s, const struct sample_scale *s
     uint64_t wall_still = since(&s->wall_still_ns, &s->wall_still_at);
     uint64_t cpu_timely = since(&s->cpu_timely_ns, &s->cpu_timely_at);
     uint64_t cpu_late = since(&s->cpu_late_ns, &s->cpu_late_at);
-    s->wall_settled += (double)wall_still + (double)(sc->wall_late ? wall_late : wall_timely) * sc->wall;
+    double wall_shared = (double)(sc->wall_late ? wall_late : wall_timely) * sc->wall;
+    s->wall_settled += (double)wall_still + wall_shared;
     s->cpu_settled += (double)(sc->cpu_late ? cpu_late : cpu_timely) * sc->cpu;
     s->wall_ns = (uint64_t)(s->wall_settled + 0.5);
     s->cpu_ns = (uint64_t)(s->cpu_settled + 0.5);
