@@ -1,7 +1,7 @@
 /* test_sample.c — SPANPROF=sample's figures on hand-built trees: merging two nodes' data, the
  * CPU time and inclusive sums a write computes (the stretches found on a CPU scaled to the
  * thread's CPU clock, timely samples' stretches scaled to all of them, late ones standing only
- * where there is no timely one), and what the writers print from them (exact values); and
+ * where there is no timely one, stretches the thread never ran in as they are), and what the writers print from them (exact values); and
  * frame arrays a thread outgrew staying mapped for the sampler. */
 #include <json-c/json.h>
 #include <string.h>
@@ -244,6 +244,43 @@ START_TEST(late_samples)
 }
 END_TEST
 
+/* Still stretches (the thread ran nothing since its previous sample) are charged as they are:
+ * never scaled, whether or not the thread had timely samples, and kept out of the share-out of
+ * the stretches it ran in. */
+START_TEST(still_stretches)
+{
+    spanprof__sample_ext_offset = 0;
+    struct spanprof__thread *t = take(sizeof *t);
+    spanprof__node_init(&t->root, NULL, NULL);
+    /* outer: 30 still (asleep), 20 timely and 10 late it ran in (20 and 0 on a CPU); inner:
+     * 40 still, 5 late; outside spans: 30 timely (10 on a CPU), 35 late.  Ran in: 50 timely,
+     * 50 late, so each timely stretch stands for twice itself; the CPU clock says 60. */
+    struct spanprof__node *outer = node(&s_outer, &t->root, 1, 20, 20, 6);
+    struct spanprof__node *inner = node(&s_inner, outer, 2, 0, 0, 5);
+    struct spanprof__sample_node *o = spanprof__sample_of(outer), *in = spanprof__sample_of(inner);
+    o->wall_still_ns = 30;
+    o->wall_late_ns = 10;
+    in->wall_still_ns = 40;
+    in->wall_late_ns = 5;
+    struct spanprof__sample_thread st = {
+        .cpu_used_ns = 60, .wall_timely_ns = 50, .wall_late_ns = 50, .cpu_timely_ns = 30,
+        .root = {.wall_timely_ns = 30, .wall_late_ns = 35, .cpu_timely_ns = 10}};
+    t->sample = &st;
+    spanprof__sample_sums(t);
+    ck_assert_uint_eq(o->wall_ns, 70);    /* 30 as it is + 2 x 20 */
+    ck_assert_uint_eq(in->wall_ns, 40);   /* its still 40 only: no timely stretch */
+    ck_assert_uint_eq(st.root.wall_ns, 60);
+    ck_assert_uint_eq(o->wall_incl, 110); /* all 170 of wall time, shared out or as it was */
+    ck_assert_uint_eq(o->cpu_ns, 40);     /* 20 of the 30 found on a CPU: 2/3 of the clock's 60 */
+    ck_assert_uint_eq(in->cpu_ns, 0);
+    /* merged into a group's node, the still stretches add up like the others */
+    struct spanprof__sample_node d = {.wall_still_ns = 1};
+    spanprof__sample_node_merge(&d, in);
+    ck_assert_uint_eq(d.wall_still_ns, 41);
+    release();
+}
+END_TEST
+
 /* Each write shares out only its interval: a span sampled before one write and not after it
  * keeps its times through later writes, whatever the thread's proportions become. */
 START_TEST(interval)
@@ -330,6 +367,7 @@ Suite *sample_suite(void)
     tcase_add_test(tc, sums_and_sites);
     tcase_add_test(tc, idle);
     tcase_add_test(tc, late_samples);
+    tcase_add_test(tc, still_stretches);
     tcase_add_test(tc, interval);
     tcase_add_test(tc, outgrown_frames_stay_mapped);
     suite_add_tcase(s, tc);
