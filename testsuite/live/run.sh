@@ -57,8 +57,9 @@
 #                      every scrape (three in turn, three at once) within 3 s with the live one
 #                      in it, spanprof_sockets_silent 4; the stopped one published again once
 #                      continued
-#   abandoned          20 one-hour windows whose clients hang up after 1 s: 18 refused (2 from
-#                      one address), the rest ended with their clients, /metrics answers
+#   abandoned          12 one-hour windows whose clients hang up after 1 s: 10 refused (2 from
+#                      one address), the rest ended with their clients, /metrics answers (12:
+#                      fewer than serve's 16 connections from one address, a bound of its own)
 #   push-reply         a push target answering 50 MB: serve's stdout stays its one line
 #   cap                300 processes end: 256 kept, 44 forgotten
 #   listen-all         --listen 0.0.0.0:0: served, with one warning line
@@ -864,22 +865,24 @@ spanprof_process_up{pid="5151",exe="worker"} 1'
 fi
 
 if selected abandoned; then
-    # 20 windows of an hour whose clients hang up at once: refused beyond 2 from one address,
-    # ended with their clients; /metrics answers at once
+    # 12 windows of an hour whose clients hang up at once: refused beyond 2 from one address,
+    # ended with their clients; /metrics answers at once.  Fewer than MAX_PER_IP (16) connections:
+    # with 20, a slow serve (the sanitizer build) still held 16 of them open when the last came,
+    # and the connection bound, not the window bound, closed those unanswered
     d="$work/abandoned"
     mkdir -p "$d"
     respond "$d" 5151 "$work/worker.snap" && serve "$d"
     i=0
-    while [ $i -lt 20 ]; do
+    while [ $i -lt 12 ]; do
         "$CURL" -s -o "$work/abandoned.$i" -w '%{http_code}\n' --max-time 1 \
             "http://127.0.0.1:$port/debug/pprof/profile?seconds=3600" >>"$work/abandoned.codes" 2>/dev/null &
         i=$((i + 1))
     done
-    wait_for 10 test "$(wc -l <"$work/abandoned.codes" 2>/dev/null)" -ge 18
+    wait_for 10 test "$(wc -l <"$work/abandoned.codes" 2>/dev/null)" -ge 12
     refused=$(grep -c '^503$' "$work/abandoned.codes")
     body=$(cat "$work/abandoned.0" "$work/abandoned.1" "$work/abandoned.2" 2>/dev/null | grep -m 1 'too many')
-    if [ "$refused" = 18 ] && [ "$body" = "too many profile windows from this address at once (2): try again when one ends" ]; then
-        pass "abandoned [18 of 20 windows refused: '$body']"
+    if [ "$refused" = 10 ] && [ "$body" = "too many profile windows from this address at once (2): try again when one ends" ]; then
+        pass "abandoned [10 of 12 windows refused: '$body']"
     else fail "abandoned: $refused refused, body '$body'"; fi
     sleep 2
     threads=$(sed -n 's/^Threads:[[:space:]]*//p' "/proc/$serve_pid/status")
