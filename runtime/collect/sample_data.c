@@ -362,7 +362,7 @@ static int on_cpu(struct spanprof__sample_thread *st, const struct spanprof__thr
     int ok;
     uint64_t cpu = clock_ns(st->cpu_clock, &ok); /* fails only once the thread is gone */
     *still = ok && cpu <= st->last_cpu_ns;
-    if (!ok || cpu <= st->last_cpu_ns)
+    if (!ok || *still)
         return 0;
     uint64_t again = clock_ns(st->cpu_clock, &ok);
     int moving = ok && again > cpu;

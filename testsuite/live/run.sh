@@ -500,7 +500,6 @@ if [ $want_runtime = 1 ] && [ "${has_live:-0}" = 1 ] && { selected runtime-windo
             --data-urlencode 'query=rate(spanprof_span_calls_total{span="phase_b"}[5s])' >"$rt/query.json"
     fi
     wait $prog
-    rate=$(sed -n 's/^b_rate //p' "$rt/phases.out")
     tenths=$(sed -n 's/^b_tenths //p' "$rt/phases.out")
     if selected runtime-window; then
         # -raw's samples: "CALLS WALL...: IDS" with the ids of the locations, leaf first
