@@ -9,7 +9,7 @@
  * inline path records cost less, and calls whose nodes miss the cache more.
  *
  * Looks.  The spans that cost most are called from what runs, so every LOOK_S the writer thread
- * (config/writer.c) looks at the children of each thread's LOOK_FRAMES innermost open spans: the
+ * (lifecycle/writer.c) looks at the children of each thread's LOOK_FRAMES innermost open spans: the
  * calls (and, exact, ticks) a child gained since the look before counts for its site.  A walk of
  * every call tree would take milliseconds in a program of many functions (speedtest1: 1.2 ms),
  * too long to run every millisecond, and programs move through phases of a few dozen ms: a span

@@ -28,7 +28,7 @@
 #pragma GCC visibility push(hidden)
 
 /* ---- collectors.c ---- */
-/* Which collectors run, decided at start-up (config/start.c) and fixed afterwards. */
+/* Which collectors run, decided at start-up (lifecycle/start.c) and fixed afterwards. */
 struct spanprof__collect_settings {
     int histogram;         /* SPANPROF_HISTOGRAM */
     int cpu;               /* SPANPROF_CPU */

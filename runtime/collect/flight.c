@@ -28,7 +28,7 @@
 #include "collect/flight.h"
 #include "collect/trace_ring.h"
 #include "record/clock.h"
-#include "record/namematch.h"
+#include "common/namematch.h"
 
 struct spanprof__flight_settings spanprof__flight;
 struct spanprof__flight_trigger spanprof__flight_pending[SPANPROF__FLIGHT_PENDING];

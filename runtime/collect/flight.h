@@ -1,6 +1,6 @@
 /* flight.h — the flight recorder (SPANPROF_FLIGHT), the collectors' side: which sites are watched
  * for slow calls (SPANPROF_SLOW), noting a trigger from the slow thread itself, and the queue of
- * captures the writer thread (config/flight.c) turns into files.
+ * captures the writer thread (lifecycle/flight.c) turns into files.
  *
  * The per-thread rings are the trace's (trace_ring.h), kept without a trace file and overwritten
  * as they fill.  A trigger is noted with async-signal-safe work only — atomic operations on a
@@ -24,7 +24,7 @@ struct spanprof__flight_rule {
     uint64_t ns;      /* a call of at least this long triggers a capture */
 };
 
-/* Fixed at start-up (config/flight.c), before any site is registered. */
+/* Fixed at start-up (lifecycle/flight.c), before any site is registered. */
 struct spanprof__flight_settings {
     int on;              /* SPANPROF_FLIGHT set (and recording timed) */
     double seconds;      /* the window a capture covers */
@@ -75,7 +75,7 @@ struct spanprof__flight_trigger {
 extern struct spanprof__flight_trigger spanprof__flight_pending[SPANPROF__FLIGHT_PENDING];
 /* Triggers left out: rate-limited, or the queue full (atomic). */
 extern uint64_t spanprof__flight_suppressed;
-/* Set by the configuration layer: wakes the writer thread (async-signal-safe). */
+/* Set by the lifecycle layer: wakes the writer thread (async-signal-safe). */
 extern void (*spanprof__flight_notify)(void);
 
 /* Start-up (collectors.c): ticks of the thresholds, the site table, the hooks. */

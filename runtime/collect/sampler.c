@@ -164,7 +164,7 @@ void spanprof__sampler_stop(void)
     pthread_join(S.thread, NULL);
     S.running = 0;
 }
-/* Nothing of the runtime may run once its library is unloaded (config/unload.c). */
+/* Nothing of the runtime may run once its library is unloaded (lifecycle/unload.c). */
 SPANPROF_STOP_STAGE(spanprof__sampler_stop);
 
 /* The child has no sampler thread, and S.mu may have been held by it at the fork. */

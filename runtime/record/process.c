@@ -2,7 +2,7 @@
  * the collectors install, the thread registry's lock, the re-entry guard, and the trigger that
  * runs start-up once.
  *
- * Start-up belongs to the layers above (config/start.c reads the environment and sets up the
+ * Start-up belongs to the layers above (lifecycle/start.c reads the environment and sets up the
  * collectors and the writers); they hand their start functions to the linker with
  * SPANPROF_START_STAGE, which gathers them into the section "spanprof_start".  This file only
  * runs what it finds there, so recording starts whichever comes first: the runtime's own

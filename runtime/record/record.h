@@ -1,5 +1,5 @@
 /* record.h — the recording layer: the hot path's data model and everything it touches
- * (never installed).  The layers above it (collect/, report/, config/) use these declarations;
+ * (never installed).  The layers above it (collect/, report/, lifecycle/) use these declarations;
  * nothing here knows about them: what they add to recording comes in through
  * struct spanprof__hooks, and start-up through SPANPROF_START_STAGE (process.c).
  *
@@ -305,7 +305,7 @@ void spanprof__start(void);
  * run any more once the runtime's code is unloaded (a thread, a signal handler, a key
  * destructor) is stopped there.  spanprof__stop runs them once, in reverse link order (the
  * layers above first), when the object holding the runtime is unloaded — not at process exit,
- * where nothing runs afterwards (config/unload.c tells the two apart). */
+ * where nothing runs afterwards (lifecycle/unload.c tells the two apart). */
 #define SPANPROF_STOP_STAGE(fn)                                                             \
     static const spanprof__start_fn spanprof__stop_##fn                                     \
         __attribute__((used, section("spanprof_stop"), aligned(sizeof(void *)))) = fn

@@ -28,7 +28,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "record/namematch.h"
+#include "common/namematch.h"
 #include "record/record.h"
 #include "record/siteretire.h"
 

@@ -14,7 +14,7 @@
  *                               points to, in a table keyed by the old address;
  *   spanprof__retire_apply    — after: every pointer into the object, by address alone (no
  *                               read of the old site), replaced by its copy.
- * The runtime's own unload (config/unload.c) retires every site, with both passes at once.  When
+ * The runtime's own unload (lifecycle/unload.c) retires every site, with both passes at once.  When
  * the library is loaded again, its sites take their copies' place (spanprof__retire_revive).
  *
  * There is no registry of sites: the trees are it.  A site nobody points to needs no copy.  The

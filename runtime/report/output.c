@@ -1,4 +1,4 @@
-/* output.c — writes the profile files named by the caller (config/start.c: at process exit and on
+/* output.c — writes the profile files named by the caller (lifecycle/start.c: at process exit and on
  * spanprof_flush()).
  *
  * Everything happens under the global lock (threads registering meanwhile wait) with this

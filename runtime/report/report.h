@@ -1,6 +1,6 @@
 /* report.h — the report layer: everything that turns recorded state into files (never
  * installed).  It reads the recording layer's trees and the collectors' data; what to write and
- * where comes from the caller (config/start.c) in struct spanprof__outputs.
+ * where comes from the caller (lifecycle/start.c) in struct spanprof__outputs.
  */
 #ifndef SPANPROF_REPORT_H
 #define SPANPROF_REPORT_H
@@ -10,7 +10,7 @@
 
 #include "collect/collect.h"
 #include "record/record.h"
-#include "report/outfile.h"
+#include "common/outfile.h"
 
 #pragma GCC visibility push(hidden)
 
@@ -250,7 +250,7 @@ int spanprof__trace_write_at(FILE *f, const struct spanprof__view *v,
                              uint64_t end_tick);
 int spanprof__trace_write(FILE *f, const struct spanprof__view *v,
                           const struct spanprof__json_meta *m);
-/* A flight-recorder capture (config/flight.c): only the events from FROM to TO (ticks) of every
+/* A flight-recorder capture (lifecycle/flight.c): only the events from FROM to TO (ticks) of every
  * thread, spans open at TO closed there, and what set it off in otherData's "capture". */
 struct spanprof__trace_outer;
 struct spanprof__trace_kept;

@@ -1,6 +1,6 @@
 /* safetrace.c — the flight recorder's capture of a crash: the Chrome trace of every thread's last
- * SPANPROF_FLIGHT seconds, written from the crash handler (config/signals.c, through
- * config/flight.c, which names the file), so a crash shows what led to it as a slow call does.
+ * SPANPROF_FLIGHT seconds, written from the crash handler (lifecycle/signals.c, through
+ * lifecycle/flight.c, which names the file), so a crash shows what led to it as a slow call does.
  *
  * The file is what trace_writer.c writes for a capture — the same events, replayed by
  * trace_replay.c — with a shorter otherData: "capture" gives reason "crash", the signal and the

@@ -1,6 +1,6 @@
 #!/bin/sh
 # run.sh — the layering of the runtime and of the command-line tool, checked on their objects:
-# the runtime's record/ < collect/ < report/ < config/, the tool's lib/ < format/ < cmd/, and no
+# the runtime's common/ < record/ < collect/ < report/ < lifecycle/, the tool's lib/ < format/ < cmd/, and no
 # object may use a symbol that an object of a higher layer of its own program defines (calls and
 # data alike, as nm sees them).  Each check runs on the real objects (no such reference), then
 # on them plus a probe object in the lowest layer that calls a function of a higher one, which
@@ -14,7 +14,7 @@
 # shellcheck source=testsuite/lib.sh
 . "$(dirname "$0")/../lib.sh"
 make_work_dir
-runtime_layers="record collect report config"
+runtime_layers="common record collect report lifecycle"
 tool_layers="lib format cmd"
 
 # upward_references DIR LAYERS: one line per use of a higher layer's symbol by an object under

@@ -20,7 +20,7 @@ make_work_dir
 # shellcheck disable=SC2016 # Markdown's backquotes, not a command
 grep -E '^\| `SPANPROF(_[A-Z_]+)?` \|' "$MANUAL" | sort >"$work/manual"
 compare_files "manual rows [$(wc -l <"$work/table") variables]" "$work/table" "$work/manual" \
-    "the rows to put in docs/manual.md: build/optionsdoc (from runtime/config/options.c)" \
+    "the rows to put in docs/manual.md: build/optionsdoc (from runtime/lifecycle/options.c)" \
     "- the option table, + docs/manual.md"
 
 # The plugin's keys, as its parser compares them: strcmp (key, "NAME").

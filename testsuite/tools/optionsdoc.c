@@ -1,8 +1,8 @@
 /* optionsdoc.c — prints the manual's rows of every SPANPROF_* variable, from the runtime's option
- * table (runtime/config/options.c), for the test that keeps docs/manual.md in step with it. */
+ * table (runtime/lifecycle/options.c), for the test that keeps docs/manual.md in step with it. */
 #include <stdio.h>
 
-#include "config/options.h"
+#include "lifecycle/options.h"
 
 int main(void)
 {

@@ -1,4 +1,4 @@
-/* test_elfsection.c — the ELF section reader (config/elfsection.c) on a small file made here:
+/* test_elfsection.c — the ELF section reader (common/elfsection.c) on a small file made here:
  * the span names found and matched as the runtime matches them, then the same file truncated at
  * every length, with each header field made hostile, and with random bytes changed: never a
  * crash, never a match read from outside the file, and "can't tell" (-1) for what isn't ELF. */
@@ -6,7 +6,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "config/elfsection.h"
+#include "common/elfsection.h"
 #include "unit.h"
 
 /* ELF header, the section name table, the names (the last one unterminated), then the section

@@ -5,7 +5,7 @@
 #include <pthread.h>
 #include <string.h>
 
-#include "config/debuginfo.h"
+#include "common/debuginfo.h"
 #include "unit.h"
 
 #define PROGRESS_SITE(var, nm, ln)                                                               \

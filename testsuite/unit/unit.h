@@ -7,8 +7,8 @@
 #include <stdlib.h>
 
 #include "collect/collect.h"
-#include "config/config.h"
-#include "config/options.h"
+#include "lifecycle/lifecycle.h"
+#include "lifecycle/options.h"
 #include "record/record.h"
 #include "report/report.h"
 

@@ -24,7 +24,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "config/signalname.h"
+#include "common/signalname.h"
 #include "cmd/cmd.h"
 
 #define MAX_FILES 8

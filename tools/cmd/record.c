@@ -45,8 +45,8 @@
 
 #include "cmd/cmd.h"
 
-#include "config/debuginfo.h"
-#include "config/duration.h"
+#include "common/debuginfo.h"
+#include "common/duration.h"
 
 enum { EXIT_RECORD_FAILED = 125, EXIT_CANNOT_RUN = 126, EXIT_NOT_FOUND = 127 };
 
@@ -158,7 +158,7 @@ static int is_process_name(const char *name)
     return 0;
 }
 
-/* A capture of the flight recorder (config/flight.c): NAME.PID.TIME.trace.json. */
+/* A capture of the flight recorder (lifecycle/flight.c): NAME.PID.TIME.trace.json. */
 static int is_capture_name(const char *name)
 {
     size_t len = strlen(name);

@@ -1,6 +1,6 @@
 /* spannames.c — whether `spanprof record --coz --progress GLOB` can work for a program, told
  * before the program runs: GLOB must name a span of the program or of a library it links, as
- * listed in the plugin's section of each file (config/elfsection.h).  A function the plugin's
+ * listed in the plugin's section of each file (common/elfsection.h).  A function the plugin's
  * size rule left out of a whole-program build has no span, so coz would see no progress point
  * and the run (minutes) would be for nothing.
  *
@@ -13,7 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "config/elfsection.h"
+#include "common/elfsection.h"
 #include "format/format.h"
 
 #ifndef SPANPROF_MULTIARCH

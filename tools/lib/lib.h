@@ -15,7 +15,7 @@
 #include <stdio.h>
 #include <sys/types.h>
 
-#include "report/outfile.h"
+#include "common/outfile.h"
 
 /* Exit statuses: 1 for a failure while doing the work (unreadable or bad input), 2 for a command
  * line we do not understand — the split getopt-style tools (grep, diff) use. */

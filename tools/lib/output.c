@@ -2,7 +2,7 @@
  * temporary file in its directory, renamed into place only when complete, so a failed write (a
  * full disk, a quota, an I/O error) leaves every existing file as it was — including an input
  * the output replaces, as in `merge -o all.folded all.folded b.folded`.  What may be written at
- * a path is the runtime's rule (runtime/report/outfile.c): a symbolic link of another user and
+ * a path is the runtime's rule (runtime/common/outfile.c): a symbolic link of another user and
  * a file that is not regular are refused.  A link of the user's own is resolved first, so that
  * its target, too, is replaced whole rather than rewritten in place.
  */

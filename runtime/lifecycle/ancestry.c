@@ -18,7 +18,7 @@
 #include <sys/auxv.h>
 #include <unistd.h>
 
-#include "config/config.h"
+#include "lifecycle/lifecycle.h"
 
 pid_t spanprof__image_pid;
 

@@ -44,7 +44,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "config/config.h"
+#include "lifecycle/lifecycle.h"
 #include "live/protocol.h"
 
 #define REQUEST_WAIT_MS 1000 /* for the request line */

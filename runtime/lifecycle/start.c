@@ -15,9 +15,9 @@
 
 #include "collect/budget.h"
 #include "collect/collect.h"
-#include "config/config.h"
-#include "config/debuginfo.h"
-#include "config/options.h"
+#include "lifecycle/lifecycle.h"
+#include "common/debuginfo.h"
+#include "lifecycle/options.h"
 #include "record/clock.h"
 #include "report/report.h"
 

@@ -13,8 +13,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "config/debuginfo.h"
-#include "config/elfsection.h"
+#include "common/debuginfo.h"
+#include "common/elfsection.h"
 
 #define DW_AT_GNU_LOCVIEWS 0x2137
 #define DW_FORM_IMPLICIT_CONST 0x21 /* carries a value in the abbreviation itself */

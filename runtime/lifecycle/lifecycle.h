@@ -1,9 +1,11 @@
-/* config.h — the configuration layer's own declarations (never installed): start-up and
- * the outputs it configures (start.c) and the check of the program's debug information for coz (debuginfo.c).  The
- * variables themselves are in options.h.
+/* lifecycle.h — the process's life, the runtime's top layer (never installed): start-up and the
+ * outputs it sets up (start.c), the writer thread (writer.c), the names given at run time checked
+ * (namecheck.c), the flight recorder's and the live profile's writers (flight.c, live.c), signals
+ * (signals.c), exec (exec.c), unloading (dlclose.c, unload.c, handover.c) and descendants
+ * (ancestry.c).  The variables themselves are in options.h.
  */
-#ifndef SPANPROF_CONFIG_H
-#define SPANPROF_CONFIG_H
+#ifndef SPANPROF_LIFECYCLE_H
+#define SPANPROF_LIFECYCLE_H
 
 #include <stdint.h>
 #include <stdio.h>
@@ -112,4 +114,4 @@ int spanprof__image_recorded(void);
 
 #pragma GCC visibility pop
 
-#endif /* SPANPROF_CONFIG_H */
+#endif /* SPANPROF_LIFECYCLE_H */

@@ -1,6 +1,6 @@
 /* debuginfo.h — whether coz can read a program's debug information, asked by the runtime at
  * start-up under coz and by `spanprof record --coz` before it runs a program (debuginfo.c;
- * depends on config/elfsection.c only, never installed). */
+ * depends on common/elfsection.c only, never installed). */
 #ifndef SPANPROF_DEBUGINFO_H
 #define SPANPROF_DEBUGINFO_H
 

@@ -1,7 +1,7 @@
 /* namecheck.c — at start-up, the span names given at run time (SPANPROF_SLOW's rules,
  * SPANPROF_COZ_PROGRESS, SPANPROF_COZ_LATENCY) checked against the spans of the program and of
  * the libraries loaded with it (the names the plugin puts in each module's section,
- * config/elfsection.h).  A glob that names no span gets one warning line: it would otherwise do
+ * common/elfsection.h).  A glob that names no span gets one warning line: it would otherwise do
  * nothing, silently — a typo, or a function the plugin's size rule left without a span in a
  * whole-program build.  For the latter the line says how to give it one, found by the module's
  * symbol table.
@@ -17,10 +17,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "config/config.h"
-#include "config/duration.h"
-#include "config/elfsection.h"
-#include "config/options.h"
+#include "lifecycle/lifecycle.h"
+#include "common/duration.h"
+#include "common/elfsection.h"
+#include "lifecycle/options.h"
 
 /* The modules loaded now, by path (the executable as /proc/self/exe). */
 struct modules {

@@ -29,7 +29,7 @@
 #include <unistd.h>
 
 #include "collect/budget.h"
-#include "config/config.h"
+#include "lifecycle/lifecycle.h"
 
 static pthread_mutex_t write_lock = PTHREAD_MUTEX_INITIALIZER;
 static int final_written; /* after the exit write, nothing more is written */

@@ -10,7 +10,7 @@
  * stacks are written from the handler by the async-signal-safe writer (report/safefolded.c).
  *
  * Crashes (SEGV, BUS, ILL, FPE, ABRT): the folded stacks, by the async-signal-safe writer, and
- * with SPANPROF_FLIGHT the flight recorder's last seconds (config/flight.c), once; then a handler the program had installed before start-up runs as before, or the default
+ * with SPANPROF_FLIGHT the flight recorder's last seconds (lifecycle/flight.c), once; then a handler the program had installed before start-up runs as before, or the default
  * action comes back and the fault happens again (or the signal is raised again when it was sent)
  * so the process dies as it would have.  A fault inside our handler kills the process at once
  * (the crash signals are blocked while it runs): never a hang, never a hidden crash.
@@ -29,8 +29,8 @@
 #include <unistd.h>
 
 #include "collect/flight.h"
-#include "config/config.h"
-#include "config/signalname.h"
+#include "lifecycle/lifecycle.h"
+#include "common/signalname.h"
 #include "record/clock.h"
 
 #define TERM_WAIT_MS 10000

@@ -31,7 +31,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "config/config.h"
+#include "lifecycle/lifecycle.h"
 
 #define MAX_ENV 4096
 #define MAX_ARGS 4096

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "config/signalname.h"
+#include "common/signalname.h"
 
 int spanprof__dump_signal_parse(const char *text, int *named)
 {

@@ -3,7 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "config/duration.h"
+#include "common/duration.h"
 
 int spanprof__duration_parse(const char *text, size_t len, uint64_t *ns)
 {

@@ -51,7 +51,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "report/outfile.h"
+#include "common/outfile.h"
 
 /* 1 or 2 when the file described by ST is the program's own stdout or stderr, else 0. */
 static int own_std(const struct stat *st)

@@ -5,13 +5,13 @@
 #include <limits.h>
 #include <string.h>
 
-#include "record/namematch.h"
+#include "common/namematch.h"
 
 int spanprof__name_matches(const char *list, const char *name)
 {
     while (list && *list) {
         size_t n = strcspn(list, ",");
-        char pattern[PATH_MAX]; /* a list is at most PATH_MAX long (config/options.c) */
+        char pattern[PATH_MAX]; /* a list is at most PATH_MAX long (lifecycle/options.c) */
         if (n < sizeof pattern) {
             memcpy(pattern, list, n);
             pattern[n] = 0;

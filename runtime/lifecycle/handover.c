@@ -22,7 +22,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "config/config.h"
+#include "lifecycle/lifecycle.h"
 #include "record/siteretire.h"
 
 #define STAMP "spanprof handover 2"

@@ -5,13 +5,13 @@
  * A capture is a Chrome trace (report/trace_writer.c) of every thread's events from SPANPROF_FLIGHT
  * seconds before the trigger up to it (and the whole slow call when it is longer), in
  * SPANPROF_SLOW_DIR as SPAN.PID.TIME.trace.json, written through a temporary file and renamed
- * (report/outfile.c).  None is written while the directory holds SPANPROF_SLOW_MAX of them, or
+ * (common/outfile.c).  None is written while the directory holds SPANPROF_SLOW_MAX of them, or
  * SPANPROF_SLOW_MAX_BYTES of them in all; the
  * first capture that cannot be written says why in one line, later ones say nothing.  The
  * process exit, a terminating signal's last write and every wake-up of the writer serve the queue
  * first.
  *
- * A crash (config/signals.c) writes one more capture from its signal handler, the last
+ * A crash (lifecycle/signals.c) writes one more capture from its signal handler, the last
  * SPANPROF_FLIGHT seconds up to the fault, named by the signal (SIGSEGV.PID.TIME.trace.json;
  * report/safetrace.c): the path, the time stamp and the count of files kept are found here with
  * async-signal-safe calls only.
@@ -30,11 +30,11 @@
 
 #include "collect/collect.h"
 #include "collect/flight.h"
-#include "config/config.h"
-#include "config/duration.h"
-#include "config/options.h"
+#include "lifecycle/lifecycle.h"
+#include "common/duration.h"
+#include "lifecycle/options.h"
 #include "record/clock.h"
-#include "report/outfile.h"
+#include "common/outfile.h"
 
 static const char *dir;
 static uint64_t max_files, max_bytes;

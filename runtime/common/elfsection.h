@@ -1,6 +1,6 @@
 /* elfsection.h — the sections of an ELF file on disk, read from its section headers: used by
  * the runtime at start-up under coz and by `spanprof record --coz` before it runs a program
- * (elfsection.c; depends on record/namematch.c only, never installed). */
+ * (elfsection.c; depends on common/namematch.c only, never installed). */
 #ifndef SPANPROF_ELFSECTION_H
 #define SPANPROF_ELFSECTION_H
 
@@ -38,7 +38,7 @@ char *spanprof__elf_read(const struct spanprof__elf *e, const Elf64_Shdr *s, uin
                          uint64_t *size);
 
 /* Whether the spans of the ELF file at PATH (the names in SPANPROF_NAMES_SECTION) include one
- * that the glob list GLOBS names (record/namematch.h): 1 if one does, 0 if none does, -1 when
+ * that the glob list GLOBS names (common/namematch.h): 1 if one does, 0 if none does, -1 when
  * the file has no such section (not ELF, not built with the plugin) or can't be read. */
 int spanprof__elf_names_match(const char *path, const char *globs);
 

@@ -14,9 +14,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "config/duration.h"
-#include "config/options.h"
-#include "config/signalname.h"
+#include "common/duration.h"
+#include "lifecycle/options.h"
+#include "common/signalname.h"
 #include "report/report.h"
 
 enum kind {

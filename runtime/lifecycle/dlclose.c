@@ -23,7 +23,7 @@
 #include <stdlib.h>
 
 #include "collect/collect.h"
-#include "config/config.h"
+#include "lifecycle/lifecycle.h"
 #include "record/siteretire.h"
 
 typedef int (*dlclose_fn)(void *);

@@ -20,7 +20,7 @@
 #include <pthread.h>
 
 #include "collect/collect.h"
-#include "config/config.h"
+#include "lifecycle/lifecycle.h"
 #include "record/clock.h"
 #include "record/siteretire.h"
 

@@ -14,8 +14,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "config/elfsection.h"
-#include "record/namematch.h"
+#include "common/elfsection.h"
+#include "common/namematch.h"
 
 #if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
 #define HOST_DATA ELFDATA2LSB
