@@ -1,6 +1,7 @@
 /* budget.h — SPANPROF_BUDGET: the runtime's own cost kept under a share of the process's CPU
  * time by switching off the spans a plugin option chose, those that cost most for their own
- * time first (budget.c decides; budgetoff.c switches off and keeps the record).
+ * time first (budget.c and its parts in budgetparts.h decide; budgetoff.c switches off and
+ * keeps the record).
  */
 #ifndef SPANPROF_BUDGET_H
 #define SPANPROF_BUDGET_H
@@ -32,9 +33,11 @@ struct spanprof__budget {
 };
 extern struct spanprof__budget spanprof__budget;
 
-/* ---- budget.c ---- */
+/* ---- budgetlook.c ---- */
 /* From collectors_start, before any node exists: the per-node data of the looks. */
 void spanprof__budget_layout(void);
+
+/* ---- budget.c ---- */
 /* At start-up, after the collectors: measures a call's cost.  PERCENT 0: no budget. */
 void spanprof__budget_start(double percent);
 /* The writer thread's: runs a look or a tick when one is due; returns the seconds until the
