@@ -155,6 +155,19 @@ enum {
 };
 #define SPANPROF_ABI_CHILD_HASH 0x9e3779b97f4a7c15ull
 
+/* ---- 6. Patch points ----
+ *
+ * On x86-64 and aarch64 (unless -fplugin-arg-spanplugin-patch=0) the guard in front of each
+ * enter and exit of a span is reached through one instruction the runtime may rewrite: as
+ * compiled, a jump to the guard (x86-64: `e9 rel32`; aarch64: `b`); the runtime turns it into a
+ * no-op of the same size (x86-64: `0f 1f 44 00 00`; aarch64: `nop`), which goes straight past
+ * the call, only once the site's state is SPANPROF_STATE_OFF, so the two run the same recording.
+ * A runtime that does not patch, or may not, leaves the jumps: they run the guard as before.
+ * Each point is listed in a note of its object, in a PT_NOTE segment: owner "sp", type
+ * SPANPROF_PATCH_NOTE_TYPE, an 8-byte descriptor of two int32_t, the offsets from the first and
+ * from the second to the point and to its struct spanprof_site. */
+#define SPANPROF_PATCH_NOTE_TYPE 0x53507031 /* "SPp1" */
+
 /* Writes the profile files now (as at process exit) from all threads' data collected so far.
  * Returns 0 on success, -1 if an output could not be written (the reason went to stderr). */
 int spanprof_flush(void);

@@ -41,6 +41,7 @@
 #include "cfgloop.h"
 #include "tree-into-ssa.h"  /* mark_virtual_operands_for_renaming */
 #include "tree-dfa.h"       /* get_addr_base_and_unit_offset */
+#include "tree-cfg.h"       /* gimple_block_label */
 #include "spanprof.h"   /* SPANPROF_ABI_*, SPANPROF_STATE_FAST, SPANPROF_STATE_COUNT */
 
 /* The runtime's TLS pointer and its enter for objects with the inline path.  GC roots. */
@@ -559,7 +560,8 @@ add_pop (emitter &e, tree site_addr, tree cfa_int, tree now)
  *     __spanprof_exit (&SITE, cfa);
  *   done:
  *
- * where POP is add_pop's: `f = t->top;  if (f->node->site != &SITE || f->cfa != cfa) goto call;`,
+ * behind the site's patch point (patch.cc: a jump to the test; once the site is OFF, a no-op
+ * going straight to done), where POP is add_pop's: `f = t->top;  if (f->node->site != &SITE || f->cfa != cfa) goto call;`,
  * when timed `d = max ((int64_t) (now - f->start), 0);  f->node->total += d;
  * (f - 1)->node->child += d;`, then `t->top = f - 1`: spanprof__record_exit's work, its
  * timestamp first, so the bookkeeping is not charged.  The two modes get a tail each, so the
@@ -568,6 +570,15 @@ static void
 expand_exit (emitter &e, gcall *call, tree site)
 {
   tree site_addr = gimple_call_arg (call, 0);
+  if (spanplugin_patch_possible ())
+    {
+      /* The patch point first (patch.cc): a jump to the test, a no-op past it once OFF. */
+      basic_block guard = e.new_block ();
+      e.add (spanplugin_build_patch_point (site, gimple_block_label (guard)));
+      make_edge (e.bb, guard, 0)->probability = profile_probability::unlikely ();
+      make_edge (e.bb, e.done_bb, EDGE_FALLTHRU)->probability = profile_probability::likely ();
+      e.enter (guard);
+    }
   tree state = load_state (e, site);
   e.branch_if (EQ_EXPR, state, state_const (state, SPANPROF_STATE_OFF), e.done_bb,
                profile_probability::even ());

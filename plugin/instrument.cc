@@ -143,12 +143,24 @@ add_hook_test (gimple_seq *seq, tree hook, tree skip, location_t loc)
  * have changed it), as a relaxed atomic load: never cached across calls or hoisted out of a
  * loop, and seen by ThreadSanitizer as the atomic read it is (the runtime stores the state
  * atomically while other threads test it).  Plain labels and conditional gotos, as the gimplifier writes an `if` before "lower":
- * in a finally clause, lower_try_finally copies them (renamed) for each way out. */
+ * in a finally clause, lower_try_finally copies them (renamed) for each way out.  With PATCH, a
+ * span's patch point comes first (patch.cc): a jump to the load, which the runtime turns into a
+ * no-op going straight to `skip` once the site is OFF for good. */
 static tree
-add_guard (gimple_seq *seq, tree hook, tree site, location_t loc)
+add_guard (gimple_seq *seq, tree hook, tree site, location_t loc, bool patch = false)
 {
   tree skip = create_artificial_label (loc);
   tree test = create_artificial_label (loc);
+  if (patch)
+    {
+      /*   asm goto (<patch point>) : guard;  goto skip;  guard:   (patch.cc) */
+      tree guard = create_artificial_label (loc);
+      gasm *point = spanplugin_build_patch_point (site, guard);
+      gimple_set_location (point, loc);
+      gimple_seq_add_stmt (seq, point);
+      gimple_seq_add_stmt (seq, gimple_build_goto (skip));
+      gimple_seq_add_stmt (seq, gimple_build_label (guard));
+    }
   tree state = create_tmp_var (uint32_type_node, "spanprof_state");
   gcall *load = gimple_build_call (builtin_decl_explicit (BUILT_IN_ATOMIC_LOAD_4), 2,
                                    spanplugin_site_state (site),
@@ -200,7 +212,8 @@ add_enter (gimple_seq *seq, tree fndecl, tree site, location_t loc, bool inline_
            tree *off_label)
 {
   bool weak = !spanplugin_inline_possible ();
-  tree skip = add_guard (seq, weak ? enter_decl : NULL_TREE, site, loc);
+  tree skip = add_guard (seq, weak ? enter_decl : NULL_TREE, site, loc,
+                         spanplugin_patch_possible ());
   if (off_label)
     spanplugin_fresh_params (seq, fndecl, loc);
   if (inline_path)
@@ -222,7 +235,8 @@ add_exit (gimple_seq *seq, tree site, location_t loc, bool inline_path)
       return;
     }
   bool weak = !spanplugin_inline_possible ();
-  tree skip = add_guard (seq, weak ? exit_decl : NULL_TREE, site, loc);
+  tree skip = add_guard (seq, weak ? exit_decl : NULL_TREE, site, loc,
+                         spanplugin_patch_possible ());
   add_unguarded_hook_call (seq, exit_decl, site, loc);
   gimple_seq_add_stmt (seq, gimple_build_label (skip));
 }

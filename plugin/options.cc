@@ -136,6 +136,7 @@ spanplugin_parse_options (const struct plugin_name_args *info)
   spanplugin_opts.off_copy_max = SPANPLUGIN_OFF_COPY_DEFAULT;
   spanplugin_opts.min_size = SPANPLUGIN_MIN_SIZE_DEFAULT;
   spanplugin_opts.inline_path = 1;
+  spanplugin_opts.patch = true;
 
   for (int i = 0; i < info->argc; i++)
     {
@@ -198,6 +199,18 @@ spanplugin_parse_options (const struct plugin_name_args *info)
           else
             {
               error ("spanplugin: option %<-fplugin-arg-%s-%s%> needs the value 0, 1 or all",
+                     base, key);
+              ok = false;
+            }
+        }
+      else if (strcmp (key, "patch") == 0)
+        {
+          const char *v = arg->value ? arg->value : "";
+          if (strcmp (v, "0") == 0 || strcmp (v, "1") == 0)
+            spanplugin_opts.patch = v[0] == '1';
+          else
+            {
+              error ("spanplugin: option %<-fplugin-arg-%s-%s%> needs the value 0 or 1",
                      base, key);
               ok = false;
             }

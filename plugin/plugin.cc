@@ -48,6 +48,10 @@
  *                          Either way the objects need the runtime at link time, and one of
  *                          another layout fails the link (spanprof.h, section 5).  0: calls
  *                          only, to weak hooks, so the objects link without the runtime.
+ *   patch=0|1              1 (the default, where the inline path is on): a jump in front of
+ *                          each span's enter and exit guards, listed in a note, which the
+ *                          runtime turns into a no-op once the span is off for good (patch.cc,
+ *                          spanprof.h section 6).  0: the guards alone, as before.
  * Names are the span names without attribute: "f" in C, the qualified name in C++
  * ("ns::Parser::parse", "ns::tmax<int>", "A::A", "main()::<lambda(int)>::operator()").
  * Patterns use fnmatch (PATTERN, NAME, 0): '*' matches any characters, '/' and ':' included;
@@ -103,6 +107,8 @@ static struct plugin_info spanplugin_info = {
   "  min-lines=N           do not select functions shorter than N lines\n"
   "  inline=0|1|all        record spans inline (1: those the size rule keeps; 0: calls\n"
   "                        only, objects link without the runtime)\n"
+  "  patch=0|1             patch points the runtime turns into no-ops for spans that are\n"
+  "                        off for good (1, the default where the inline path is on)\n"
   "Filters apply to all and functions=; the span attribute always wins.\n",
 };
 

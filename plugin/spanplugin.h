@@ -10,6 +10,8 @@
  *   inline.cc     the inline path: a span's enter and exit recorded without a call while the
  *                 runtime counts or times with bare rdtsc (spanprof.h's SPANPROF_ABI_*): calls
  *                 before "lower", written out as inline code by a late pass before "expand"
+ *   patch.cc      patch points: the jump in front of each enter and exit guard that the runtime
+ *                 turns into a no-op once a span is off for good, listed in a note
  *   instrument.cc the GIMPLE pass that wraps a function body in enter/try/finally-exit(+progress)
  *                 and brackets every setjmp-like call with the longjmp repair; every inserted
  *                 call behind an inline test (site not OFF, weak hook linked in; the inline
@@ -41,6 +43,8 @@ struct spanplugin_options
                              * inline (inline.cc), smaller ones by calls; SPANPLUGIN_INLINE_ALL,
                              * every span inline; 0: calls to weak hooks only, objects link
                              * without the runtime */
+  bool patch;               /* patch=0|1: 1 (the default), patch points in front of the
+                             * guards where the inline path is possible (patch.cc) */
   vec<char *> include;      /* include=GLOB,...: restricts `all` */
   vec<char *> exclude;      /* exclude=GLOB,...: on names */
   vec<char *> exclude_file; /* exclude-file=GLOB,...: on source files */
@@ -90,6 +94,13 @@ void spanplugin_add_inline_enter (gimple_seq *seq, tree site, location_t loc);
 void spanplugin_add_inline_exit (gimple_seq *seq, tree site, tree exit_hook, location_t loc);
 opt_pass *spanplugin_make_inline_pass (gcc::context *ctxt);
 extern const struct ggc_root_tab spanplugin_inline_roots[];
+
+/* patch.cc */
+/* Whether spans get patch points in this compilation (option and target). */
+bool spanplugin_patch_possible (void);
+/* A patch point for SITE: `asm goto` whose label is ON_LABEL (the guard), the fall-through
+ * the way past the call. */
+gasm *spanplugin_build_patch_point (tree site, tree on_label);
 
 /* The runtime's exit hook (spanprof.h): the calls' and the inline path's. */
 #define SPANPLUGIN_EXIT_HOOK "__spanprof_exit"
