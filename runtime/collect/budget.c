@@ -7,7 +7,8 @@
  *  - budgettick.c: every tick (MIN_TICK_S to MAX_TICK_S apart), every call tree walked: the
  *    runtime's share of the CPU time, which spans lead (those a profile is read by, switched off
  *    last), and spans switched off while the calls cost more than the budget;
- *  - budgetoff.c: how a span is switched off without losing an exit, and the record of it.
+ *  - budgetoff.c: how a span is switched off without losing an exit, and the record of it;
+ *    once it is OFF, its patch points become no-ops (record/sitepatch.c), and it costs nothing.
  * Here: the sums per site the parts share, their helpers, and when each part runs.
  */
 #define _GNU_SOURCE
@@ -18,6 +19,7 @@
 
 #include "collect/budgetparts.h"
 #include "record/clock.h"
+#include "record/sitepatch.h"
 
 #define LOOK_S 0.001
 #define MIN_TICK_S SPANPROF__BUDGET_MIN_TICK_S
@@ -96,6 +98,14 @@ static int sums_fit(void)
     return 1;
 }
 
+/* A span this budget switched off that is OFF now: its patch points may go. */
+static int switched_off(struct spanprof_site *site, void *ctx)
+{
+    (void)ctx;
+    return __atomic_load_n(&site->state, __ATOMIC_ACQUIRE) == SPANPROF__SITE_OFF &&
+           spanprof__budget_off_of(site);
+}
+
 /* ---- the writer thread's side ---------------------------------------------------------------- */
 
 void spanprof__budget_start(double percent)
@@ -131,11 +141,14 @@ double spanprof__budget_serve(void)
     uint64_t cpu0 = spanprof__budget_clock_ns(CLOCK_THREAD_CPUTIME_ID);
     double now = mono_s();
     if (now >= next_look && sums_fit()) {
+        size_t was_muting = muting;
         spanprof__lock();
         spanprof__budget_look();
         if (muting)
             muting = spanprof__budget_settle(spanprof__budget_since_start_s());
         spanprof__unlock();
+        if (muting < was_muting) /* some went OFF: their points go too (outside the lock) */
+            spanprof__sitepatch_off(switched_off, NULL);
         next_look = now + LOOK_S;
     }
     if (now >= next_tick && sums_fit()) {

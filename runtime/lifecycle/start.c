@@ -19,6 +19,7 @@
 #include "common/debuginfo.h"
 #include "lifecycle/options.h"
 #include "record/clock.h"
+#include "record/sitepatch.h"
 #include "report/report.h"
 
 static struct spanprof__options options;
@@ -113,6 +114,11 @@ static void start(void)
     if (o->folded_value && !spanprof__outputs.folded_cpu && o->mode != SPANPROF_MODE_OFF)
         fprintf(stderr, "spanprof: warning: SPANPROF_FOLDED_VALUE=cpu needs CPU time "
                         "(SPANPROF=sample or SPANPROF_CPU=1); the folded stacks hold wall time\n");
+    /* Recording off by the environment, which any other copy of the runtime in the process
+     * reads too: no span of any object will ever record, so their patch points go (the copy
+     * that finds recording off for another reason, a second runtime, leaves the others'). */
+    if (o->mode == SPANPROF_MODE_OFF)
+        spanprof__sitepatch_recording_off();
     if (o->mode != SPANPROF_MODE_OFF) {
         /* Present only when the program runs under `coz run` (libcoz preloaded). */
         spanprof__g.coz_get = (spanprof__coz_get_fn)dlsym(RTLD_DEFAULT, "_coz_get_counter");

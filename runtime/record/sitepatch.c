@@ -1,0 +1,417 @@
+/* sitepatch.c — the patch points of spans that are OFF for good turned into no-ops
+ * (spanprof.h, section 6; the plugin's patch.cc places them).  As compiled, each point jumps to
+ * the guard that tests the site's state; once the state is OFF, which the runtime never changes
+ * afterwards, the guard only ever skips the call, and a no-op in place of the jump does the same
+ * for nothing: one instruction instead of a load, a compare and a branch.
+ *
+ * Finding the points.  Every object built with the plugin lists its points in notes (owner "sp",
+ * type SPANPROF_PATCH_NOTE_TYPE) in its PT_NOTE segments: two offsets, to the point and to its
+ * site.  dl_iterate_phdr gives each loaded object's program headers; a point is used only if it
+ * lies in an executable segment of its object and its site in a writable one, and its bytes are
+ * the jump the plugin writes (anything else, such as a point already patched, is left alone).
+ *
+ * Writing text other threads may run.  The pages go writable (and stay executable: other
+ * threads run them meanwhile) for one batch, then back to their segment's protection.
+ *  - x86-64: the 5 bytes cannot be written at once as far as instruction fetch is concerned, so
+ *    as Linux patches its own text: an int3 over the first byte, the other four, then the no-op's
+ *    first byte, each step followed by membarrier's core serialisation on every CPU running the
+ *    process's threads.  A thread that meets the int3 gets SIGTRAP: the handler (on_trap)
+ *    resumes it after the point, which is what the no-op does and what the jump's guard does for
+ *    an OFF site; a SIGTRAP that is not at a point is passed on to the handler before ours.
+ *  - aarch64: the branch and the nop are instructions the architecture lets one store replace
+ *    while other cores run them; the store, the cache maintenance, then membarrier.
+ * Where the system refuses (no membarrier core serialisation; mprotect denied by SELinux's
+ * execmod, PaX, a seccomp filter), one warning line, and no point is patched from then on: the
+ * jumps stay, and run the guards as before.
+ *
+ * Who patches.  Only threads that may take locks and call the C library freely: start-up, when
+ * recording is off (every site of every object loaded by then is OFF: spanprof__sitepatch_off
+ * sets them so), and the writer thread for the spans a cost budget switches off.  Libraries
+ * opened later with recording off keep their jumps (their sites go OFF at their first call).
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <link.h>
+#include <linux/membarrier.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <ucontext.h>
+#include <unistd.h>
+
+#include "record/record.h"
+#include "record/sitepatch.h"
+#include "spanprof.h"
+
+#if defined(__x86_64__)
+#define POINT_SIZE 5
+static const uint8_t point_nop[POINT_SIZE] = {0x0f, 0x1f, 0x44, 0x00, 0x00};
+#elif defined(__aarch64__)
+#define POINT_SIZE 4
+#define A64_NOP 0xd503201fu
+#endif
+
+#ifdef POINT_SIZE
+
+struct point {
+    uint8_t *at;
+    struct spanprof_site *site;
+};
+
+/* Points as they are gathered. */
+struct points {
+    struct point *p;
+    size_t n, cap;
+};
+
+static int refused; /* patching failed once: never again */
+static int serialise_cmd; /* the membarrier command that serialises cores, 0: not known yet */
+
+/* ---- the points of the loaded objects ------------------------------------------------------ */
+
+static int points_add(struct points *ps, uint8_t *at, struct spanprof_site *site)
+{
+    if (ps->n == ps->cap) {
+        size_t cap = ps->cap ? 2 * ps->cap : 1024;
+        struct point *p = realloc(ps->p, cap * sizeof *p);
+        if (!p)
+            return -1;
+        ps->p = p;
+        ps->cap = cap;
+    }
+    ps->p[ps->n++] = (struct point){at, site};
+    return 0;
+}
+
+/* Whether [ADDR, ADDR + LEN) lies in a PT_LOAD of INFO with all of FLAGS. */
+static int in_segment(const struct dl_phdr_info *info, uintptr_t addr, size_t len, uint32_t flags)
+{
+    for (int i = 0; i < info->dlpi_phnum; i++) {
+        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+        uintptr_t start = info->dlpi_addr + ph->p_vaddr;
+        if (ph->p_type == PT_LOAD && (ph->p_flags & flags) == flags && addr >= start &&
+            addr - start <= ph->p_memsz && len <= ph->p_memsz - (addr - start))
+            return 1;
+    }
+    return 0;
+}
+
+/* Whether the bytes at AT are the jump the plugin compiles. */
+static int is_jump(const uint8_t *at)
+{
+#if defined(__x86_64__)
+    return at[0] == 0xe9;
+#else
+    uint32_t insn;
+    memcpy(&insn, at, 4);
+    return (insn & 0xfc000000u) == 0x14000000u; /* b imm26 */
+#endif
+}
+
+struct gather {
+    struct points *points;
+    int (*want)(struct spanprof_site *site, void *ctx);
+    void *ctx;
+    int failed;
+};
+
+static int gather_object(struct dl_phdr_info *info, size_t size, void *arg)
+{
+    (void)size;
+    struct gather *g = arg;
+    for (int i = 0; i < info->dlpi_phnum && !g->failed; i++) {
+        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+        if (ph->p_type != PT_NOTE)
+            continue;
+        const uint8_t *note = (const uint8_t *)(info->dlpi_addr + ph->p_vaddr);
+        const uint8_t *end = note + ph->p_memsz;
+        while (end - note >= 12) {
+            uint32_t namesz, descsz, type;
+            memcpy(&namesz, note, 4);
+            memcpy(&descsz, note + 4, 4);
+            memcpy(&type, note + 8, 4);
+            const uint8_t *name = note + 12;
+            const uint8_t *desc = name + ((namesz + 3u) & ~3u);
+            if (namesz > (size_t)(end - name) || descsz > (size_t)(end - desc))
+                break; /* not notes as the linker writes them */
+            note = desc + ((descsz + 3u) & ~3u);
+            if (type != SPANPROF_PATCH_NOTE_TYPE || namesz != 3 || memcmp(name, "sp", 3) ||
+                descsz != 8)
+                continue;
+            int32_t to_point, to_site;
+            memcpy(&to_point, desc, 4);
+            memcpy(&to_site, desc + 4, 4);
+            uint8_t *at = (uint8_t *)(uintptr_t)desc + to_point;
+            struct spanprof_site *site = (struct spanprof_site *)((uintptr_t)desc + 4 + to_site);
+            if (!in_segment(info, (uintptr_t)at, POINT_SIZE, PF_X) ||
+                !in_segment(info, (uintptr_t)site, sizeof *site, PF_W) || !is_jump(at) ||
+                !g->want(site, g->ctx))
+                continue;
+            if (points_add(g->points, at, site))
+                g->failed = 1;
+        }
+    }
+    return g->failed;
+}
+
+/* ---- writing them -------------------------------------------------------------------------- */
+
+static void warn_refused(const char *what, int err)
+{
+    refused = 1;
+    fprintf(stderr,
+            "spanprof: warning: spans that are off cannot be patched out (%s: %s); they keep "
+            "their test of the state\n",
+            what, strerror(err));
+}
+
+/* Every CPU that runs a thread of the process serialises its instruction stream. */
+static int serialise_cores(void)
+{
+    return (int)syscall(SYS_membarrier, serialise_cmd, 0, 0);
+}
+
+/* The membarrier command that serialises cores, registered; 0 with a warning if none. */
+static int find_serialise_cmd(void)
+{
+    if (serialise_cmd)
+        return serialise_cmd;
+    long cmds = syscall(SYS_membarrier, MEMBARRIER_CMD_QUERY, 0, 0);
+    if (cmds >= 0 && (cmds & MEMBARRIER_CMD_PRIVATE_EXPEDITED_SYNC_CORE) &&
+        syscall(SYS_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED_SYNC_CORE, 0, 0) == 0)
+        return serialise_cmd = MEMBARRIER_CMD_PRIVATE_EXPEDITED_SYNC_CORE;
+#if defined(__x86_64__)
+    /* An IPI's return (iret) serialises an x86 core: the plain expedited barrier is enough. */
+    if (cmds >= 0 && (cmds & MEMBARRIER_CMD_PRIVATE_EXPEDITED) &&
+        syscall(SYS_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0, 0) == 0)
+        return serialise_cmd = MEMBARRIER_CMD_PRIVATE_EXPEDITED;
+#endif
+    warn_refused("membarrier", cmds < 0 ? errno : ENOSYS);
+    return 0;
+}
+
+/* The protection of AT's segment, as the loader mapped it. */
+struct protection {
+    uintptr_t at;
+    int prot;
+};
+
+static int segment_prot(struct dl_phdr_info *info, size_t size, void *arg)
+{
+    (void)size;
+    struct protection *p = arg;
+    for (int i = 0; i < info->dlpi_phnum; i++) {
+        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+        uintptr_t start = info->dlpi_addr + ph->p_vaddr;
+        if (ph->p_type == PT_LOAD && p->at >= start && p->at - start < ph->p_memsz) {
+            p->prot = (ph->p_flags & PF_R ? PROT_READ : 0) |
+                      (ph->p_flags & PF_W ? PROT_WRITE : 0) |
+                      (ph->p_flags & PF_X ? PROT_EXEC : 0);
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* mprotect on the pages of every point in PS: writable (and executable), or back to their
+ * segment's protection (RESTORE).  Returns 0, or the errno of the first page refused (the
+ * pages before it are restored). */
+static int set_pages(const struct points *ps, int restore)
+{
+    uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE), last = 0;
+    for (size_t i = 0; i < ps->n; i++) {
+        uintptr_t first = (uintptr_t)ps->p[i].at & ~(page - 1);
+        uintptr_t end = ((uintptr_t)ps->p[i].at + POINT_SIZE + page - 1) & ~(page - 1);
+        if (first < last)
+            first = last; /* sorted: this page was done with the point before */
+        if (first >= end)
+            continue;
+        struct protection p = {first, PROT_READ | PROT_EXEC};
+        dl_iterate_phdr(segment_prot, &p);
+        if (mprotect((void *)first, end - first,
+                     restore ? p.prot : PROT_READ | PROT_WRITE | PROT_EXEC)) {
+            int err = errno;
+            if (!restore && i) {
+                struct points before = {ps->p, i, 0};
+                set_pages(&before, 1);
+            }
+            return err;
+        }
+        last = end;
+    }
+    return 0;
+}
+
+static int by_address(const void *a, const void *b)
+{
+    const struct point *x = a, *y = b;
+    return (x->at > y->at) - (x->at < y->at);
+}
+
+#if defined(__x86_64__)
+/* Every point ever written, for the SIGTRAP handler: chunks that are never freed nor moved,
+ * each published whole (release) before its points get their int3. */
+struct patched_chunk {
+    struct patched_chunk *next;
+    size_t n;
+    uint8_t *at[]; /* sorted */
+};
+static struct patched_chunk *patched;
+static struct sigaction trap_before;
+
+static int was_patched(const uint8_t *at)
+{
+    for (const struct patched_chunk *c = __atomic_load_n(&patched, __ATOMIC_ACQUIRE); c;
+         c = c->next) {
+        size_t lo = 0, hi = c->n;
+        while (lo < hi) {
+            size_t mid = lo + (hi - lo) / 2;
+            if (c->at[mid] == at)
+                return 1;
+            if (c->at[mid] < at)
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+    }
+    return 0;
+}
+
+/* An int3 at a point being written: the thread goes on past the point, as its no-op (and the
+ * guard of an OFF site) would take it.  Any other SIGTRAP goes to the handler before ours, or
+ * gets its default action. */
+static void on_trap(int sig, siginfo_t *info, void *context)
+{
+    ucontext_t *uc = context;
+    uint8_t *at = (uint8_t *)uc->uc_mcontext.gregs[REG_RIP] - 1;
+    if (info->si_code == SI_KERNEL && was_patched(at)) {
+        uc->uc_mcontext.gregs[REG_RIP] = (greg_t)(uintptr_t)(at + POINT_SIZE);
+        return;
+    }
+    if (trap_before.sa_flags & SA_SIGINFO) {
+        trap_before.sa_sigaction(sig, info, context);
+    } else if (trap_before.sa_handler != SIG_DFL && trap_before.sa_handler != SIG_IGN) {
+        trap_before.sa_handler(sig);
+    } else {
+        /* As without our handler: the signal's default action (an int3 is never ignored). */
+        signal(sig, SIG_DFL);
+        raise(sig);
+    }
+}
+
+static int trap_ready(void)
+{
+    static int installed;
+    if (installed)
+        return 0;
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_sigaction = on_trap;
+    sa.sa_flags = SA_SIGINFO | SA_RESTART | SA_ONSTACK;
+    sigemptyset(&sa.sa_mask);
+    if (sigaction(SIGTRAP, &sa, &trap_before))
+        return errno;
+    installed = 1;
+    return 0;
+}
+
+static void write_bytes(uint8_t *at, const uint8_t *bytes, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        __atomic_store_n(at + i, bytes[i], __ATOMIC_RELAXED);
+}
+
+static void write_points(const struct points *ps)
+{
+    static const uint8_t int3 = 0xcc;
+    struct patched_chunk *c = malloc(sizeof *c + ps->n * sizeof c->at[0]);
+    if (!c)
+        return;
+    c->n = ps->n;
+    for (size_t i = 0; i < ps->n; i++)
+        c->at[i] = ps->p[i].at;
+    c->next = patched;
+    __atomic_store_n(&patched, c, __ATOMIC_RELEASE);
+    for (size_t i = 0; i < ps->n; i++)
+        write_bytes(ps->p[i].at, &int3, 1);
+    serialise_cores();
+    for (size_t i = 0; i < ps->n; i++)
+        write_bytes(ps->p[i].at + 1, point_nop + 1, POINT_SIZE - 1);
+    serialise_cores();
+    for (size_t i = 0; i < ps->n; i++)
+        write_bytes(ps->p[i].at, point_nop, 1);
+    serialise_cores();
+}
+#else
+static int trap_ready(void)
+{
+    return 0;
+}
+
+static void write_points(const struct points *ps)
+{
+    for (size_t i = 0; i < ps->n; i++) {
+        __atomic_store_n((uint32_t *)(void *)ps->p[i].at, A64_NOP, __ATOMIC_RELAXED);
+        __builtin___clear_cache((char *)ps->p[i].at, (char *)ps->p[i].at + POINT_SIZE);
+    }
+    serialise_cores();
+}
+#endif
+
+size_t spanprof__sitepatch_off(int (*want)(struct spanprof_site *site, void *ctx), void *ctx)
+{
+    if (refused || !find_serialise_cmd())
+        return 0;
+    struct points ps = {0};
+    struct gather g = {&ps, want, ctx, 0};
+    dl_iterate_phdr(gather_object, &g);
+    size_t done = 0;
+    if (ps.n && !g.failed) {
+        qsort(ps.p, ps.n, sizeof *ps.p, by_address);
+        int err = trap_ready();
+        if (err)
+            warn_refused("sigaction", err);
+        else if ((err = set_pages(&ps, 0)))
+            warn_refused("mprotect", err);
+        else {
+            write_points(&ps);
+            set_pages(&ps, 1);
+            done = ps.n;
+        }
+    }
+    free(ps.p);
+    return done;
+}
+
+/* Recording off: a site not seen yet is OFF now, as its first call would make it. */
+static int off_from_now(struct spanprof_site *site, void *ctx)
+{
+    (void)ctx;
+    uint32_t seen = SPANPROF__SITE_NEW;
+    __atomic_compare_exchange_n(&site->state, &seen, SPANPROF__SITE_OFF, 0, __ATOMIC_RELEASE,
+                                __ATOMIC_RELAXED);
+    return __atomic_load_n(&site->state, __ATOMIC_ACQUIRE) == SPANPROF__SITE_OFF;
+}
+
+size_t spanprof__sitepatch_recording_off(void)
+{
+    return spanprof__sitepatch_off(off_from_now, NULL);
+}
+
+#else /* no patch points on this target */
+
+size_t spanprof__sitepatch_off(int (*want)(struct spanprof_site *site, void *ctx), void *ctx)
+{
+    (void)want, (void)ctx;
+    return 0;
+}
+
+size_t spanprof__sitepatch_recording_off(void)
+{
+    return 0;
+}
+
+#endif

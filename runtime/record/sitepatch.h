@@ -1,0 +1,28 @@
+/* sitepatch.h — the patch points of spans that are OFF for good turned into no-ops
+ * (sitepatch.c).
+ */
+#ifndef SPANPROF_SITEPATCH_H
+#define SPANPROF_SITEPATCH_H
+
+#include <stddef.h>
+
+#include "spanprof.h"
+
+#pragma GCC visibility push(hidden)
+
+/* Every point of a loaded object whose site WANT accepts (called once per point, with CTX,
+ * before anything is written) and whose bytes are still the plugin's jump becomes a no-op, in
+ * one batch.  WANT must accept only sites whose state is OFF.  Returns how many were patched:
+ * 0 too where the target has no patch points, or where the system refused patching (one
+ * warning line, the first time: nothing is patched afterwards).  Not from a signal handler, nor
+ * under the process lock (dl_iterate_phdr takes the loader's lock). */
+size_t spanprof__sitepatch_off(int (*want)(struct spanprof_site *site, void *ctx), void *ctx);
+
+/* Recording is off in the whole process (SPANPROF=0): every site of the loaded objects that has
+ * not been seen yet goes OFF, as its first call would make it, and every point of an OFF site
+ * is patched.  Start-up's, before anything runs spans. */
+size_t spanprof__sitepatch_recording_off(void);
+
+#pragma GCC visibility pop
+
+#endif /* SPANPROF_SITEPATCH_H */
