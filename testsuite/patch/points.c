@@ -1,0 +1,185 @@
+/* points.c — a program whose spans' patch points the runtime may turn into no-ops, which reports
+ * what its own code holds at each point when it ends.  Built whole-program with every function a
+ * span (-fplugin-arg-spanplugin-all, min-size=0): tiny() is a few instructions called
+ * PER_ROUND times a round, which a cost budget switches off; marked() is as small but carries
+ * the attribute (never switched off); work() runs a round.  THREADS workers (default 1) run
+ * rounds until SECONDS have passed (0: one round).
+ *
+ * usage: [POINTS_DENY=1] points SECONDS [THREADS]
+ * POINTS_DENY=1: before the runtime starts (a constructor of a higher priority than the
+ * runtime's, which must then be linked statically), a seccomp filter makes mprotect fail with
+ * EPERM whenever it asks for writable and executable pages at once, as a hardened system does.
+ *
+ * Prints "rounds N", "tiny N", "marked N" (the calls it made), then one line per span with
+ * patch points: its name and "jumps" (every point as compiled), "no-ops" (every point patched)
+ * or "mixed", read from the object's notes as the runtime reads them (spanprof.h, section 6). */
+#define _GNU_SOURCE
+#include <elf.h>
+#include <link.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <pthread.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <time.h>
+
+#include "spanprof.h"
+
+#define PER_ROUND 100000
+
+static volatile long sink;
+static double deadline;
+static long rounds_done;
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+
+__attribute__((noinline)) static long tiny(long x)
+{
+    return x * 3 + 1;
+}
+
+__attribute__((span, noinline)) static long marked(long x)
+{
+    return x ^ 5;
+}
+
+__attribute__((noinline)) static long work(void)
+{
+    long s = 0;
+    for (long i = 0; i < PER_ROUND; i++)
+        s += tiny(i);
+    return s + marked(s);
+}
+
+__attribute__((nospan)) static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+__attribute__((nospan)) static void *worker(void *arg)
+{
+    (void)arg;
+    long rounds = 0;
+    do {
+        sink += work();
+        rounds++;
+    } while (now_s() < deadline);
+    pthread_mutex_lock(&lock);
+    rounds_done += rounds;
+    pthread_mutex_unlock(&lock);
+    return NULL;
+}
+
+/* ---- the points, as the object's notes list them -------------------------------------------- */
+
+struct span_points {
+    const char *name;
+    int jumps, noops;
+};
+static struct span_points spans[16];
+static int nspans;
+
+__attribute__((nospan)) static int is_noop(const unsigned char *at)
+{
+#if defined(__x86_64__)
+    static const unsigned char nop5[5] = {0x0f, 0x1f, 0x44, 0x00, 0x00};
+    return memcmp(at, nop5, 5) == 0;
+#else
+    unsigned insn;
+    memcpy(&insn, at, 4);
+    return insn == 0xd503201fu;
+#endif
+}
+
+__attribute__((nospan)) static int list_points(struct dl_phdr_info *info, size_t size, void *arg)
+{
+    (void)size, (void)arg;
+    if (info->dlpi_name[0])
+        return 0; /* the program only */
+    for (int i = 0; i < info->dlpi_phnum; i++) {
+        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+        if (ph->p_type != PT_NOTE)
+            continue;
+        const unsigned char *note = (const unsigned char *)(info->dlpi_addr + ph->p_vaddr);
+        const unsigned char *end = note + ph->p_memsz;
+        while (note + 12 <= end) {
+            Elf64_Nhdr h;
+            memcpy(&h, note, sizeof h);
+            const unsigned char *desc = note + 12 + ((h.n_namesz + 3) & ~3u);
+            note = desc + ((h.n_descsz + 3) & ~3u);
+            if (h.n_type != SPANPROF_PATCH_NOTE_TYPE || h.n_descsz != 8)
+                continue;
+            int to_point, to_site;
+            memcpy(&to_point, desc, 4);
+            memcpy(&to_site, desc + 4, 4);
+            const struct spanprof_site *site =
+                (const struct spanprof_site *)(desc + 4 + to_site);
+            int k = 0;
+            while (k < nspans && strcmp(spans[k].name, site->name))
+                k++;
+            if (k == nspans && nspans < 16)
+                spans[nspans++].name = site->name;
+            if (k < nspans) {
+                if (is_noop(desc + to_point))
+                    spans[k].noops++;
+                else
+                    spans[k].jumps++;
+            }
+        }
+    }
+    return 0;
+}
+
+__attribute__((nospan)) static int by_name(const void *a, const void *b)
+{
+    return strcmp(((const struct span_points *)a)->name, ((const struct span_points *)b)->name);
+}
+
+/* ---- deny: mprotect refused for writable and executable pages -------------------------------- */
+
+__attribute__((nospan, constructor(101))) static void deny_writable_text(void)
+{
+    const char *deny = getenv("POINTS_DENY");
+    if (!deny || strcmp(deny, "1"))
+        return;
+    struct sock_filter filter[] = {
+        BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_mprotect, 0, 3),
+        BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, args[2])),
+        BPF_JUMP(BPF_JMP | BPF_JSET | BPF_K, PROT_EXEC, 0, 1),
+        BPF_JUMP(BPF_JMP | BPF_JSET | BPF_K, PROT_WRITE, 1, 0),
+        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | 1 /* EPERM */),
+    };
+    struct sock_fprog prog = {sizeof filter / sizeof filter[0], filter};
+    if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) || prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog))
+        perror("points: seccomp");
+}
+
+int main(int argc, char **argv)
+{
+    double seconds = argc > 1 ? atof(argv[1]) : 0;
+    int threads = argc > 2 ? atoi(argv[2]) : 1;
+    pthread_t t[16];
+    if (threads < 1 || threads > 16)
+        threads = 1;
+    deadline = now_s() + seconds;
+    for (int i = 0; i < threads; i++)
+        pthread_create(&t[i], NULL, worker, NULL);
+    for (int i = 0; i < threads; i++)
+        pthread_join(t[i], NULL);
+    printf("rounds %ld\ntiny %ld\nmarked %ld\n", rounds_done, rounds_done * PER_ROUND,
+           rounds_done);
+    dl_iterate_phdr(list_points, NULL);
+    qsort(spans, (size_t)nspans, sizeof spans[0], by_name);
+    for (int k = 0; k < nspans; k++)
+        printf("%s %s\n", spans[k].name,
+               !spans[k].noops ? "jumps" : !spans[k].jumps ? "no-ops" : "mixed");
+    return 0;
+}

@@ -1,0 +1,110 @@
+#!/bin/sh
+# run.sh — patch points (spanprof.h, section 6): points.c, built whole-program with every
+# function a span, reports its calls and, per span, whether its points are still the compiled
+# jumps or no-ops; each case compares that report (and the run's exit status and stderr) with
+# CASE.expected.
+#   off       SPANPROF=0: every point is a no-op, the program's output unchanged
+#   on        recording: every point still a jump; the profile's calls exact
+#   budget    four threads calling tiny() while a 5 % budget switches it off: tiny's points
+#             become no-ops under them, marked's stay jumps, the program's calls all made
+#   nopatch   -fplugin-arg-spanplugin-patch=0: no points at all, recording off as before
+#   denied    SPANPROF=0 where mprotect refuses writable executable pages (a seccomp filter set
+#             before the runtime starts, the runtime linked statically): one warning line, the
+#             jumps stay and the program runs as before (not under an emulator, whose own
+#             system calls a guest's filter would catch)
+#   gc        -ffunction-sections -Wl,--gc-sections: a function nothing calls is still removed,
+#             with its points (a point's note goes with its function's section)
+#
+# Environment: CC, PLUGIN, INCLUDE_DIR, LIBDIR, PROFDUMP, RUNTIME_LIBS (what a program linked
+# with libspanprof.a needs besides).  ONLY, REGEN, EMULATOR as in ../lib.sh.
+# shellcheck shell=sh source=testsuite/lib.sh
+. "$(dirname "$0")/../lib.sh"
+need_plugin
+make_work_dir
+
+all="-fplugin=$PLUGIN -fplugin-arg-spanplugin-all -fplugin-arg-spanplugin-min-size=0 -I$INCLUDE_DIR"
+link="-L$LIBDIR -Wl,--no-as-needed -lspanprof -Wl,-rpath,$LIBDIR -pthread"
+# shellcheck disable=SC2086 # word lists
+build "points" "$work/build.log" $CC -O2 $all "$here/points.c" -o "$work/points" $link || finish
+
+# run_case NAME PROGRAM ARGS [VAR=VALUE...]: PROGRAM ARGS in a folder of its own, its exit
+# status, stderr and stdout compared with NAME.expected (stdout through FILTER, if set).
+run_case() {
+    name=$1 prog=$2 args=$3
+    shift 3
+    d=$work/$name
+    mkdir -p "$d"
+    # shellcheck disable=SC2086 # a word list; EMULATOR a command
+    (cd "$d" && env SPANPROF_FOLDED= "$@" ${EMULATOR:-} "$prog" $args >stdout 2>stderr
+     echo $? >status)
+    {
+        echo "# exit $(cat "$d/status")"
+        echo "# stderr"
+        cat "$d/stderr"
+        echo "# stdout"
+        ${FILTER:-cat} "$d/stdout"
+    } >"$d.actual"
+    compare_expected "$name" "gcc -O2" "$d.actual"
+}
+
+# rounds_free: the report without the counts of a timed run (they vary), each checked instead:
+# tiny PER_ROUND calls a round, marked one.
+rounds_free() {
+    awk '$1 == "rounds" { r = $2; next }
+         $1 == "tiny" && NF == 2 && $2 ~ /^[0-9]+$/ { print "tiny calls: " ($2 == r * 100000 ? "100000 a round" : "WRONG " $2); next }
+         $1 == "marked" && NF == 2 && $2 ~ /^[0-9]+$/ { print "marked calls: " ($2 == r ? "one a round" : "WRONG " $2); next }
+         { print }' "$1"
+}
+
+if selected off; then
+    run_case off "$work/points" 0 SPANPROF=0
+fi
+
+if selected on; then
+    run_case on "$work/points" 0 SPANPROF=1 SPANPROF_JSON=p.json
+    # The profile's counts: the program's own.
+    # shellcheck disable=SC2086 # EMULATOR a command
+    calls=$(${EMULATOR:-} "$PROFDUMP" "$work/on/p.json" | awk '$1 == "span" { print $2, $3 }' | sort | tr '\n' ' ')
+    [ "$calls" = "main calls=1 marked calls=1 tiny calls=100000 work calls=1 " ]
+    result $? "on: the profile's calls are the program's (got: $calls)"
+fi
+
+if selected budget; then
+    FILTER=rounds_free run_case budget "$work/points" "2 4" SPANPROF_BUDGET=5
+fi
+
+if selected nopatch; then
+    # shellcheck disable=SC2086 # word lists
+    build "nopatch" "$work/nopatch.log" $CC -O2 $all -fplugin-arg-spanplugin-patch=0 \
+        "$here/points.c" -o "$work/nopatch-points" $link &&
+        run_case nopatch "$work/nopatch-points" 0 SPANPROF=0
+fi
+
+if selected denied; then
+    if [ -n "${EMULATOR:-}" ]; then
+        skip "denied: a seccomp filter of the guest would filter the emulator's own calls"
+    else
+        # shellcheck disable=SC2086 # word lists
+        build "denied" "$work/denied.log" $CC -O2 $all "$here/points.c" -o "$work/denied-points" \
+            "$LIBDIR/libspanprof.a" $RUNTIME_LIBS -ldl -lm &&
+            run_case denied "$work/denied-points" 0 SPANPROF=0 POINTS_DENY=1
+    fi
+fi
+
+if selected gc; then
+    printf '%s\n' '__attribute__((span, noinline)) int gc_unused(int x) { return x * 5 + 1; }' \
+        '__attribute__((span, noinline)) int gc_used(int x) { return x * 3 + 1; }' \
+        'int main(int argc, char **argv) { (void)argv; return gc_used(argc) == 4 ? 0 : 1; }' \
+        >"$work/gc.c"
+    # shellcheck disable=SC2086 # word lists
+    if build "gc" "$work/gc.log" $CC -O2 -ffunction-sections -Wl,--gc-sections \
+        -fplugin="$PLUGIN" -I"$INCLUDE_DIR" "$work/gc.c" -o "$work/gc" $link; then
+        # shellcheck disable=SC2086 # EMULATOR a command
+        (SPANPROF=0 ${EMULATOR:-} "$work/gc"; echo "exit $?") >"$work/gc.out" 2>&1
+        got="$(cat "$work/gc.out"); $(nm "$work/gc" | grep -c ' T gc_') functions; $(readelf -n "$work/gc" | grep -c 0x53507031) points"
+        [ "$got" = "exit 0; 1 functions; 2 points" ]
+        result $? "gc: the unused function and its points removed, the used one's kept (got: $got)"
+    fi
+fi
+
+summary
