@@ -18,6 +18,7 @@
 #              at start-up and while call paths are made), at -O2
 #   lifecycle  signal deaths, dumps, dlclose, two runtimes, thread churn, the writer thread
 #   sample     SPANPROF=sample: exact calls, the sampler thread, fork, no EINTR
+#   patch      patch points: nops with recording off, a budget's spans patched under threads
 #   cli        the tool's own tests
 #
 # What is not run under qemu, and why (each named by a SKIP line):
@@ -50,7 +51,7 @@ if [ -z "${EMULATOR:-}" ]; then
     exit 2
 fi
 make_work_dir
-suites=${ONLY:-plugin pac signals lifecycle sample cli}
+suites=${ONLY:-plugin pac signals lifecycle sample patch cli}
 ONLY=
 
 # emulate PROGRAM ARGS...: EMULATOR (qemu and its options) run through a link named PROGRAM.
@@ -153,9 +154,10 @@ for s in $suites; do
             "longjmp noreturn recursion setjmp_callback setjmp_indirect setjmp_nested setjmp_recursion setjmp_stack_args setjmp_threads threads" \
             LIBDIR="$PAC_LIBDIR" SAMPLE_CFLAGS="$PAC_FLAGS" LEVELS="O0 O2"
         ;;
+    patch) suite patch "" RUNTIME_LIBS="${RUNTIME_LIBS:-}" ;;
     cli) suite cli "" SPANPROF_TOOL="$TOOL" ;;
     *)
-        echo "arm64: no suite here is named '$s' (plugin pac signals lifecycle sample cli)" >&2
+        echo "arm64: no suite here is named '$s' (plugin pac signals lifecycle sample patch cli)" >&2
         exit 2
         ;;
     esac
