@@ -1,6 +1,6 @@
 /* namecheck.c — at start-up, the span names given at run time (SPANPROF_SLOW's rules,
- * SPANPROF_COZ_PROGRESS, SPANPROF_COZ_LATENCY) checked against the spans of the program and of
- * the libraries loaded with it (the names the plugin puts in each module's section,
+ * SPANPROF_SPANS, SPANPROF_COZ_PROGRESS, SPANPROF_COZ_LATENCY) checked against the spans of the
+ * program and of the libraries loaded with it (the names the plugin puts in each module's section,
  * common/elfsection.h).  A glob that names no span gets one warning line: it would otherwise do
  * nothing, silently — a typo, or a function the plugin's size rule left without a span in a
  * whole-program build.  For the latter the line says how to give it one, found by the module's
@@ -55,6 +55,12 @@ struct use {
 
 static const struct use slow_use = {
     "SPANPROF_SLOW", "no call of it is ever captured",
+    "mark it __attribute__((span)), or name it in a file given to "
+    "-fplugin-arg-spanplugin-functions=FILE (a span for a function of any size; "
+    "-fplugin-arg-spanplugin-min-size=0 gives every function one)",
+};
+static const struct use spans_use = {
+    "SPANPROF_SPANS", "it chooses nothing",
     "mark it __attribute__((span)), or name it in a file given to "
     "-fplugin-arg-spanplugin-functions=FILE (a span for a function of any size; "
     "-fplugin-arg-spanplugin-min-size=0 gives every function one)",
@@ -130,12 +136,15 @@ static void check_globs(const struct check *c, const char *list)
 
 void spanprof__check_names(const struct spanprof__options *o, FILE *err)
 {
-    if (!o->slow && !o->coz_progress && !(o->coz_latency && *o->coz_latency))
+    if (!o->slow && !(o->spans && *o->spans) && !o->coz_progress &&
+        !(o->coz_latency && *o->coz_latency))
         return;
     struct modules mods = {0};
     dl_iterate_phdr(add_module, &mods);
     if (o->slow)
         spanprof__slow_rules(o->slow, check_rule, &(struct check){&mods, &slow_use, err});
+    if (o->spans)
+        check_globs(&(struct check){&mods, &spans_use, err}, o->spans);
     if (o->coz_progress)
         check_globs(&(struct check){&mods, &progress_use, err}, o->coz_progress);
     if (o->coz_latency)

@@ -60,6 +60,11 @@ static const struct option options[] = {
     {"SPANPROF", CHOICE, FIELD(mode), "1", mode_words, 0,
      "`0` turns recording off: no output files, no coz points, near-zero cost; `count`: counting "
      "only; `sample`: exact counts, sampled wall and CPU time (see below)"},
+    {"SPANPROF_SPANS", GLOBS, FIELD(spans), NULL, NULL, 0,
+     "only the spans whose names match one of these comma-separated patterns (`*` any "
+     "characters, as in the shell) record, whether the attribute or an option gave them, and so "
+     "do those `SPANPROF_SLOW`, `SPANPROF_COZ_PROGRESS` and `SPANPROF_COZ_LATENCY` name; the "
+     "others are off for good (see *Choosing spans at run time*); unset: every span"},
     {"SPANPROF_SAMPLE_HZ", COUNT, FIELD(sample_hz), "997", NULL, 10000,
      "with `SPANPROF=sample`: samples per second (on average) of every thread's current span, a "
      "whole number from 1 to 10000"},
@@ -165,8 +170,8 @@ static const struct option options[] = {
      "programs*); not meant to be set by hand"},
 };
 #define NOPTIONS (sizeof options / sizeof options[0])
-_Static_assert(SPANPROF__OPTION_TEXTS >= 12 * PATH_MAX,
-               "room for the texts of the 12 PATH, DIRECTORY, GLOBS, RULES and MARKER variables");
+_Static_assert(SPANPROF__OPTION_TEXTS >= 13 * PATH_MAX,
+               "room for the texts of the 13 PATH, DIRECTORY, GLOBS, RULES and MARKER variables");
 
 /* The smallest trace buffer: two 16-byte events. */
 #define TRACE_BUFFER_MIN 32

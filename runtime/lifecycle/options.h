@@ -20,7 +20,7 @@ enum {
 
 /* Room for the values of the variables that keep their text (paths, pattern lists and markers):
  * 12 of them, a path each at most. */
-#define SPANPROF__OPTION_TEXTS (12 * 4096)
+#define SPANPROF__OPTION_TEXTS (13 * 4096)
 
 /* The parsed values, one field per variable. */
 struct spanprof__options {
@@ -51,6 +51,7 @@ struct spanprof__options {
     const char *live;      /* SPANPROF_LIVE directory, NULL: unset */
     const char *ancestor;  /* SPANPROF_ANCESTOR, NULL: unset */
     const char *handover;  /* SPANPROF_HANDOVER, NULL: unset */
+    const char *spans;        /* SPANPROF_SPANS patterns, NULL: unset (every span) */
     const char *coz_progress; /* SPANPROF_COZ_PROGRESS patterns, NULL: unset */
     const char *coz_latency;  /* SPANPROF_COZ_LATENCY patterns ("" none), NULL: unset */
     double flight;            /* SPANPROF_FLIGHT, seconds, 0: unset */

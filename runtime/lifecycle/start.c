@@ -9,7 +9,9 @@
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <link.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/auxv.h>
 #include <unistd.h>
 
@@ -17,6 +19,7 @@
 #include "collect/collect.h"
 #include "lifecycle/lifecycle.h"
 #include "common/debuginfo.h"
+#include "common/duration.h"
 #include "lifecycle/options.h"
 #include "record/clock.h"
 #include "record/sitepatch.h"
@@ -80,6 +83,65 @@ static void fork_child(void)
     spanprof__ancestry_fork_child();
 }
 
+/* A growing comma-separated list of globs. */
+struct glob_list {
+    char *text;
+    size_t len, cap;
+    int failed;
+};
+
+static void glob_list_add(struct glob_list *l, const char *glob, size_t len)
+{
+    if (!len || l->failed)
+        return;
+    if (l->len + len + 2 > l->cap) {
+        size_t cap = 2 * (l->len + len + 2);
+        char *t = realloc(l->text, cap);
+        if (!t) {
+            l->failed = 1;
+            return;
+        }
+        l->text = t;
+        l->cap = cap;
+    }
+    if (l->len)
+        l->text[l->len++] = ',';
+    memcpy(l->text + l->len, glob, len);
+    l->len += len;
+    l->text[l->len] = 0;
+}
+
+static void add_slow_name(const char *glob, size_t len, uint64_t ns, void *arg)
+{
+    (void)ns;
+    glob_list_add(arg, glob, len);
+}
+
+/* SPANPROF_SPANS: the spans it names record, and so do those the other variables name (a name
+ * given to SPANPROF_SLOW that never recorded would never be captured); the rest are OFF for
+ * good, patched out now in the objects loaded so far. */
+static void choose_spans(const struct spanprof__options *o)
+{
+    if (!o->spans)
+        return;
+    struct glob_list l = {0};
+    glob_list_add(&l, o->spans, strlen(o->spans));
+    if (o->slow)
+        spanprof__slow_rules(o->slow, add_slow_name, &l);
+    if (o->coz_progress)
+        glob_list_add(&l, o->coz_progress, strlen(o->coz_progress));
+    if (o->coz_latency)
+        glob_list_add(&l, o->coz_latency, strlen(o->coz_latency));
+    if (l.failed) {
+        free(l.text);
+        fprintf(stderr, "spanprof: warning: SPANPROF_SPANS: no memory for its names; every "
+                        "span records\n");
+        return;
+    }
+    spanprof__g.spans = l.text ? l.text : "";
+    spanprof__sitepatch_unchosen();
+}
+
 static void start(void)
 {
     /* Spans run by anything called here (dlsym → malloc hooks) are ignored. */
@@ -124,6 +186,7 @@ static void start(void)
         spanprof__g.coz_get = (spanprof__coz_get_fn)dlsym(RTLD_DEFAULT, "_coz_get_counter");
         spanprof__g.coz_progress = o->coz_progress;
         spanprof__g.coz_latency = o->coz_latency;
+        choose_spans(o);
         if (spanprof__g.coz_get)
             spanprof__warn_debug_info_for_coz(stderr);
         spanprof__check_names(o, stderr);

@@ -255,6 +255,10 @@ struct spanprof__process {
     pthread_mutex_t lock;              /* registry, site registration, output */
     int fork_child;                    /* this process is a fork child of a recording process */
     spanprof__coz_get_fn coz_get;      /* _coz_get_counter, or NULL without coz */
+    const char *spans;                 /* the spans that record (comma-separated globs:
+                                        * SPANPROF_SPANS and the names other variables give),
+                                        * NULL: every span (site.c, spanprof__span_chosen) */
+    uint64_t points_patched;           /* patch points made no-ops so far (sitepatch.c) */
     const char *coz_progress;          /* SPANPROF_COZ_PROGRESS: spans whose exits are visits of
                                         * a throughput point (comma-separated globs), or NULL */
     const char *coz_latency;           /* SPANPROF_COZ_LATENCY: the spans that are latency points
@@ -537,6 +541,9 @@ static inline uint64_t spanprof__node_self(const struct spanprof__node *n)
 /* ---- site.c: first sight of a site, and the progress points' hit counters ---- */
 /* FRA: the return address of the function whose site it is, 0 when not known (see site.c). */
 uint32_t spanprof__site_register(struct spanprof_site *site, uintptr_t fra);
+/* Whether SITE, a span, is one that records: spanprof__g.spans unset, or a glob of it names it.
+ * A span that is not goes OFF at its first call (and may be patched out before it). */
+int spanprof__span_chosen(const struct spanprof_site *site);
 /* Orders sites by name, then file, then first line (for every sorted output). */
 int spanprof__site_compare(const struct spanprof_site *a, const struct spanprof_site *b);
 /* One progress point: a hit counter of its own, kept for the life of the process (the site's

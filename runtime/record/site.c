@@ -185,7 +185,8 @@ uint32_t spanprof__site_register(struct spanprof_site *site, uintptr_t fra)
     spanprof__lock();
     uint32_t st = site->state;
     if (st == SPANPROF__SITE_NEW) {
-        if (!spanprof__flags.recording || !valid(site)) {
+        if (!spanprof__flags.recording || !valid(site) ||
+            (site->kind != SPANPROF_KIND_PROGRESS && !spanprof__span_chosen(site))) {
             /* The state slot is still written so the site stops coming here; site layouts only
              * ever grow, so the slot exists. */
             st = SPANPROF__SITE_OFF;
@@ -200,6 +201,11 @@ uint32_t spanprof__site_register(struct spanprof_site *site, uintptr_t fra)
     spanprof__unlock();
     spanprof__hold_leave(&hold);
     return st;
+}
+
+int spanprof__span_chosen(const struct spanprof_site *site)
+{
+    return !spanprof__g.spans || spanprof__name_matches(spanprof__g.spans, site->name);
 }
 
 static int compare_strings(const char *a, const char *b)

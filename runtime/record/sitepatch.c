@@ -25,9 +25,10 @@
  * jumps stay, and run the guards as before.
  *
  * Who patches.  Only threads that may take locks and call the C library freely: start-up, when
- * recording is off (every site of every object loaded by then is OFF: spanprof__sitepatch_off
- * sets them so), and the writer thread for the spans a cost budget switches off.  Libraries
- * opened later with recording off keep their jumps (their sites go OFF at their first call).
+ * recording is off or SPANPROF_SPANS leaves spans out (each such site of every object loaded by
+ * then goes OFF here, as its first call would make it), and the writer thread for the spans a
+ * cost budget switches off.  Libraries opened later keep their jumps (their sites go OFF at
+ * their first call).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -380,6 +381,7 @@ size_t spanprof__sitepatch_off(int (*want)(struct spanprof_site *site, void *ctx
             write_points(&ps);
             set_pages(&ps, 1);
             done = ps.n;
+            __atomic_fetch_add(&spanprof__g.points_patched, done, __ATOMIC_RELAXED);
         }
     }
     free(ps.p);
@@ -401,6 +403,21 @@ size_t spanprof__sitepatch_recording_off(void)
     return spanprof__sitepatch_off(off_from_now, NULL);
 }
 
+/* SPANPROF_SPANS: a span not chosen that has not been seen yet is OFF now, as its first call
+ * would make it. */
+static int off_unless_chosen(struct spanprof_site *site, void *ctx)
+{
+    (void)ctx;
+    if (site->kind == SPANPROF_KIND_PROGRESS || spanprof__span_chosen(site))
+        return 0;
+    return off_from_now(site, NULL);
+}
+
+size_t spanprof__sitepatch_unchosen(void)
+{
+    return spanprof__sitepatch_off(off_unless_chosen, NULL);
+}
+
 #else /* no patch points on this target */
 
 size_t spanprof__sitepatch_off(int (*want)(struct spanprof_site *site, void *ctx), void *ctx)
@@ -410,6 +427,11 @@ size_t spanprof__sitepatch_off(int (*want)(struct spanprof_site *site, void *ctx
 }
 
 size_t spanprof__sitepatch_recording_off(void)
+{
+    return 0;
+}
+
+size_t spanprof__sitepatch_unchosen(void)
 {
     return 0;
 }

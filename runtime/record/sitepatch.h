@@ -23,6 +23,10 @@ size_t spanprof__sitepatch_off(int (*want)(struct spanprof_site *site, void *ctx
  * is patched.  Start-up's, before anything runs spans. */
 size_t spanprof__sitepatch_recording_off(void);
 
+/* SPANPROF_SPANS: every span of the loaded objects that is not chosen and has not been seen yet
+ * goes OFF, and its points are patched.  Start-up's, once spanprof__g.spans is set. */
+size_t spanprof__sitepatch_unchosen(void);
+
 #pragma GCC visibility pop
 
 #endif /* SPANPROF_SITEPATCH_H */

@@ -122,6 +122,12 @@ json_object *spanprof__json_build(const struct spanprof__view *v, const struct s
         json_object_object_add(o, "compensation", c);
     }
 
+    if (spanprof__g.spans)
+        json_object_object_add(o, "spans_chosen", spanprof__json_str(spanprof__g.spans));
+    uint64_t patched = __atomic_load_n(&spanprof__g.points_patched, __ATOMIC_RELAXED);
+    if (patched)
+        json_object_object_add(o, "patch_points_off", spanprof__json_u64(patched));
+
     json_object *threads = json_object_new_array();
     for (size_t i = 0; i < v->nthreads; i++) {
         const struct spanprof__thread *t = v->threads[i];

@@ -8,6 +8,10 @@
 #   budget    four threads calling tiny() while a 5 % budget switches it off: tiny's points
 #             become no-ops under them, marked's stay jumps, the program's calls all made
 #   nopatch   -fplugin-arg-spanplugin-patch=0: no points at all, recording off as before
+#   spans     SPANPROF_SPANS=marked,nosuch with SPANPROF_SLOW=work:1s: marked and work record
+#             (their points jumps, their calls in the profile), the rest are no-ops; one warning
+#             line for nosuch; the profile's spans_chosen and patch_points_off; a build
+#             without points records the same spans
 #   denied    SPANPROF=0 where mprotect refuses writable executable pages (a seccomp filter set
 #             before the runtime starts, the runtime linked statically): one warning line, the
 #             jumps stay and the program runs as before (not under an emulator, whose own
@@ -25,7 +29,9 @@ make_work_dir
 all="-fplugin=$PLUGIN -fplugin-arg-spanplugin-all -fplugin-arg-spanplugin-min-size=0 -I$INCLUDE_DIR"
 link="-L$LIBDIR -Wl,--no-as-needed -lspanprof -Wl,-rpath,$LIBDIR -pthread"
 # shellcheck disable=SC2086 # word lists
-build "points" "$work/build.log" $CC -O2 $all "$here/points.c" -o "$work/points" $link || finish
+build "points" "$work/build.log" $CC -O2 $all "$here/points.c" -o "$work/points" $link &&
+    build "points, patch=0" "$work/nopatch.log" $CC -O2 $all -fplugin-arg-spanplugin-patch=0 \
+        "$here/points.c" -o "$work/nopatch-points" $link || finish
 
 # run_case NAME PROGRAM ARGS [VAR=VALUE...]: PROGRAM ARGS in a folder of its own, its exit
 # status, stderr and stdout compared with NAME.expected (stdout through FILTER, if set).
@@ -74,10 +80,28 @@ if selected budget; then
 fi
 
 if selected nopatch; then
-    # shellcheck disable=SC2086 # word lists
-    build "nopatch" "$work/nopatch.log" $CC -O2 $all -fplugin-arg-spanplugin-patch=0 \
-        "$here/points.c" -o "$work/nopatch-points" $link &&
-        run_case nopatch "$work/nopatch-points" 0 SPANPROF=0
+    run_case nopatch "$work/nopatch-points" 0 SPANPROF=0
+fi
+
+if selected spans; then
+    run_case spans "$work/points" 0 SPANPROF_SPANS=marked,nosuch SPANPROF_SLOW=work:1s \
+        SPANPROF_JSON=p.json
+    for build in points nopatch-points; do
+        mkdir -p "$work/spans-$build"
+        # shellcheck disable=SC2086 # EMULATOR a command
+        (cd "$work/spans-$build" && SPANPROF_SPANS=marked,nosuch SPANPROF_SLOW=work:1s \
+            SPANPROF_FOLDED= SPANPROF_JSON=p.json ${EMULATOR:-} "$work/$build" 0 >/dev/null 2>&1)
+        # shellcheck disable=SC2086 # EMULATOR a command
+        calls=$(${EMULATOR:-} "$PROFDUMP" "$work/spans-$build/p.json" | awk '$1 == "span" { print $2, $3 }' | sort | tr '\n' ' ')
+        [ "$calls" = "marked calls=1 work calls=1 " ]
+        result $? "spans [$build]: the profile holds the spans chosen (got: $calls)"
+    done
+    grep -q '"spans_chosen": "marked,nosuch,work"' "$work/spans-points/p.json" &&
+        sed -n 's/.*"patch_points_off": \([0-9]*\).*/\1/p' "$work/spans-points/p.json" |
+        awk '{ exit !($1 >= 4) }'
+    result $? "spans: the profile names the patterns and counts the points made no-ops"
+    ! grep -q '"patch_points_off"' "$work/spans-nopatch-points/p.json"
+    result $? "spans: a build without points counts none"
 fi
 
 if selected denied; then
