@@ -30,12 +30,15 @@
 #include "spanprof.h"   /* SPANPROF_PATCH_NOTE_TYPE */
 
 /* The target, as inline.cc tells it (from the compiler's own target headers). */
+/* The site's address as a constant operand: "i" on x86-64; aarch64 takes a symbol only as "S". */
 #if defined(X86_64_REGPARM_MAX)
 #define PATCH_JUMP "\t.byte 0xe9\n\t.long %l1 - 2f\n2:\n"
 #define PATCH_NOTE_TYPE_ATTR "@note"
+#define PATCH_SITE_CONSTRAINT "i"
 #elif defined(GCC_AARCH64_H)
 #define PATCH_JUMP "\tb %l1\n"
 #define PATCH_NOTE_TYPE_ATTR "%%note"
+#define PATCH_SITE_CONSTRAINT "S"
 #endif
 
 bool
@@ -65,7 +68,8 @@ spanplugin_build_patch_point (tree site, tree on_label)
     "\t.long 1b - .\n\t.long %c0 - .\n"
     "\t.popsection";
   vec<tree, va_gc> *inputs = NULL, *labels = NULL;
-  vec_safe_push (inputs, build_tree_list (build_tree_list (NULL_TREE, build_string (2, "i")),
+  vec_safe_push (inputs, build_tree_list (build_tree_list (NULL_TREE,
+                                                           build_string (2, PATCH_SITE_CONSTRAINT)),
                                           build_fold_addr_expr (site)));
   vec_safe_push (labels, build_tree_list (NULL_TREE, on_label));
   gasm *g = gimple_build_asm_vec (templ, inputs, NULL, NULL, labels);
