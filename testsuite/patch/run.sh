@@ -69,8 +69,7 @@ fi
 if selected on; then
     run_case on "$work/points" 0 SPANPROF=1 SPANPROF_JSON=p.json
     # The profile's counts: the program's own.
-    # shellcheck disable=SC2086 # EMULATOR a command
-    calls=$(${EMULATOR:-} "$PROFDUMP" "$work/on/p.json" | awk '$1 == "span" { print $2, $3 }' | sort | tr '\n' ' ')
+    calls=$("$PROFDUMP" "$work/on/p.json" | awk '$1 == "span" { print $2, $3 }' | sort | tr '\n' ' ')
     [ "$calls" = "main calls=1 marked calls=1 tiny calls=100000 work calls=1 " ]
     result $? "on: the profile's calls are the program's (got: $calls)"
 fi
@@ -91,8 +90,7 @@ if selected spans; then
         # shellcheck disable=SC2086 # EMULATOR a command
         (cd "$work/spans-$build" && SPANPROF_SPANS=marked,nosuch SPANPROF_SLOW=work:1s \
             SPANPROF_FOLDED= SPANPROF_JSON=p.json ${EMULATOR:-} "$work/$build" 0 >/dev/null 2>&1)
-        # shellcheck disable=SC2086 # EMULATOR a command
-        calls=$(${EMULATOR:-} "$PROFDUMP" "$work/spans-$build/p.json" | awk '$1 == "span" { print $2, $3 }' | sort | tr '\n' ' ')
+        calls=$("$PROFDUMP" "$work/spans-$build/p.json" | awk '$1 == "span" { print $2, $3 }' | sort | tr '\n' ' ')
         [ "$calls" = "marked calls=1 work calls=1 " ]
         result $? "spans [$build]: the profile holds the spans chosen (got: $calls)"
     done
