@@ -33,6 +33,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <link.h>
+#include <pthread.h>
 #include <linux/membarrier.h>
 #include <signal.h>
 #include <stdio.h>
@@ -303,10 +304,11 @@ static void on_trap(int sig, siginfo_t *info, void *context)
     }
 }
 
+static int trap_installed;
+
 static int trap_ready(void)
 {
-    static int installed;
-    if (installed)
+    if (trap_installed)
         return 0;
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
@@ -315,9 +317,18 @@ static int trap_ready(void)
     sigemptyset(&sa.sa_mask);
     if (sigaction(SIGTRAP, &sa, &trap_before))
         return errno;
-    installed = 1;
+    trap_installed = 1;
     return 0;
 }
+
+/* The runtime's code is being unloaded: SIGTRAP goes back to what the program had (no batch
+ * runs then: the writer thread, the only one that patches after start-up, stopped first). */
+static void trap_restore(void)
+{
+    if (trap_installed && sigaction(SIGTRAP, &trap_before, NULL) == 0)
+        trap_installed = 0;
+}
+SPANPROF_STOP_STAGE(trap_restore);
 
 static void write_bytes(uint8_t *at, const uint8_t *bytes, size_t n)
 {
@@ -325,12 +336,12 @@ static void write_bytes(uint8_t *at, const uint8_t *bytes, size_t n)
         __atomic_store_n(at + i, bytes[i], __ATOMIC_RELAXED);
 }
 
-static void write_points(const struct points *ps)
+static int write_points(const struct points *ps)
 {
     static const uint8_t int3 = 0xcc;
     struct patched_chunk *c = malloc(sizeof *c + ps->n * sizeof c->at[0]);
     if (!c)
-        return;
+        return -1;
     c->n = ps->n;
     for (size_t i = 0; i < ps->n; i++)
         c->at[i] = ps->p[i].at;
@@ -345,6 +356,7 @@ static void write_points(const struct points *ps)
     for (size_t i = 0; i < ps->n; i++)
         write_bytes(ps->p[i].at, point_nop, 1);
     serialise_cores();
+    return 0;
 }
 #else
 static int trap_ready(void)
@@ -352,20 +364,20 @@ static int trap_ready(void)
     return 0;
 }
 
-static void write_points(const struct points *ps)
+static int write_points(const struct points *ps)
 {
     for (size_t i = 0; i < ps->n; i++) {
         __atomic_store_n((uint32_t *)(void *)ps->p[i].at, A64_NOP, __ATOMIC_RELAXED);
         __builtin___clear_cache((char *)ps->p[i].at, (char *)ps->p[i].at + POINT_SIZE);
     }
     serialise_cores();
+    return 0;
 }
 #endif
 
-size_t spanprof__sitepatch_off(int (*want)(struct spanprof_site *site, void *ctx), void *ctx)
+/* Under the patching lock. */
+static size_t patch_batch(int (*want)(struct spanprof_site *site, void *ctx), void *ctx)
 {
-    if (refused || !find_serialise_cmd())
-        return 0;
     struct points ps = {0};
     struct gather g = {&ps, want, ctx, 0};
     dl_iterate_phdr(gather_object, &g);
@@ -378,13 +390,35 @@ size_t spanprof__sitepatch_off(int (*want)(struct spanprof_site *site, void *ctx
         else if ((err = set_pages(&ps, 0)))
             warn_refused("mprotect", err);
         else {
-            write_points(&ps);
+            done = write_points(&ps) ? 0 : ps.n;
             set_pages(&ps, 1);
-            done = ps.n;
             __atomic_fetch_add(&spanprof__g.points_patched, done, __ATOMIC_RELAXED);
         }
     }
     free(ps.p);
+    return done;
+}
+
+static pthread_mutex_t patching = PTHREAD_MUTEX_INITIALIZER; /* one batch at a time */
+
+/* A fork child's lock is free: the thread that may have held it is not copied. */
+static void fork_child(void)
+{
+    pthread_mutex_init(&patching, NULL);
+}
+
+static void register_fork_child(void)
+{
+    pthread_atfork(NULL, NULL, fork_child);
+}
+
+size_t spanprof__sitepatch_off(int (*want)(struct spanprof_site *site, void *ctx), void *ctx)
+{
+    static pthread_once_t once = PTHREAD_ONCE_INIT;
+    pthread_once(&once, register_fork_child);
+    pthread_mutex_lock(&patching);
+    size_t done = refused || !find_serialise_cmd() ? 0 : patch_batch(want, ctx);
+    pthread_mutex_unlock(&patching);
     return done;
 }
 
