@@ -306,9 +306,14 @@ static void on_trap(int sig, siginfo_t *info, void *context)
 
 static int trap_installed;
 
+/* Before each batch: ours, the program's own kept to pass other SIGTRAPs on to (a program may
+ * have set one since the batch before). */
 static int trap_ready(void)
 {
-    if (trap_installed)
+    struct sigaction now;
+    if (sigaction(SIGTRAP, NULL, &now))
+        return errno;
+    if (trap_installed && (now.sa_flags & SA_SIGINFO) && now.sa_sigaction == on_trap)
         return 0;
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);

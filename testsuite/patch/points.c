@@ -5,7 +5,7 @@
  * the attribute (never switched off); work() runs a round.  THREADS workers (default 1) run
  * rounds until SECONDS have passed (0: one round).
  *
- * usage: [POINTS_DENY=1] points SECONDS [THREADS]
+ * usage: [POINTS_DENY=1] [POINTS_TRAP=1] points SECONDS [THREADS]
  * POINTS_DENY=1: before the runtime starts (a constructor of a higher priority than the
  * runtime's, which must then be linked statically), a seccomp filter makes mprotect fail with
  * EPERM whenever it asks for writable and executable pages at once, as a hardened system does.
@@ -27,6 +27,7 @@
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "spanprof.h"
 
@@ -136,6 +137,61 @@ __attribute__((nospan)) static int list_points(struct dl_phdr_info *info, size_t
     return 0;
 }
 
+/* POINTS_TRAP=1 (x86-64): an int3 over the first byte of tiny()'s enter point, as a thread
+ * meets it while the runtime writes the point; the runtime's SIGTRAP handler must take the
+ * thread past the point, as the no-op would. */
+static unsigned char *tiny_point;
+
+__attribute__((nospan)) static int find_tiny_point(struct dl_phdr_info *info, size_t size,
+                                                   void *arg)
+{
+    (void)size, (void)arg;
+    if (info->dlpi_name[0])
+        return 0;
+    for (int i = 0; i < info->dlpi_phnum; i++) {
+        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+        if (ph->p_type != PT_NOTE)
+            continue;
+        const unsigned char *note = (const unsigned char *)(info->dlpi_addr + ph->p_vaddr);
+        const unsigned char *end = note + ph->p_memsz;
+        while (note + 12 <= end) {
+            Elf64_Nhdr h;
+            memcpy(&h, note, sizeof h);
+            const unsigned char *desc = note + 12 + ((h.n_namesz + 3) & ~3u);
+            note = desc + ((h.n_descsz + 3) & ~3u);
+            int to_point, to_site;
+            memcpy(&to_point, desc, 4);
+            memcpy(&to_site, desc + 4, 4);
+            const struct spanprof_site *site =
+                (const struct spanprof_site *)(desc + 4 + to_site);
+            unsigned char *at = (unsigned char *)(uintptr_t)(desc + to_point);
+            if (h.n_type == SPANPROF_PATCH_NOTE_TYPE && h.n_descsz == 8 &&
+                !strcmp(site->name, "tiny") && is_noop(at) && (!tiny_point || at < tiny_point))
+                tiny_point = at; /* the lowest: the enter's, which every call runs */
+        }
+    }
+    return 0;
+}
+
+__attribute__((nospan)) static void trap_a_point(void)
+{
+    dl_iterate_phdr(find_tiny_point, NULL);
+    if (!tiny_point) {
+        printf("trap: no patched point of tiny\n");
+        return;
+    }
+    long page = sysconf(_SC_PAGESIZE);
+    unsigned char *first = (unsigned char *)((uintptr_t)tiny_point & ~(uintptr_t)(page - 1));
+    if (mprotect(first, (size_t)(tiny_point + 5 - first), PROT_READ | PROT_WRITE | PROT_EXEC)) {
+        perror("points: mprotect");
+        return;
+    }
+    *tiny_point = 0xcc;
+    printf("trap: tiny(41) = %ld past an int3 at its point\n", tiny(41));
+    *tiny_point = 0x0f;
+    mprotect(first, (size_t)(tiny_point + 5 - first), PROT_READ | PROT_EXEC);
+}
+
 __attribute__((nospan)) static int by_name(const void *a, const void *b)
 {
     return strcmp(((const struct span_points *)a)->name, ((const struct span_points *)b)->name);
@@ -176,6 +232,9 @@ int main(int argc, char **argv)
         pthread_join(t[i], NULL);
     printf("rounds %ld\ntiny %ld\nmarked %ld\n", rounds_done, rounds_done * PER_ROUND,
            rounds_done);
+    const char *trap = getenv("POINTS_TRAP");
+    if (trap && !strcmp(trap, "1"))
+        trap_a_point();
     dl_iterate_phdr(list_points, NULL);
     qsort(spans, (size_t)nspans, sizeof spans[0], by_name);
     for (int k = 0; k < nspans; k++)

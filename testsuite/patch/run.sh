@@ -16,6 +16,8 @@
 #             before the runtime starts, the runtime linked statically): one warning line, the
 #             jumps stay and the program runs as before (not under an emulator, whose own
 #             system calls a guest's filter would catch)
+#   trap      (x86-64) an int3 over a patched point of tiny(), as a thread meets one while the
+#             runtime writes it: the runtime's SIGTRAP handler takes the call past the point
 #   gc        -ffunction-sections -Wl,--gc-sections: a function nothing calls is still removed,
 #             with its points (a point's note goes with its function's section)
 #
@@ -111,6 +113,13 @@ if selected denied; then
             "$LIBDIR/libspanprof.a" $RUNTIME_LIBS -ldl -lm &&
             run_case denied "$work/denied-points" 0 SPANPROF=0 POINTS_DENY=1
     fi
+fi
+
+if selected trap; then
+    case $("${CC:-gcc}" -dumpmachine) in
+    x86_64*) run_case trap "$work/points" 0 SPANPROF=0 POINTS_TRAP=1 ;;
+    *) skip "trap: the int3 protocol is x86-64's" ;;
+    esac
 fi
 
 if selected gc; then
