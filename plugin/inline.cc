@@ -561,8 +561,8 @@ add_pop (emitter &e, tree site_addr, tree cfa_int, tree now)
  *   done:
  *
  * behind the site's patch point (patch.cc: a jump to the test; once the site is OFF, a no-op
- * going straight to done), where POP is add_pop's: `f = t->top;  if (f->node->site != &SITE || f->cfa != cfa) goto call;`,
- * when timed `d = max ((int64_t) (now - f->start), 0);  f->node->total += d;
+ * going straight to done), where POP is add_pop's:
+ * `f = t->top;  if (f->node->site != &SITE || f->cfa != cfa) goto call;`, when timed `d = max ((int64_t) (now - f->start), 0);  f->node->total += d;
  * (f - 1)->node->child += d;`, then `t->top = f - 1`: spanprof__record_exit's work, its
  * timestamp first, so the bookkeeping is not charged.  The two modes get a tail each, so the
  * counting one tests the state once. */
