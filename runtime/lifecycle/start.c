@@ -178,8 +178,9 @@ static void start(void)
                         "(SPANPROF=sample or SPANPROF_CPU=1); the folded stacks hold wall time\n");
     /* Recording off by the environment, which any other copy of the runtime in the process
      * reads too: no span of any object will ever record, so their patch points go (the copy
-     * that finds recording off for another reason, a second runtime, leaves the others'). */
-    if (o->mode == SPANPROF_MODE_OFF)
+     * that finds recording off for another reason, a second runtime, leaves the others').  A
+     * privileged program's text is left as it is, and its stderr without a word from us. */
+    if (o->mode == SPANPROF_MODE_OFF && !privileged)
         spanprof__sitepatch_recording_off();
     if (o->mode != SPANPROF_MODE_OFF) {
         /* Present only when the program runs under `coz run` (libcoz preloaded). */
