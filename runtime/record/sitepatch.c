@@ -130,16 +130,19 @@ static int gather_object(struct dl_phdr_info *info, size_t size, void *arg)
             continue;
         const uint8_t *note = (const uint8_t *)(info->dlpi_addr + ph->p_vaddr);
         const uint8_t *end = note + ph->p_memsz;
+        size_t pad = ph->p_align == 8 ? 7 : 3; /* a segment of 8-aligned notes pads to 8 */
         while (end - note >= 12) {
             uint32_t namesz, descsz, type;
             memcpy(&namesz, note, 4);
             memcpy(&descsz, note + 4, 4);
             memcpy(&type, note + 8, 4);
             const uint8_t *name = note + 12;
-            const uint8_t *desc = name + ((namesz + 3u) & ~3u);
-            if (namesz > (size_t)(end - name) || descsz > (size_t)(end - desc))
+            if (namesz > (size_t)(end - name) || ((namesz + pad) & ~pad) > (size_t)(end - name))
                 break; /* not notes as the linker writes them */
-            note = desc + ((descsz + 3u) & ~3u);
+            const uint8_t *desc = name + ((namesz + pad) & ~pad);
+            if (descsz > (size_t)(end - desc))
+                break;
+            note = descsz + pad > (size_t)(end - desc) ? end : desc + ((descsz + pad) & ~pad);
             if (type != SPANPROF_PATCH_NOTE_TYPE || namesz != 3 || memcmp(name, "sp", 3) ||
                 descsz != 8)
                 continue;
