@@ -61,6 +61,7 @@ static const uint8_t point_nop[POINT_SIZE] = {0x0f, 0x1f, 0x44, 0x00, 0x00};
 struct point {
     uint8_t *at;
     struct spanprof_site *site;
+    int prot; /* its segment's protection, as the loader mapped it */
 };
 
 /* Points as they are gathered. */
@@ -74,7 +75,7 @@ static int serialise_cmd; /* the membarrier command that serialises cores, 0: no
 
 /* ---- the points of the loaded objects ------------------------------------------------------ */
 
-static int points_add(struct points *ps, uint8_t *at, struct spanprof_site *site)
+static int points_add(struct points *ps, uint8_t *at, struct spanprof_site *site, int prot)
 {
     if (ps->n == ps->cap) {
         size_t cap = ps->cap ? 2 * ps->cap : 1024;
@@ -84,19 +85,21 @@ static int points_add(struct points *ps, uint8_t *at, struct spanprof_site *site
         ps->p = p;
         ps->cap = cap;
     }
-    ps->p[ps->n++] = (struct point){at, site};
+    ps->p[ps->n++] = (struct point){at, site, prot};
     return 0;
 }
 
-/* Whether [ADDR, ADDR + LEN) lies in a PT_LOAD of INFO with all of FLAGS. */
-static int in_segment(const struct dl_phdr_info *info, uintptr_t addr, size_t len, uint32_t flags)
+/* The protection of the PT_LOAD of INFO that holds [ADDR, ADDR + LEN) with all of FLAGS, as
+ * the loader mapped it; 0 if there is none. */
+static int segment_of(const struct dl_phdr_info *info, uintptr_t addr, size_t len, uint32_t flags)
 {
     for (int i = 0; i < info->dlpi_phnum; i++) {
         const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
         uintptr_t start = info->dlpi_addr + ph->p_vaddr;
         if (ph->p_type == PT_LOAD && (ph->p_flags & flags) == flags && addr >= start &&
             addr - start <= ph->p_memsz && len <= ph->p_memsz - (addr - start))
-            return 1;
+            return PROT_READ | (ph->p_flags & PF_W ? PROT_WRITE : 0) |
+                   (ph->p_flags & PF_X ? PROT_EXEC : 0);
     }
     return 0;
 }
@@ -136,13 +139,11 @@ static int gather_object(struct dl_phdr_info *info, size_t size, void *arg)
             memcpy(&namesz, note, 4);
             memcpy(&descsz, note + 4, 4);
             memcpy(&type, note + 8, 4);
-            const uint8_t *name = note + 12;
-            if (namesz > (size_t)(end - name) || ((namesz + pad) & ~pad) > (size_t)(end - name))
+            const uint8_t *name = note + 12, *desc = name + ((namesz + pad) & ~pad);
+            size_t left = (size_t)(end - name), size = ((namesz + pad) & ~pad) + descsz;
+            if (namesz > left || size > left)
                 break; /* not notes as the linker writes them */
-            const uint8_t *desc = name + ((namesz + pad) & ~pad);
-            if (descsz > (size_t)(end - desc))
-                break;
-            note = descsz + pad > (size_t)(end - desc) ? end : desc + ((descsz + pad) & ~pad);
+            note = desc + ((descsz + pad) & ~pad);
             if (type != SPANPROF_PATCH_NOTE_TYPE || namesz != 3 || memcmp(name, "sp", 3) ||
                 descsz != 8)
                 continue;
@@ -151,11 +152,11 @@ static int gather_object(struct dl_phdr_info *info, size_t size, void *arg)
             memcpy(&to_site, desc + 4, 4);
             uint8_t *at = (uint8_t *)(uintptr_t)desc + to_point;
             struct spanprof_site *site = (struct spanprof_site *)((uintptr_t)desc + 4 + to_site);
-            if (!in_segment(info, (uintptr_t)at, POINT_SIZE, PF_X) ||
-                !in_segment(info, (uintptr_t)site, sizeof *site, PF_W) || !is_jump(at) ||
-                !g->want(site, g->ctx))
+            int prot = segment_of(info, (uintptr_t)at, POINT_SIZE, PF_X);
+            if (!prot || !segment_of(info, (uintptr_t)site, sizeof *site, PF_W) ||
+                !is_jump(at) || !g->want(site, g->ctx))
                 continue;
-            if (points_add(g->points, at, site))
+            if (points_add(g->points, at, site, prot))
                 g->failed = 1;
         }
     }
@@ -198,29 +199,6 @@ static int find_serialise_cmd(void)
     return 0;
 }
 
-/* The protection of AT's segment, as the loader mapped it. */
-struct protection {
-    uintptr_t at;
-    int prot;
-};
-
-static int segment_prot(struct dl_phdr_info *info, size_t size, void *arg)
-{
-    (void)size;
-    struct protection *p = arg;
-    for (int i = 0; i < info->dlpi_phnum; i++) {
-        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
-        uintptr_t start = info->dlpi_addr + ph->p_vaddr;
-        if (ph->p_type == PT_LOAD && p->at >= start && p->at - start < ph->p_memsz) {
-            p->prot = (ph->p_flags & PF_R ? PROT_READ : 0) |
-                      (ph->p_flags & PF_W ? PROT_WRITE : 0) |
-                      (ph->p_flags & PF_X ? PROT_EXEC : 0);
-            return 1;
-        }
-    }
-    return 0;
-}
-
 /* mprotect on the pages of every point in PS: writable (and executable), or back to their
  * segment's protection (RESTORE).  Returns 0, or the errno of the first page refused (the
  * pages before it are restored). */
@@ -234,10 +212,8 @@ static int set_pages(const struct points *ps, int restore)
             first = last; /* sorted: this page was done with the point before */
         if (first >= end)
             continue;
-        struct protection p = {first, PROT_READ | PROT_EXEC};
-        dl_iterate_phdr(segment_prot, &p);
         if (mprotect((void *)first, end - first,
-                     restore ? p.prot : PROT_READ | PROT_WRITE | PROT_EXEC)) {
+                     restore ? ps->p[i].prot : PROT_READ | PROT_WRITE | PROT_EXEC)) {
             int err = errno;
             if (!restore && i) {
                 struct points before = {ps->p, i, 0};

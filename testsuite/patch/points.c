@@ -98,43 +98,58 @@ __attribute__((nospan)) static int is_noop(const unsigned char *at)
 #endif
 }
 
-__attribute__((nospan)) static int list_points(struct dl_phdr_info *info, size_t size, void *arg)
+/* Calls FN (POINT, SITE) for each patch point the program's notes list. */
+typedef void (*point_fn)(unsigned char *at, const struct spanprof_site *site);
+
+__attribute__((nospan)) static int walk_points(struct dl_phdr_info *info, size_t size, void *arg)
 {
-    (void)size, (void)arg;
+    (void)size;
+    point_fn fn = *(point_fn *)arg;
     if (info->dlpi_name[0])
         return 0; /* the program only */
     for (int i = 0; i < info->dlpi_phnum; i++) {
         const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
         if (ph->p_type != PT_NOTE)
             continue;
+        size_t pad = ph->p_align == 8 ? 7 : 3;
         const unsigned char *note = (const unsigned char *)(info->dlpi_addr + ph->p_vaddr);
         const unsigned char *end = note + ph->p_memsz;
         while (note + 12 <= end) {
             Elf64_Nhdr h;
             memcpy(&h, note, sizeof h);
-            const unsigned char *desc = note + 12 + ((h.n_namesz + 3) & ~3u);
-            note = desc + ((h.n_descsz + 3) & ~3u);
+            const unsigned char *desc = note + 12 + ((h.n_namesz + pad) & ~pad);
+            note = desc + ((h.n_descsz + pad) & ~pad);
             if (h.n_type != SPANPROF_PATCH_NOTE_TYPE || h.n_descsz != 8)
                 continue;
             int to_point, to_site;
             memcpy(&to_point, desc, 4);
             memcpy(&to_site, desc + 4, 4);
-            const struct spanprof_site *site =
-                (const struct spanprof_site *)(desc + 4 + to_site);
-            int k = 0;
-            while (k < nspans && strcmp(spans[k].name, site->name))
-                k++;
-            if (k == nspans && nspans < 16)
-                spans[nspans++].name = site->name;
-            if (k < nspans) {
-                if (is_noop(desc + to_point))
-                    spans[k].noops++;
-                else
-                    spans[k].jumps++;
-            }
+            fn((unsigned char *)(uintptr_t)(desc + to_point),
+               (const struct spanprof_site *)(desc + 4 + to_site));
         }
     }
     return 0;
+}
+
+__attribute__((nospan)) static void for_each_point(point_fn fn)
+{
+    dl_iterate_phdr(walk_points, &fn);
+}
+
+__attribute__((nospan)) static void count_point(unsigned char *at,
+                                                const struct spanprof_site *site)
+{
+    int k = 0;
+    while (k < nspans && strcmp(spans[k].name, site->name))
+        k++;
+    if (k == nspans && nspans < 16)
+        spans[nspans++].name = site->name;
+    if (k < nspans) {
+        if (is_noop(at))
+            spans[k].noops++;
+        else
+            spans[k].jumps++;
+    }
 }
 
 /* POINTS_TRAP=1 (x86-64): an int3 over the first byte of tiny()'s enter point, as a thread
@@ -142,40 +157,16 @@ __attribute__((nospan)) static int list_points(struct dl_phdr_info *info, size_t
  * thread past the point, as the no-op would. */
 static unsigned char *tiny_point;
 
-__attribute__((nospan)) static int find_tiny_point(struct dl_phdr_info *info, size_t size,
-                                                   void *arg)
+__attribute__((nospan)) static void find_tiny_point(unsigned char *at,
+                                                    const struct spanprof_site *site)
 {
-    (void)size, (void)arg;
-    if (info->dlpi_name[0])
-        return 0;
-    for (int i = 0; i < info->dlpi_phnum; i++) {
-        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
-        if (ph->p_type != PT_NOTE)
-            continue;
-        const unsigned char *note = (const unsigned char *)(info->dlpi_addr + ph->p_vaddr);
-        const unsigned char *end = note + ph->p_memsz;
-        while (note + 12 <= end) {
-            Elf64_Nhdr h;
-            memcpy(&h, note, sizeof h);
-            const unsigned char *desc = note + 12 + ((h.n_namesz + 3) & ~3u);
-            note = desc + ((h.n_descsz + 3) & ~3u);
-            int to_point, to_site;
-            memcpy(&to_point, desc, 4);
-            memcpy(&to_site, desc + 4, 4);
-            const struct spanprof_site *site =
-                (const struct spanprof_site *)(desc + 4 + to_site);
-            unsigned char *at = (unsigned char *)(uintptr_t)(desc + to_point);
-            if (h.n_type == SPANPROF_PATCH_NOTE_TYPE && h.n_descsz == 8 &&
-                !strcmp(site->name, "tiny") && is_noop(at) && (!tiny_point || at < tiny_point))
-                tiny_point = at; /* the lowest: the enter's, which every call runs */
-        }
-    }
-    return 0;
+    if (!strcmp(site->name, "tiny") && is_noop(at) && (!tiny_point || at < tiny_point))
+        tiny_point = at; /* the lowest: the enter's, which every call runs */
 }
 
 __attribute__((nospan)) static void trap_a_point(void)
 {
-    dl_iterate_phdr(find_tiny_point, NULL);
+    for_each_point(find_tiny_point);
     if (!tiny_point) {
         printf("trap: no patched point of tiny\n");
         return;
@@ -235,7 +226,7 @@ int main(int argc, char **argv)
     const char *trap = getenv("POINTS_TRAP");
     if (trap && !strcmp(trap, "1"))
         trap_a_point();
-    dl_iterate_phdr(list_points, NULL);
+    for_each_point(count_point);
     qsort(spans, (size_t)nspans, sizeof spans[0], by_name);
     for (int k = 0; k < nspans; k++)
         printf("%s %s\n", spans[k].name,
