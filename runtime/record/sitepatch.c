@@ -1,23 +1,24 @@
-/* sitepatch.c — the patch points of spans that are OFF for good turned into no-ops
- * (spanprof.h, section 6; the plugin's patch.cc places them).  As compiled, each point jumps to
- * the guard that tests the site's state; once the state is OFF, which the runtime never changes
- * afterwards, the guard only ever skips the call, and a no-op in place of the jump does the same
- * for nothing: one instruction instead of a load, a compare and a branch.
+/* sitepatch.c — the patch points of spans that are OFF turned into no-ops, and given their jumps
+ * back when such a span is switched on again (spanprof.h, section 6; the plugin's patch.cc places
+ * them).  As compiled, each point jumps to the guard that tests the site's state; while the state
+ * is OFF the guard only ever skips the call, and a no-op in place of the jump does the same for
+ * nothing: one instruction instead of a load, a compare and a branch.
  *
  * Finding the points.  Every object built with the plugin lists its points in notes (owner "sp",
  * type SPANPROF_PATCH_NOTE_TYPE) in its PT_NOTE segments: two offsets, to the point and to its
  * site.  dl_iterate_phdr gives each loaded object's program headers; a point is used only if it
  * lies in an executable segment of its object and its site in a writable one, and its bytes are
- * the jump the plugin writes (anything else, such as a point already patched, is left alone).
+ * what this direction expects: the jump the plugin writes, or the no-op of a point this runtime
+ * patched (whose jump it kept).
  *
  * Writing text other threads may run.  The pages go writable (and stay executable: other
  * threads run them meanwhile) for one batch, then back to their segment's protection.
  *  - x86-64: the 5 bytes cannot be written at once as far as instruction fetch is concerned, so
- *    as Linux patches its own text: an int3 over the first byte, the other four, then the no-op's
+ *    as Linux patches its own text: an int3 over the first byte, the other four, then the new
  *    first byte, each step followed by membarrier's core serialisation on every CPU running the
  *    process's threads.  A thread that meets the int3 gets SIGTRAP: the handler (on_trap)
- *    resumes it after the point, which is what the no-op does and what the jump's guard does for
- *    an OFF site; a SIGTRAP that is not at a point is passed on to the handler before ours.
+ *    resumes it after the point; a SIGTRAP that is not at a point is passed on to the handler
+ *    before ours.
  *  - aarch64: the branch and the nop are instructions the architecture lets one store replace
  *    while other cores run them; the store, the cache maintenance, then membarrier.
  * Where the system refuses (no membarrier core serialisation; mprotect denied by SELinux's
@@ -26,9 +27,10 @@
  *
  * Who patches.  Only threads that may take locks and call the C library freely: start-up, when
  * recording is off or SPANPROF_SPANS leaves spans out (each such site of every object loaded by
- * then goes OFF here, as its first call would make it), and the writer thread for the spans a
- * cost budget switches off.  Libraries opened later keep their jumps (their sites go OFF at
- * their first call).
+ * then goes OFF here, as its first call would make it), the writer thread for the spans a cost
+ * budget switches off, and the live thread for spans switched off and on by request
+ * (collect/spanswitch.c).  Libraries opened later keep their jumps (their sites go OFF at their
+ * first call).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -62,6 +64,7 @@ struct point {
     uint8_t *at;
     struct spanprof_site *site;
     int prot; /* its segment's protection, as the loader mapped it */
+    uint8_t jump[POINT_SIZE]; /* the plugin's jump: what a patched point gets back */
 };
 
 /* Points as they are gathered. */
@@ -75,7 +78,8 @@ static int serialise_cmd; /* the membarrier command that serialises cores, 0: no
 
 /* ---- the points of the loaded objects ------------------------------------------------------ */
 
-static int points_add(struct points *ps, uint8_t *at, struct spanprof_site *site, int prot)
+static int points_add(struct points *ps, uint8_t *at, struct spanprof_site *site, int prot,
+                      const uint8_t *jump)
 {
     if (ps->n == ps->cap) {
         size_t cap = ps->cap ? 2 * ps->cap : 1024;
@@ -85,7 +89,9 @@ static int points_add(struct points *ps, uint8_t *at, struct spanprof_site *site
         ps->p = p;
         ps->cap = cap;
     }
-    ps->p[ps->n++] = (struct point){at, site, prot};
+    struct point *pt = &ps->p[ps->n++];
+    *pt = (struct point){at, site, prot, {0}};
+    memcpy(pt->jump, jump, POINT_SIZE);
     return 0;
 }
 
@@ -116,8 +122,62 @@ static int is_jump(const uint8_t *at)
 #endif
 }
 
+/* Whether the bytes at AT are the no-op a point is patched to. */
+static int is_nop(const uint8_t *at)
+{
+#if defined(__x86_64__)
+    return memcmp(at, point_nop, POINT_SIZE) == 0;
+#else
+    uint32_t insn;
+    memcpy(&insn, at, 4);
+    return insn == A64_NOP;
+#endif
+}
+
+/* ---- every point written, with its jump ----------------------------------------------------- */
+
+/* Chunks that are never freed nor moved, each published whole (release) before its points are
+ * written: the SIGTRAP handler searches them (x86-64), and a point switched on again gets its
+ * jump back from them. */
+struct patched_chunk {
+    struct patched_chunk *next;
+    size_t n;
+    struct patched_point {
+        uint8_t *at;
+        uint8_t jump[POINT_SIZE];
+    } p[]; /* sorted by at */
+};
+static struct patched_chunk *patched;
+
+/* The jump of the point at AT as the plugin compiled it, or NULL if it was never patched. */
+static const uint8_t *jump_of(const uint8_t *at)
+{
+    for (const struct patched_chunk *c = __atomic_load_n(&patched, __ATOMIC_ACQUIRE); c;
+         c = c->next) {
+        size_t lo = 0, hi = c->n;
+        while (lo < hi) {
+            size_t mid = lo + (hi - lo) / 2;
+            if (c->p[mid].at == at)
+                return c->p[mid].jump;
+            if (c->p[mid].at < at)
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+    }
+    return NULL;
+}
+
+/* Which points a walk gathers. */
+enum gather_what {
+    JUMPS,   /* points still the plugin's jump: to be patched */
+    PATCHED, /* points patched to the no-op: to get their jump back */
+    VISIT    /* none: WANT only sees every point's site */
+};
+
 struct gather {
     struct points *points;
+    enum gather_what what;
     int (*want)(struct spanprof_site *site, void *ctx);
     void *ctx;
     int failed;
@@ -153,10 +213,14 @@ static int gather_object(struct dl_phdr_info *info, size_t size, void *arg)
             uint8_t *at = (uint8_t *)(uintptr_t)desc + to_point;
             struct spanprof_site *site = (struct spanprof_site *)((uintptr_t)desc + 4 + to_site);
             int prot = segment_of(info, (uintptr_t)at, POINT_SIZE, PF_X);
-            if (!prot || !segment_of(info, (uintptr_t)site, sizeof *site, PF_W) ||
-                !is_jump(at) || !g->want(site, g->ctx))
+            if (!prot || !segment_of(info, (uintptr_t)site, sizeof *site, PF_W))
                 continue;
-            if (points_add(g->points, at, site, prot))
+            const uint8_t *jump = g->what == JUMPS     ? (is_jump(at) ? at : NULL)
+                                  : g->what == PATCHED ? (is_nop(at) ? jump_of(at) : NULL)
+                                                       : NULL;
+            if (g->what == VISIT)
+                g->want(site, g->ctx);
+            else if (jump && g->want(site, g->ctx) && points_add(g->points, at, site, prot, jump))
                 g->failed = 1;
         }
     }
@@ -232,43 +296,42 @@ static int by_address(const void *a, const void *b)
     return (x->at > y->at) - (x->at < y->at);
 }
 
-#if defined(__x86_64__)
-/* Every point ever written, for the SIGTRAP handler: chunks that are never freed nor moved,
- * each published whole (release) before its points get their int3. */
-struct patched_chunk {
-    struct patched_chunk *next;
-    size_t n;
-    uint8_t *at[]; /* sorted */
-};
-static struct patched_chunk *patched;
-static struct sigaction trap_before;
-
-static int was_patched(const uint8_t *at)
+/* The points of PS, with their jumps, published before any of them is written (the first
+ * time each is patched; a point switched on again is in a chunk already). */
+static int record_jumps(const struct points *ps)
 {
-    for (const struct patched_chunk *c = __atomic_load_n(&patched, __ATOMIC_ACQUIRE); c;
-         c = c->next) {
-        size_t lo = 0, hi = c->n;
-        while (lo < hi) {
-            size_t mid = lo + (hi - lo) / 2;
-            if (c->at[mid] == at)
-                return 1;
-            if (c->at[mid] < at)
-                lo = mid + 1;
-            else
-                hi = mid;
+    size_t n = 0;
+    for (size_t i = 0; i < ps->n; i++)
+        n += !jump_of(ps->p[i].at);
+    if (!n)
+        return 0;
+    struct patched_chunk *c = malloc(sizeof *c + n * sizeof c->p[0]);
+    if (!c)
+        return -1;
+    c->n = 0;
+    for (size_t i = 0; i < ps->n; i++) /* PS is sorted: so is the chunk */
+        if (!jump_of(ps->p[i].at)) {
+            c->p[c->n].at = ps->p[i].at;
+            memcpy(c->p[c->n++].jump, ps->p[i].jump, POINT_SIZE);
         }
-    }
+    c->next = patched;
+    __atomic_store_n(&patched, c, __ATOMIC_RELEASE);
     return 0;
 }
 
-/* An int3 at a point being written: the thread goes on past the point, as its no-op (and the
- * guard of an OFF site) would take it.  Any other SIGTRAP goes to the handler before ours, or
- * gets its default action. */
+#if defined(__x86_64__)
+static struct sigaction trap_before;
+
+/* An int3 at a point being written: the thread goes on past the point, as its no-op would take
+ * it.  That is right both ways: a point is patched only once its site is OFF (the guard would
+ * skip the call), and gets its jump back only while its site is MUTED (a call entering or
+ * leaving then records nothing: record/siteswitch.c).  Any other SIGTRAP goes to the handler
+ * before ours, or gets its default action. */
 static void on_trap(int sig, siginfo_t *info, void *context)
 {
     ucontext_t *uc = context;
     uint8_t *at = (uint8_t *)uc->uc_mcontext.gregs[REG_RIP] - 1;
-    if (info->si_code == SI_KERNEL && was_patched(at)) {
+    if (info->si_code == SI_KERNEL && jump_of(at)) {
         uc->uc_mcontext.gregs[REG_RIP] = (greg_t)(uintptr_t)(at + POINT_SIZE);
         return;
     }
@@ -320,27 +383,19 @@ static void write_bytes(uint8_t *at, const uint8_t *bytes, size_t n)
         __atomic_store_n(at + i, bytes[i], __ATOMIC_RELAXED);
 }
 
-static int write_points(const struct points *ps)
+/* Every point of PS becomes its no-op, or its jump again (RESTORE). */
+static void write_points(const struct points *ps, int restore)
 {
     static const uint8_t int3 = 0xcc;
-    struct patched_chunk *c = malloc(sizeof *c + ps->n * sizeof c->at[0]);
-    if (!c)
-        return -1;
-    c->n = ps->n;
-    for (size_t i = 0; i < ps->n; i++)
-        c->at[i] = ps->p[i].at;
-    c->next = patched;
-    __atomic_store_n(&patched, c, __ATOMIC_RELEASE);
     for (size_t i = 0; i < ps->n; i++)
         write_bytes(ps->p[i].at, &int3, 1);
     serialise_cores();
     for (size_t i = 0; i < ps->n; i++)
-        write_bytes(ps->p[i].at + 1, point_nop + 1, POINT_SIZE - 1);
+        write_bytes(ps->p[i].at + 1, (restore ? ps->p[i].jump : point_nop) + 1, POINT_SIZE - 1);
     serialise_cores();
     for (size_t i = 0; i < ps->n; i++)
-        write_bytes(ps->p[i].at, point_nop, 1);
+        write_bytes(ps->p[i].at, restore ? ps->p[i].jump : point_nop, 1);
     serialise_cores();
-    return 0;
 }
 #else
 static int trap_ready(void)
@@ -348,22 +403,26 @@ static int trap_ready(void)
     return 0;
 }
 
-static int write_points(const struct points *ps)
+static void write_points(const struct points *ps, int restore)
 {
     for (size_t i = 0; i < ps->n; i++) {
-        __atomic_store_n((uint32_t *)(void *)ps->p[i].at, A64_NOP, __ATOMIC_RELAXED);
+        uint32_t insn = A64_NOP;
+        if (restore)
+            memcpy(&insn, ps->p[i].jump, 4);
+        __atomic_store_n((uint32_t *)(void *)ps->p[i].at, insn, __ATOMIC_RELAXED);
         __builtin___clear_cache((char *)ps->p[i].at, (char *)ps->p[i].at + POINT_SIZE);
     }
     serialise_cores();
-    return 0;
 }
 #endif
 
-/* Under the patching lock. */
-static size_t patch_batch(int (*want)(struct spanprof_site *site, void *ctx), void *ctx)
+/* Under the patching lock: the points of the sites WANT accepts, patched, or given their jumps
+ * back (RESTORE). */
+static size_t patch_batch(int (*want)(struct spanprof_site *site, void *ctx), void *ctx,
+                          int restore)
 {
     struct points ps = {0};
-    struct gather g = {&ps, want, ctx, 0};
+    struct gather g = {&ps, restore ? PATCHED : JUMPS, want, ctx, 0};
     dl_iterate_phdr(gather_object, &g);
     size_t done = 0;
     if (ps.n && !g.failed) {
@@ -371,12 +430,18 @@ static size_t patch_batch(int (*want)(struct spanprof_site *site, void *ctx), vo
         int err = trap_ready();
         if (err)
             warn_refused("sigaction", err);
+        else if (record_jumps(&ps))
+            ; /* no memory: nothing written */
         else if ((err = set_pages(&ps, 0)))
             warn_refused("mprotect", err);
         else {
-            done = write_points(&ps) ? 0 : ps.n;
+            write_points(&ps, restore);
             set_pages(&ps, 1);
-            __atomic_fetch_add(&spanprof__g.points_patched, done, __ATOMIC_RELAXED);
+            done = ps.n;
+            if (restore)
+                __atomic_fetch_sub(&spanprof__g.points_patched, done, __ATOMIC_RELAXED);
+            else
+                __atomic_fetch_add(&spanprof__g.points_patched, done, __ATOMIC_RELAXED);
         }
     }
     free(ps.p);
@@ -401,9 +466,26 @@ size_t spanprof__sitepatch_off(int (*want)(struct spanprof_site *site, void *ctx
     static pthread_once_t once = PTHREAD_ONCE_INIT;
     pthread_once(&once, register_fork_child);
     pthread_mutex_lock(&patching);
-    size_t done = refused || !find_serialise_cmd() ? 0 : patch_batch(want, ctx);
+    size_t done = refused || !find_serialise_cmd() ? 0 : patch_batch(want, ctx, 0);
     pthread_mutex_unlock(&patching);
     return done;
+}
+
+long spanprof__sitepatch_on(int (*want)(struct spanprof_site *site, void *ctx), void *ctx)
+{
+    pthread_mutex_lock(&patching);
+    /* Points were patched only once membarrier and mprotect had worked: they are asked again. */
+    long done = refused ? -1 : patched ? (long)patch_batch(want, ctx, 1) : 0;
+    if (refused)
+        done = -1;
+    pthread_mutex_unlock(&patching);
+    return done;
+}
+
+void spanprof__sitepatch_visit(int (*visit)(struct spanprof_site *site, void *ctx), void *ctx)
+{
+    struct gather g = {NULL, VISIT, visit, ctx, 0};
+    dl_iterate_phdr(gather_object, &g);
 }
 
 /* Recording off: a site not seen yet is OFF now, as its first call would make it. */
@@ -437,6 +519,17 @@ size_t spanprof__sitepatch_unchosen(void)
 }
 
 #else /* no patch points on this target */
+
+long spanprof__sitepatch_on(int (*want)(struct spanprof_site *site, void *ctx), void *ctx)
+{
+    (void)want, (void)ctx;
+    return 0;
+}
+
+void spanprof__sitepatch_visit(int (*visit)(struct spanprof_site *site, void *ctx), void *ctx)
+{
+    (void)visit, (void)ctx;
+}
 
 size_t spanprof__sitepatch_off(int (*want)(struct spanprof_site *site, void *ctx), void *ctx)
 {

@@ -1,5 +1,5 @@
-/* sitepatch.h — the patch points of spans that are OFF for good turned into no-ops
- * (sitepatch.c).
+/* sitepatch.h — the patch points of spans that are OFF turned into no-ops, and back into jumps
+ * when they are switched on again (sitepatch.c).
  */
 #ifndef SPANPROF_SITEPATCH_H
 #define SPANPROF_SITEPATCH_H
@@ -17,6 +17,16 @@
  * warning line, the first time: nothing is patched afterwards).  Not from a signal handler, nor
  * under the process lock (dl_iterate_phdr takes the loader's lock). */
 size_t spanprof__sitepatch_off(int (*want)(struct spanprof_site *site, void *ctx), void *ctx);
+
+/* Every patched point of a loaded object whose site WANT accepts gets its jump back, in one
+ * batch.  WANT must accept only sites whose state is MUTED (record/siteswitch.c: a call passing a
+ * point meanwhile records nothing).  Returns how many, or -1 where the system refused patching
+ * (the points stay no-ops).  Not from a signal handler, nor under the process lock. */
+long spanprof__sitepatch_on(int (*want)(struct spanprof_site *site, void *ctx), void *ctx);
+
+/* VISIT is called with the site of every patch point of the loaded objects (a site once per
+ * point: several for most).  Not from a signal handler, nor under the process lock. */
+void spanprof__sitepatch_visit(int (*visit)(struct spanprof_site *site, void *ctx), void *ctx);
 
 /* Recording is off in the whole process (SPANPROF=0): every site of the loaded objects that has
  * not been seen yet goes OFF, as its first call would make it, and every point of an OFF site
