@@ -11,8 +11,8 @@
  *                            not replace its predecessor's.  The reader that consumes it unlinks it.
  *   .PID.START.tmp           a final snapshot being written (renamed to PID.START.final when complete).
  *
- * A request is one line of at most SPANPROF_LIVE_REQUEST_MAX bytes, sent by the client after it
- * connects: "snapshot\n", or "spans\n" for a snapshot without its stacks (the pprof part empty,
+ * A request is one line of at most SPANPROF_LIVE_REQUEST_MAX bytes (newline included), sent by
+ * the client after it connects: "snapshot\n", or "spans\n" for a snapshot without its stacks (the pprof part empty,
  * LEN 0: what per-span metrics need, without the cost of encoding the stacks).  The runtime answers with a
  * snapshot and closes the connection; any other request, or none within a second, is answered
  * with "error WORDS\n" and closed (a request ended by shutdown without a whole line, at once).
@@ -41,6 +41,24 @@
  *   "\n"
  *   "end\n"
  * Every counter is cumulative since the image started.
+ *
+ * Two more requests show and switch the spans the process has patch points for (the plugin's
+ * default, spanprof.h section 6; spans of objects built without them are not listed):
+ *   "sites\n"                 the spans and their states;
+ *   "switch on GLOBS\n"       the spans GLOBS names (comma-separated globs, as SPANPROF_SPANS
+ *   "switch off GLOBS\n"      takes them) switched on or off, then listed as "sites" lists them.
+ * The answer to both is
+ *   "spanprof-sites 1\n"
+ *   one line per span, sorted by name, file and line: "STATE\tNAME\tFILE\tLINE\n", STATE one of
+ *     on         recording (or, not called yet, it will at its first call);
+ *     off        its calls do not reach the runtime (its patch points are no-ops);
+ *     stopping   switched off, waiting for calls that were inside it to end;
+ *   "end\n".
+ * A switch is done when its answer comes: a span switched off is off (or, after a second of
+ * calls in progress, stopping; it goes off when they end), a span switched on records every call
+ * that enters from then on.  Switching on a span still stopping waits for it the same second.
+ * Errors: "error no span matches GLOBS\n", "error patching is refused here (WHY)\n", and those
+ * of the snapshot requests.  Switches are answered like snapshots, in turn (one every 5 ms).
  */
 #ifndef SPANPROF_LIVE_PROTOCOL_H
 #define SPANPROF_LIVE_PROTOCOL_H
@@ -48,7 +66,11 @@
 #define SPANPROF_LIVE_MAGIC "spanprof-live 1\n"
 #define SPANPROF_LIVE_REQUEST "snapshot\n"
 #define SPANPROF_LIVE_REQUEST_SPANS "spans\n"
-#define SPANPROF_LIVE_REQUEST_MAX 64
+#define SPANPROF_LIVE_REQUEST_SITES "sites\n"
+#define SPANPROF_LIVE_REQUEST_SWITCH_ON "switch on "
+#define SPANPROF_LIVE_REQUEST_SWITCH_OFF "switch off "
+#define SPANPROF_LIVE_SITES_MAGIC "spanprof-sites 1\n"
+#define SPANPROF_LIVE_REQUEST_MAX 1024
 #define SPANPROF_LIVE_SOCK_SUFFIX ".sock"
 #define SPANPROF_LIVE_FINAL_SUFFIX ".final"
 

@@ -18,6 +18,7 @@
 #include <time.h>
 
 #include "collect/budgetparts.h"
+#include "collect/spanswitch.h"
 #include "record/clock.h"
 #include "record/sitepatch.h"
 
@@ -98,12 +99,12 @@ static int sums_fit(void)
     return 1;
 }
 
-/* A span this budget switched off that is OFF now: its patch points may go. */
+/* A span this budget (or a request: its settling may happen here) switched off that is OFF now:
+ * its patch points may go. */
 static int switched_off(struct spanprof_site *site, void *ctx)
 {
-    (void)ctx;
     return __atomic_load_n(&site->state, __ATOMIC_ACQUIRE) == SPANPROF__SITE_OFF &&
-           spanprof__budget_off_of(site);
+           (spanprof__budget_off_of(site) || spanprof__switch_patchable(site, ctx));
 }
 
 /* ---- the writer thread's side ---------------------------------------------------------------- */

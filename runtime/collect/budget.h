@@ -1,7 +1,7 @@
 /* budget.h — SPANPROF_BUDGET: the runtime's own cost kept under a share of the process's CPU
  * time by switching off the spans a plugin option chose, those that cost most for their own
- * time first (budget.c and its parts in budgetparts.h decide; budgetoff.c switches off and
- * keeps the record).
+ * time first (budget.c and its parts in budgetparts.h decide; spanswitch.c switches off,
+ * budgetoff.c keeps the record).
  */
 #ifndef SPANPROF_BUDGET_H
 #define SPANPROF_BUDGET_H
@@ -50,10 +50,11 @@ void spanprof__budget_fork_child(void);
 int spanprof__budget_off_setup(void);
 /* Whether SITE can be switched off and recorded (an id the table has, room in off). */
 int spanprof__budget_may_track(const struct spanprof_site *site);
-/* SITE goes MUTED, recorded with AT_S and MEAN_NS.  The writer thread only. */
+/* SITE goes MUTED (spanswitch.c), recorded with AT_S and MEAN_NS.  The writer thread only, under
+ * the process lock. */
 void spanprof__budget_mute(struct spanprof_site *site, double at_s, double mean_ns);
-/* Under the process lock: MUTED sites that no thread can still be inside go OFF (their off_s
- * NOW_S).  Returns how many are still MUTED. */
+/* Under the process lock: MUTED sites that no thread can still be inside go OFF (spanswitch.c;
+ * the budget's get their off_s NOW_S).  Returns how many of the budget's are still MUTED. */
 size_t spanprof__budget_settle(double now_s);
 /* SITE's entry when it was switched off (by id: a copy of a site whose object was unloaded
  * finds it too), else NULL. */

@@ -46,6 +46,7 @@
 
 #include "lifecycle/lifecycle.h"
 #include "live/protocol.h"
+#include "collect/spanswitch.h"
 
 #define REQUEST_WAIT_MS 1000 /* for the request line */
 #define SEND_WAIT_S 5        /* for the client to take the snapshot */
@@ -181,13 +182,27 @@ static int is_request(const char *line, size_t got, const char *req)
     return got >= n && memcmp(line, req, n) == 0;
 }
 
-/* Which request the line LINE (GOT bytes, a newline among them) is: 2 for SPANPROF_LIVE_REQUEST,
- * 1 for SPANPROF_LIVE_REQUEST_SPANS, 0 for anything else. */
-static int request_of(const char *line, size_t got)
+/* The requests (live/protocol.h).  The two snapshots' values index captured_ms. */
+enum request {
+    UNKNOWN = -1,
+    SPANS = 0,    /* SPANPROF_LIVE_REQUEST_SPANS: a snapshot without stacks */
+    SNAPSHOT = 1, /* SPANPROF_LIVE_REQUEST */
+    SITES,        /* SPANPROF_LIVE_REQUEST_SITES */
+    SWITCH_ON,    /* SPANPROF_LIVE_REQUEST_SWITCH_ON GLOBS */
+    SWITCH_OFF    /* SPANPROF_LIVE_REQUEST_SWITCH_OFF GLOBS */
+};
+
+/* Which request the line LINE (GOT bytes) is; UNKNOWN without a newline. */
+static enum request request_of(const char *line, size_t got)
 {
-    return is_request(line, got, SPANPROF_LIVE_REQUEST)         ? 2
-           : is_request(line, got, SPANPROF_LIVE_REQUEST_SPANS) ? 1
-                                                                 : 0;
+    if (!memchr(line, '\n', got))
+        return UNKNOWN;
+    return is_request(line, got, SPANPROF_LIVE_REQUEST)              ? SNAPSHOT
+           : is_request(line, got, SPANPROF_LIVE_REQUEST_SPANS)      ? SPANS
+           : is_request(line, got, SPANPROF_LIVE_REQUEST_SITES)      ? SITES
+           : is_request(line, got, SPANPROF_LIVE_REQUEST_SWITCH_ON)  ? SWITCH_ON
+           : is_request(line, got, SPANPROF_LIVE_REQUEST_SWITCH_OFF) ? SWITCH_OFF
+                                                                      : UNKNOWN;
 }
 
 /* When the last snapshot of each kind (spans only, whole) was taken: the next of its kind waits
@@ -196,21 +211,64 @@ static int request_of(const char *line, size_t got)
  * request came.  The live thread's alone. */
 static long captured_ms[2];
 
-static void answer(int fd, int request)
+static void send_text(int fd, const char *text)
 {
-    if (!request) {
-        static const char bad[] = "error unknown request\n";
-        send_all(fd, bad, sizeof bad - 1);
-        return;
-    }
-    char *buf;
+    send_all(fd, text, strlen(text));
+}
+
+/* A switch's answer: the listing, or the error its result RC says (GLOBS, the request's, named). */
+static void answer_switch(int fd, const char *globs, int on)
+{
+    char *buf = NULL, error[SPANPROF_LIVE_REQUEST_MAX + 64];
+    size_t n = 0;
+    int rc = spanprof__switch_spans(globs, on, &buf, &n);
+    if (rc == 0)
+        send_all(fd, buf, n);
+    else if (rc == SPANPROF__SWITCH_NO_MATCH) {
+        snprintf(error, sizeof error, "error no span matches %s\n", globs);
+        send_text(fd, error);
+    } else
+        send_text(fd, rc == SPANPROF__SWITCH_REFUSED
+                          ? "error patching is refused here (the warning on the program's "
+                            "standard error says why)\n"
+                          : "error out of memory\n");
+    free(buf);
+}
+
+/* Answers REQUEST, whose line is LINE (NUL-terminated). */
+static void answer(int fd, enum request request, char *line)
+{
+    char *buf = NULL;
     size_t n;
-    if (snapshot(&buf, &n, request == 2) != 0) {
-        static const char oom[] = "error out of memory\n";
-        send_all(fd, oom, sizeof oom - 1);
+    switch (request) {
+    case UNKNOWN:
+        send_text(fd, "error unknown request\n");
+        return;
+    case SITES:
+        if (spanprof__switch_list(&buf, &n))
+            send_text(fd, "error out of memory\n");
+        else
+            send_all(fd, buf, n);
+        free(buf);
+        return;
+    case SWITCH_ON:
+    case SWITCH_OFF: {
+        const char *prefix =
+            request == SWITCH_ON ? SPANPROF_LIVE_REQUEST_SWITCH_ON : SPANPROF_LIVE_REQUEST_SWITCH_OFF;
+        char *globs = line + strlen(prefix);
+        globs[strcspn(globs, "\n")] = 0;
+        answer_switch(fd, globs, request == SWITCH_ON);
         return;
     }
-    captured_ms[request == 2] = now_ms();
+    case SPANS:
+    case SNAPSHOT:
+        break;
+    }
+    if (snapshot(&buf, &n, request == SNAPSHOT) != 0) {
+        send_text(fd, "error out of memory\n");
+        return;
+    }
+    captured_ms[request] = now_ms();
     send_all(fd, buf, n);
     free(buf);
 }
@@ -318,7 +376,7 @@ static void serve_one(struct pending *p)
     conn_fd = p->fd;
     pthread_mutex_unlock(&conn_lock);
     p->line[p->got] = 0;
-    answer(p->fd, memchr(p->line, '\n', p->got) ? request_of(p->line, p->got) : 0);
+    answer(p->fd, request_of(p->line, p->got), p->line);
     pthread_mutex_lock(&conn_lock);
     drop(p);
     conn_fd = -1;
@@ -330,9 +388,9 @@ static void serve_one(struct pending *p)
 static long turn_of(struct pending *p, long last_answer_ms)
 {
     long turn = last_answer_ms + ANSWER_GAP_MS;
-    int request = memchr(p->line, '\n', p->got) ? request_of(p->line, p->got) : 0;
-    if (request && captured_ms[request == 2] + CAPTURE_GAP_MS > turn)
-        turn = captured_ms[request == 2] + CAPTURE_GAP_MS;
+    enum request request = request_of(p->line, p->got);
+    if ((request == SPANS || request == SNAPSHOT) && captured_ms[request] + CAPTURE_GAP_MS > turn)
+        turn = captured_ms[request] + CAPTURE_GAP_MS;
     return turn;
 }
 
@@ -343,7 +401,8 @@ static void *live_main(void *arg)
     struct pending *of[MAX_PENDING + 1];
     long last_answer_ms = now_ms() - ANSWER_GAP_MS;
     for (;;) {
-        long now = now_ms(), wait = -1;
+        /* spans a request switched off that were still in calls go off when those end */
+        long settle = spanprof__switch_serve(), now = now_ms(), wait = -1;
         nfds_t n = 0;
         /* new connections wait in the backlog while no place is free (place_for_new) */
         int room = place_for_new(now, &wait) != NULL;
@@ -376,6 +435,8 @@ static void *live_main(void *arg)
             of[n] = &pending[i];
             fds[n++] = (struct pollfd){pending[i].fd, POLLIN, 0};
         }
+        if (settle >= 0 && (wait < 0 || settle < wait))
+            wait = settle;
         int r = poll(fds, n, (int)wait);
         if (r < 0 && errno != EINTR)
             break;

@@ -544,6 +544,22 @@ uint32_t spanprof__site_register(struct spanprof_site *site, uintptr_t fra);
 /* Whether SITE, a span, is one that records: spanprof__g.spans unset, or a glob of it names it.
  * A span that is not goes OFF at its first call (and may be patched out before it). */
 int spanprof__span_chosen(const struct spanprof_site *site);
+/* Under the process lock, for a site seen for the first time: its id (a library loaded again
+ * takes back its old one). */
+void spanprof__site_give_id(struct spanprof_site *site);
+/* Under the process lock: the state a valid span records in (FAST, TIMED, COUNT or SLOW), its coz
+ * counters looked up.  FRA as for spanprof__site_register. */
+uint32_t spanprof__site_span_state(struct spanprof_site *site, uintptr_t fra);
+
+/* ---- siteswitch.c: spans switched on while the program runs ---- */
+/* Under the process lock: SITE, a valid span that is OFF, goes MUTED (given an id if it never had
+ * one) and is marked switched on; 0 if it is not such a span.  Its points may then jump again. */
+int spanprof__site_arm(struct spanprof_site *site);
+/* Under the process lock: an armed SITE (MUTED) records from now on. */
+void spanprof__site_resume(struct spanprof_site *site);
+/* Whether SITE was ever switched on while the program ran: an exit of it without a frame is then
+ * a call entered while it was off, not an unmatched exit. */
+int spanprof__site_switched_on(const struct spanprof_site *site);
 /* Orders sites by name, then file, then first line (for every sorted output). */
 int spanprof__site_compare(const struct spanprof_site *a, const struct spanprof_site *b);
 /* One progress point: a hit counter of its own, kept for the life of the process (the site's

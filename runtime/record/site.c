@@ -148,7 +148,7 @@ static void balance_new_point(struct spanprof__coz_counter *begin, struct spanpr
     __atomic_store_n(&end->count, __atomic_load_n(&begin->count, __ATOMIC_RELAXED), __ATOMIC_RELAXED);
 }
 
-static uint32_t register_span(struct spanprof_site *site, uintptr_t fra)
+uint32_t spanprof__site_span_state(struct spanprof_site *site, uintptr_t fra)
 {
     uint32_t st = spanprof__flags.counting                                   ? SPANPROF__SITE_COUNT
                   : spanprof__flags.hot_tsc && !spanprof__flags.histogram ? SPANPROF__SITE_FAST
@@ -191,16 +191,21 @@ uint32_t spanprof__site_register(struct spanprof_site *site, uintptr_t fra)
              * ever grow, so the slot exists. */
             st = SPANPROF__SITE_OFF;
         } else {
-            if (!spanprof__retire_revive(site)) /* a library loaded again: its old id */
-                site->id = ++spanprof__g.next_site_id;
+            spanprof__site_give_id(site);
             st = site->kind == SPANPROF_KIND_PROGRESS ? register_progress(site)
-                                                      : register_span(site, fra);
+                                                      : spanprof__site_span_state(site, fra);
         }
         __atomic_store_n(&site->state, st, __ATOMIC_RELEASE);
     }
     spanprof__unlock();
     spanprof__hold_leave(&hold);
     return st;
+}
+
+void spanprof__site_give_id(struct spanprof_site *site)
+{
+    if (!spanprof__retire_revive(site)) /* a library loaded again: its old id */
+        site->id = ++spanprof__g.next_site_id;
 }
 
 int spanprof__span_chosen(const struct spanprof_site *site)

@@ -14,7 +14,8 @@
  *  - at exit, when the top frame is not this activation's: the matching frame is the topmost one
  *    of this site with this cfa (else the topmost of this site with cfa >= the current one, else
  *    the topmost of this site); frames above it are popped as abandoned, then it is popped.  An
- *    exit with no frame of its site is counted as unmatched and ignored.
+ *    exit with no frame of its site is counted as unmatched and ignored (not counted for a span
+ *    switched on while the program runs: record/siteswitch.c).
  *  - signal handlers: a handler's spans nest under the span it interrupted.  On the thread's own
  *    stack that needs nothing special (its frames are deeper).  On an alternate signal stack
  *    (SA_ONSTACK) placed above the thread's stack, the handler's first frame looks like a return
@@ -281,7 +282,8 @@ SPANPROF_COLD void spanprof__exit_cold(struct spanprof_site *site, uintptr_t cfa
                 break;
             }
     if (!target) {
-        spanprof__count_add(&t->unmatched, 1);
+        if (!spanprof__site_switched_on(site)) /* else: a call entered while it was off */
+            spanprof__count_add(&t->unmatched, 1);
         return;
     }
     while (t->top != target)

@@ -31,6 +31,9 @@
  *              span the budget switched off: when (s since start; its calls stop there, a lower
  *              bound), its mean inclusive ns per call before (0 when not known), and off_s,
  *              when its calls stopped reaching the runtime at all.
+ *              "switches": [ { "at_s", "on" } ]   for a span switched by request (`spanprof
+ *              spans PID on|off`, collect/spanswitch.c): each switch, oldest first, when (s since
+ *              start) and which way; its calls are those entered while it was on.
  *   "anomalies": { "abandoned_frames", "unmatched_exits", "open_frames", "overflow_calls" },
  *   "progress": [ { "name", "file", "line", "hits" } ]   progress points, sorted by name, file, line
  * }
@@ -48,7 +51,33 @@
 #include <json-c/json.h>
 
 #include "collect/budget.h"
+#include "collect/spanswitch.h"
 #include "report/report.h"
+
+/* SITE's switches by request, oldest first, into JS ("switches"), if it had any. */
+static void add_switches(json_object *js, const struct spanprof_site *site)
+{
+    size_t n = 0;
+    for (const struct spanprof__switch_event *e = spanprof__switch_latest(site); e;
+         e = spanprof__switch_before(e))
+        n++;
+    const struct spanprof__switch_event **order = n ? malloc(n * sizeof *order) : NULL;
+    if (!order)
+        return;
+    size_t i = n;
+    for (const struct spanprof__switch_event *e = spanprof__switch_latest(site); e;
+         e = spanprof__switch_before(e))
+        order[--i] = e; /* the chain runs newest first */
+    json_object *list = json_object_new_array();
+    for (i = 0; i < n; i++) {
+        json_object *je = json_object_new_object();
+        json_object_object_add(je, "at_s", json_object_new_double(order[i]->at_s));
+        json_object_object_add(je, "on", json_object_new_boolean(order[i]->on));
+        json_object_array_add(list, je);
+    }
+    free(order);
+    json_object_object_add(js, "switches", list);
+}
 
 static int compare_points(const void *a, const void *b)
 {
@@ -193,6 +222,7 @@ json_object *spanprof__json_build(const struct spanprof__view *v, const struct s
                 json_object_object_add(jo, "off_s", json_object_new_double(off->off_s));
             json_object_object_add(js, "switched_off", jo);
         }
+        add_switches(js, s);
         spanprof__res_json(res, s, js, v); /* p50_ns…, cpu_*_ns, allocs… when enabled */
         if (m->live)
             spanprof__res_json_histogram(res, s, js, v);
