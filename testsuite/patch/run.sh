@@ -20,9 +20,14 @@
 #             runtime writes it: the runtime's SIGTRAP handler takes the call past the point
 #   gc        -ffunction-sections -Wl,--gc-sections: a function nothing calls is still removed,
 #             with its points (a point's note goes with its function's section)
+#   switch    switch.c: eight threads calling two spans that the program switches on and off
+#             by request 1,000 times (100 under an emulator), starting off (SPANPROF_SPANS): the
+#             calls made while on counted exactly, no anomaly, every switch in the profile
+#   spans_cmd `spanprof spans PID` beside switch.c: the listing, `off` and `on` by glob, a glob
+#             that names nothing, a process without SPANPROF_LIVE
 #
-# Environment: CC, PLUGIN, INCLUDE_DIR, LIBDIR, PROFDUMP, RUNTIME_LIBS (what a program linked
-# with libspanprof.a needs besides).  ONLY, REGEN, EMULATOR as in ../lib.sh.
+# Environment: CC, PLUGIN, INCLUDE_DIR, LIBDIR, PROFDUMP, TOOL (the spanprof command),
+# RUNTIME_LIBS (what a program linked with libspanprof.a needs besides).  ONLY, REGEN, EMULATOR as in ../lib.sh.
 # shellcheck shell=sh source=testsuite/lib.sh
 . "$(dirname "$0")/../lib.sh"
 need_plugin
@@ -136,6 +141,41 @@ if selected gc; then
         [ "$got" = "exit 0; 1 functions; 2 points" ]
         result $? "gc: the unused function and its points removed, the used one's kept (got: $got)"
     fi
+fi
+
+if selected switch || selected spans_cmd; then
+    # shellcheck disable=SC2086 # word lists
+    build "switch" "$work/switch.log" $CC -O2 $all "$here/switch.c" -o "$work/switch" $link
+fi
+
+if selected switch && [ -x "$work/switch" ]; then
+    rounds=1000
+    [ -n "${EMULATOR:-}" ] && rounds=100
+    d=$work/switch-run
+    mkdir -m 700 -p "$d"
+    # shellcheck disable=SC2086 # EMULATOR a command
+    (cd "$d" && env SPANPROF_FOLDED= SPANPROF_LIVE="$d" SPANPROF_SPANS=leaf SPANPROF_JSON=p.json \
+        ${EMULATOR:-} "$work/switch" $rounds >out 2>err; echo $? >status)
+    [ "$(cat "$d/status")" = 0 ] && [ ! -s "$d/err" ]
+    result $? "switch: $rounds switches by request, each answered as asked (exit $(cat "$d/status"); $(head -c 300 "$d/err"))"
+    got=$("$PROFDUMP" "$d/p.json" | awk -v out="$d/out" '
+        BEGIN { while ((getline l < out) > 0) { split(l, f, " "); made[f[1]] = f[2] } }
+        $1 == "span" { split($3, kv, "="); calls[$2] = kv[2] }
+        $1 == "anomaly" { anomalies = anomalies " " $2 }
+        END {
+            c = "WRONG " calls["counted"] " of " made["counted_on"]
+            if (calls["counted"] == made["counted_on"]) c = "exact"
+            l = "WRONG " calls["leaf"] " of " made["leaf"]
+            if (calls["leaf"] == made["leaf"]) l = "exact"
+            b = "WRONG " calls["busy"] " of " made["busy"]
+            if (calls["busy"] > 0 && calls["busy"] <= made["busy"]) b = "some"
+            printf "counted %s, leaf %s, busy %s, anomalies%s", c, l, b, anomalies == "" ? " none" : anomalies
+        }')
+    [ "$got" = "counted exact, leaf exact, busy some, anomalies none" ]
+    result $? "switch: the calls made while on, exactly, and no anomaly (got: $got)"
+    switches=$(grep -o '"on": *\(true\|false\)' "$d/p.json" | sort | uniq -c | awk '{ printf "%s%s %s", sep, $1, $3; sep = ", " }')
+    [ "$switches" = "$rounds false, $rounds true" ]
+    result $? "switch: the profile lists each span's switches (got: $switches)"
 fi
 
 summary
