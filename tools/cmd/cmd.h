@@ -21,6 +21,8 @@ int tool_usage_error(const char *fmt, const char *arg);
 int tool_getopt_error(int ch, char **argv);
 /* --limit's value: a whole number of spans, 0 meaning all.  0, or -1 when TEXT is not one. */
 int tool_parse_limit(const char *text, long *limit);
+/* A process id: decimal digits only, 1 to INT_MAX.  0, or -1 when TEXT is not one. */
+int tool_parse_pid(const char *text, long *pid);
 
 /* ---- spanprof report (report.c) and spanprof coz (causal.c) ---- */
 
@@ -61,6 +63,11 @@ int cmd_view(const char *profile, const char *out, const char *unit);
 /* ---- spanprof dump (dump.c) ---- */
 /* Makes process PID (a decimal number, checked) write its profile; waits TIMEOUT seconds. */
 int cmd_dump(const char *pid, double timeout, int flight);
+
+/* ---- spanprof spans (spans.c) ---- */
+/* A running process's spans with patch points, listed or switched on or off (SPANPROF_LIVE). */
+extern const char spans_usage[], spans_help[];
+int run_spans(int argc, char **argv);
 
 /* ---- flight-recorder captures (slow.c) ---- */
 /* The capture files (NAME.trace.json) of DIR, malloc'd names; -1 (errno) when unreadable. */

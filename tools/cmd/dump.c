@@ -35,16 +35,6 @@ struct watched {
     int existed;
 };
 
-/* VALUE of NAME in the NUL-separated environment ENV of LEN bytes, or NULL. */
-static const char *env_value(const char *env, size_t len, const char *name)
-{
-    size_t n = strlen(name);
-    for (const char *p = env; p < env + len; p += strlen(p) + 1)
-        if (strncmp(p, name, n) == 0 && p[n] == '=')
-            return p + n + 1;
-    return NULL;
-}
-
 /* Whether process PID's handler for SIG is installed: SIG in the SigCgt mask of its status. */
 static int catches(long pid, int sig)
 {
@@ -134,21 +124,20 @@ static int has_name(char **names, size_t n, const char *name)
     return 0;
 }
 
-static int dump_flight(long pid, int sig, const char *env, size_t len, const char *cwd,
-                       double timeout)
+static int dump_flight(long pid, int sig, const struct proc_env *pe, double timeout)
 {
-    const char *flight = env_value(env, len, "SPANPROF_FLIGHT");
+    const char *flight = proc_env_value(pe, "SPANPROF_FLIGHT");
     if (!flight || !*flight) {
         fprintf(stderr, "spanprof: process %ld was not started with SPANPROF_FLIGHT: it keeps no "
                         "flight recorder\n", pid);
         return EXIT_BAD_INPUT;
     }
-    const char *dir = env_value(env, len, "SPANPROF_SLOW_DIR");
+    const char *dir = proc_env_value(pe, "SPANPROF_SLOW_DIR");
     if (!dir || !*dir)
         dir = "spanprof.slow";
     char path[PATH_MAX];
     int len_path = dir[0] == '/' ? snprintf(path, sizeof path, "%s", dir)
-                                 : snprintf(path, sizeof path, "%s/%s", cwd, dir);
+                                 : snprintf(path, sizeof path, "%s/%s", pe->cwd, dir);
     if (len_path < 0 || (size_t)len_path >= sizeof path) {
         fprintf(stderr, "spanprof: process %ld's SPANPROF_SLOW_DIR is too long\n", pid);
         return EXIT_BAD_INPUT;
@@ -204,29 +193,15 @@ static int dump_flight(long pid, int sig, const char *env, size_t len, const cha
 int cmd_dump(const char *pid_text, double timeout, int flight)
 {
     long pid = strtol(pid_text, NULL, 10); /* checked by the caller */
-    char path[64], cwd[PATH_MAX];
-    snprintf(path, sizeof path, "/proc/%ld/environ", pid);
-    FILE *f = fopen(path, "re");
-    if (!f) {
+    static struct proc_env pe; /* static: still reachable at exit, after any return below */
+    if (proc_env_read(pid, &pe) != 0) {
         if (errno == ENOENT)
             fprintf(stderr, "spanprof: no process %ld\n", pid);
         else
-            fprintf(stderr, "spanprof: cannot read '%s': %s\n", path, strerror(errno));
+            fprintf(stderr, "spanprof: cannot read '%s': %s\n", pe.failed, strerror(errno));
         return EXIT_BAD_INPUT;
     }
-    static char env[1 << 20];
-    size_t len = fread(env, 1, sizeof env - 1, f);
-    fclose(f);
-    env[len] = 0;
-    snprintf(path, sizeof path, "/proc/%ld/cwd", pid);
-    ssize_t n = readlink(path, cwd, sizeof cwd - 1);
-    if (n < 0) {
-        fprintf(stderr, "spanprof: cannot read '%s': %s\n", path, strerror(errno));
-        return EXIT_BAD_INPUT;
-    }
-    cwd[n] = 0;
-
-    const char *sig_text = env_value(env, len, "SPANPROF_DUMP_SIGNAL");
+    const char *sig_text = proc_env_value(&pe, "SPANPROF_DUMP_SIGNAL");
     int named = 0;
     int sig = sig_text ? spanprof__dump_signal_parse(sig_text, &named) : 0;
     if (!sig) {
@@ -243,7 +218,7 @@ int cmd_dump(const char *pid_text, double timeout, int flight)
                             "SPANPROF_DUMP_SIGNAL=USR2\n", pid);
         return EXIT_BAD_INPUT;
     }
-    const char *mode = env_value(env, len, "SPANPROF");
+    const char *mode = proc_env_value(&pe, "SPANPROF");
     if (mode && strcmp(mode, "0") == 0) {
         fprintf(stderr, "spanprof: process %ld runs with SPANPROF=0: nothing is recorded\n", pid);
         return EXIT_BAD_INPUT;
@@ -254,7 +229,7 @@ int cmd_dump(const char *pid_text, double timeout, int flight)
                             "thread: nothing sent\n", pid, sigabbrev_np(sig));
             return EXIT_BAD_INPUT;
         }
-        return dump_flight(pid, sig, env, len, cwd, timeout);
+        return dump_flight(pid, sig, &pe, timeout);
     }
 
     /* Each output under the name a first process gives it and under the name of a descendant
@@ -264,22 +239,22 @@ int cmd_dump(const char *pid_text, double timeout, int flight)
     snprintf(pid_plain, sizeof pid_plain, "%ld", pid);
     long mpid = 0;
     unsigned long image = 0;
-    const char *marker = env_value(env, len, "SPANPROF_ANCESTOR");
+    const char *marker = proc_env_value(&pe, "SPANPROF_ANCESTOR");
     if (!marker || sscanf(marker, "%ld:%lu", &mpid, &image) != 2 || mpid != pid)
         image = 0;
     if (image)
         snprintf(pid_image, sizeof pid_image, "%ld.%lu", pid, image);
     else
         snprintf(pid_image, sizeof pid_image, "%ld", pid);
-    const char *folded = env_value(env, len, "SPANPROF_FOLDED");
-    const char *alloc_on = env_value(env, len, "SPANPROF_ALLOC_STACKS");
-    const char *alloc = env_value(env, len, "SPANPROF_ALLOC_FOLDED");
+    const char *folded = proc_env_value(&pe, "SPANPROF_FOLDED");
+    const char *alloc_on = proc_env_value(&pe, "SPANPROF_ALLOC_STACKS");
+    const char *alloc = proc_env_value(&pe, "SPANPROF_ALLOC_FOLDED");
     const char *patterns[] = {
         folded ? folded : "spanprof.folded",
-        env_value(env, len, "SPANPROF_JSON"),
-        env_value(env, len, "SPANPROF_TRACE"),
+        proc_env_value(&pe, "SPANPROF_JSON"),
+        proc_env_value(&pe, "SPANPROF_TRACE"),
         alloc_on && strcmp(alloc_on, "1") == 0 ? (alloc ? alloc : "spanprof.alloc.folded") : NULL,
-        env_value(env, len, "SPANPROF_PPROF"),
+        proc_env_value(&pe, "SPANPROF_PPROF"),
     };
     static struct watched w[MAX_FILES];
     size_t nw = 0, outputs = 0;
@@ -291,7 +266,7 @@ int cmd_dump(const char *pid_text, double timeout, int flight)
             struct watched *x = &w[nw];
             /* named 0: as a first process names it; 1: as a descendant or later image does */
             const char *as = named && image > 0 ? pid_image : pid_plain;
-            if (expand(patterns[i], as, cwd, x->path, sizeof x->path))
+            if (expand(patterns[i], as, pe.cwd, x->path, sizeof x->path))
                 continue;
             if (named && !strstr(patterns[i], "%p")) {
                 size_t l = strlen(x->path);

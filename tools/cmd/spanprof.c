@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,6 +25,7 @@ static const char general_usage[] =
     "       spanprof view [-o OUT.html] PROFILE\n"
     "       spanprof convert [-o OUT] PROFILE\n"
     "       spanprof dump [--timeout SECONDS] [--flight] PID\n"
+    "       spanprof spans PID [on|off GLOB...]\n"
     "       spanprof serve [OPTIONS] DIR\n"
     "       spanprof select [--budget PERCENT] [-o OUT] PROFILE.json\n"
     "       spanprof help [COMMAND]\n"
@@ -46,6 +48,8 @@ static const char general_help[] =
     "  view     an HTML page showing folded stacks or a trace in speedscope\n"
     "  convert  a JSON profile or folded stacks as a pprof profile (go tool pprof)\n"
     "  dump     make a running program write its profile (SPANPROF_DUMP_SIGNAL)\n"
+    "  spans    a running program's spans and their states; switch them on or off\n"
+    "           while it runs (SPANPROF_LIVE)\n"
     "  serve    running programs' profiles (SPANPROF_LIVE) as Prometheus metrics\n"
     "           and pprof profiles over HTTP, or pushed to Pyroscope\n"
     "  select   the plugin's exclude list from a profile recorded with a cost\n"
@@ -212,6 +216,16 @@ int tool_parse_limit(const char *text, long *limit)
     errno = 0;
     *limit = strtol(text, &end, 10);
     return !*text || *end || *limit < 0 || errno ? -1 : 0;
+}
+
+int tool_parse_pid(const char *text, long *pid)
+{
+    /* digits only: strtol alone would take "+12" or " 12" */
+    if (!*text || strspn(text, "0123456789") != strlen(text))
+        return -1;
+    errno = 0;
+    *pid = strtol(text, NULL, 10);
+    return errno || *pid <= 0 || *pid > INT_MAX /* pid_t */ ? -1 : 0;
 }
 
 static int show_help(const struct command *c)
@@ -446,7 +460,8 @@ static int run_dump(int argc, char **argv)
     if (argc - optind != 1)
         return tool_usage_error("%s", argc - optind < 1 ? "dump needs a PID" : "dump takes one PID");
     const char *pid = argv[optind];
-    if (strspn(pid, "0123456789") != strlen(pid) || !*pid || strtol(pid, NULL, 10) <= 0)
+    long checked;
+    if (tool_parse_pid(pid, &checked) != 0)
         return tool_usage_error("'%s' is not a process id", pid);
     return cmd_dump(pid, timeout, flight);
 }
@@ -460,6 +475,7 @@ static const struct command commands[] = {
     { "view", view_usage, view_help, run_view },
     { "convert", convert_usage, convert_help, run_convert },
     { "dump", dump_usage, dump_help, run_dump },
+    { "spans", spans_usage, spans_help, run_spans },
     { "serve", serve_usage, serve_help, run_serve },
     { "select", select_usage, select_help, run_select },
     { "help", help_usage, help_help, NULL },

@@ -1,7 +1,8 @@
 /* lib.h — the lowest layer of the spanprof command-line tool (lib/): helpers that know no
  * profile format — allocation that never fails, text tables and durations (util.c), a string
  * map (strmap.c), the files the tool writes (output.c), requests over Unix sockets
- * (unixreq.c), the machine an ELF file is for (elfmachine.c) — and the tool's exit statuses.
+ * (unixreq.c), another process's environment (procenv.c), the machine an ELF file is for
+ * (elfmachine.c) — and the tool's exit statuses.
  *
  * Not installed and not part of the runtime's ABI (that is include/spanprof.h).  The tool's
  * layers are lib/ < format/ < cmd/: a file includes its own layer's header, which includes the
@@ -75,6 +76,27 @@ struct unix_req {
 /* Asks the N sockets at once, sending REQUEST to each whose peer is allowed and reading its
  * answer until it closes: all within TIMEOUT seconds, each answer at most MAX bytes. */
 void unix_requests(struct unix_req *reqs, size_t n, const char *request, double timeout, size_t max);
+
+/* ---- another process's environment and working directory (procenv.c) ---- */
+
+struct proc_env {
+    char *env;                   /* its environment as it was started with it: NAME=VALUE */
+    size_t len;                  /* strings, each NUL-ended, LEN bytes in all (malloc'd) */
+    char cwd[PATH_MAX];          /* its working directory now */
+    char failed[64];             /* after a failure: the /proc file that could not be read */
+};
+/* Reads process PID's /proc/PID/environ and /proc/PID/cwd: 0, or -1 with errno (ENOENT: no such
+ * process; EACCES: another user's) and FAILED naming the file. */
+int proc_env_read(long pid, struct proc_env *pe);
+/* The value of NAME in PE's environment; NULL when it has none. */
+const char *proc_env_value(const struct proc_env *pe, const char *name);
+/* PATH as the process means it: as it is when absolute, else under its working directory
+ * (malloc'd).  The directory is the one now: a relative path the process resolved before a
+ * chdir is not found again. */
+char *proc_env_path(const struct proc_env *pe, const char *path);
+void proc_env_free(struct proc_env *pe);
+/* The effective user of process PID (/proc/PID/status), or (uid_t)-1 when it cannot be read. */
+uid_t proc_uid(long pid);
 
 /* ---- the machine an ELF file is for (elfmachine.c) ---- */
 
