@@ -64,7 +64,8 @@ static const struct option options[] = {
      "only the spans whose names match one of these comma-separated patterns (`*` any "
      "characters, as in the shell) record, whether the attribute or an option gave them, and so "
      "do those `SPANPROF_SLOW`, `SPANPROF_COZ_PROGRESS` and `SPANPROF_COZ_LATENCY` name; the "
-     "others are off for good (see *Choosing spans at run time*); unset: every span"},
+     "others are off (see *Choosing spans at run time*; `spanprof spans PID on` switches them "
+     "on in a running process); unset: every span"},
     {"SPANPROF_SAMPLE_HZ", COUNT, FIELD(sample_hz), "997", NULL, 10000,
      "with `SPANPROF=sample`: samples per second (on average) of every thread's current span, a "
      "whole number from 1 to 10000"},

@@ -171,6 +171,145 @@ if selected view-embedded; then
     fi
 fi
 
+# `spanprof spans` against running processes.  spans_case PID ARGS... runs `spanprof spans PID
+# ARGS...` and prints it as a section of an expected file, the pid written PID and the scratch
+# folder WORK; wait_exec PID NAME waits (5 s at most) until process PID runs NAME, so that
+# /proc/PID/environ is its own environment, not the shell's it was forked from.
+spans_case() {
+    spans_pid=$1
+    shift
+    "$tool" spans "$spans_pid" "$@" >"$work/spans.out" 2>"$work/spans.err"
+    spans_status=$?
+    { echo "# spans PID${*:+ $*}"; echo "--- stdout"; cat "$work/spans.out"; echo "--- stderr"
+      cat "$work/spans.err"; echo "--- exit $spans_status"; } |
+        sed -e "s|$work|WORK|g" -e "s|process $spans_pid|process PID|g" -e "s|/$spans_pid\.sock|/PID.sock|g"
+}
+wait_exec() {
+    for _ in $(seq 50); do
+        [ "$(cat "/proc/$1/comm" 2>/dev/null)" = "$2" ] && return 0
+        sleep 0.1
+    done
+    return 1
+}
+# wait_file PATH: waits (5 s at most) until PATH exists.
+wait_file() {
+    for _ in $(seq 50); do
+        [ -e "$1" ] && return 0
+        sleep 0.1
+    done
+    return 1
+}
+
+# spans-process: processes without an answer to give, each one line on stderr and exit 1: one
+# without SPANPROF_LIVE; one whose DIR, relative, is taken from its working directory and holds
+# no socket; one with a symbolic link planted at DIR/PID.sock, and one with a regular file there
+# (neither asked); one with SPANPROF=0; and GLOBs that make a request line longer than a process
+# takes (refused before any process is looked at).
+if selected spans-process; then
+    mkdir -p "$work/proc/live" "$work/planted" "$work/plain"
+    env -u SPANPROF_LIVE sleep 60 & nolive=$!
+    (cd "$work/proc" && exec env SPANPROF_LIVE=live sleep 60) & nosock=$!
+    env SPANPROF_LIVE="$work/planted" sleep 60 & planted=$!
+    env SPANPROF_LIVE="$work/plain" sleep 60 & plain=$!
+    env SPANPROF=0 SPANPROF_LIVE="$work/proc/live" sleep 60 & off=$!
+    for p in $nolive $nosock $planted $plain $off; do wait_exec "$p" sleep; done
+    ln -s /dev/null "$work/planted/$planted.sock"
+    : >"$work/plain/$plain.sock"
+    {
+        spans_case "$nolive"
+        spans_case "$nosock"
+        spans_case "$planted" off main
+        spans_case "$plain"
+        spans_case "$off"
+        # "switch on GLOB\n": 1025 bytes, one over; 1024 passes on to the (missing) process
+        spans_case 1 on "$(printf 'a%.0s' $(seq 1014))" | sed 's/aaaa*/GLOB-OF-1014/'
+        spans_case 2147483646 on "$(printf 'a%.0s' $(seq 1013))" | sed 's/aaaa*/GLOB-OF-1013/'
+    } >"$work/spans-process" 2>&1
+    kill "$nolive" "$nosock" "$planted" "$plain" "$off"
+    compare_expected spans-process "spanprof spans against processes that cannot answer" "$work/spans-process"
+fi
+
+# spans-live: fake-sites.py, a stand-in answering as the runtime would, asked in turn: the listing
+# (a name with a control character printed as '?'), a switch of two GLOBs (one request, joined
+# with a comma: the requests it got are printed last), the runtime's errors (no span matches; an
+# older runtime's unknown request), no spans, and malformed answers: an unknown state, no end
+# line, more after it, not the sites' magic; then its socket left with nobody listening.
+if selected spans-live; then
+    if ! command -v python3 >/dev/null 2>&1; then
+        skip "spans-live: python3 not found"
+    else
+        mkdir -p "$work/live/answers"
+        a=$work/live/answers
+        # sites_answer NAME LINES: the answer "spanprof-sites 1" then LINES (escapes as printf's %b)
+        sites_answer() { printf 'spanprof-sites 1\n%b' "$2" >"$a/$1"; }
+        sites_answer listing 'on\tdecode_frame\tsrc/codec/decode.c\t120\noff\thelper\tsrc/util.c\t7\nstopping\tparse\tsrc/parse.c\t10\non\tweird\0033[2Jname\tsrc/w.c\t3\nend\n'
+        sites_answer switched 'off\thelper\tsrc/util.c\t7\noff\tparse\tsrc/parse.c\t10\nend\n'
+        printf 'error no span matches nosuch*\n' >"$a/nomatch"
+        printf 'error unknown request\n' >"$a/unknown"
+        sites_answer empty 'end\n'
+        sites_answer state 'maybe\tparse\tsrc/parse.c\t10\nend\n'
+        sites_answer cut 'on\tparse\tsrc/parse.c\t10\n'
+        sites_answer after 'end\nend\n'
+        printf 'spanprof-live 1\njson 2\n{}\n' >"$a/magic"
+        (cd "$work" && exec env SPANPROF_LIVE=live python3 "$here/fake-sites.py" "$work/live/log" \
+            "$a/listing" "$a/switched" "$a/nomatch" "$a/unknown" "$a/empty" "$a/state" "$a/cut" \
+            "$a/after" "$a/magic") 2>"$work/live/fake.err" & fake=$!
+        if ! wait_file "$work/live/$fake.sock"; then
+            fail "spans-live: fake-sites.py did not start"
+            sed 's/^/  | /' "$work/live/fake.err"
+        else
+            {
+                spans_case "$fake"
+                spans_case "$fake" off 'parse*' helper
+                spans_case "$fake" on 'nosuch*'
+                for _ in unknown empty state cut after magic gone; do spans_case "$fake"; done
+                echo "# the requests fake-sites.py got"
+                cat "$work/live/log"
+                cat "$work/live/fake.err"
+            } >"$work/spans-live" 2>&1
+            compare_expected spans-live "spanprof spans against a stand-in for a process" "$work/spans-live"
+        fi
+        kill "$fake" 2>/dev/null
+    fi
+fi
+
+# spans-other-user: as root, a process of another user (nobody) is refused before anything of it
+# is read; so is a socket of root's own process that another user listens on (fake-sites.py as
+# nobody, linked into the process's DIR), which is never sent a request.
+if selected spans-other-user; then
+    if [ "$(id -u)" -ne 0 ]; then
+        skip "spans-other-user: needs root (to run processes as another user)"
+    elif ! command -v setpriv >/dev/null 2>&1 || ! command -v python3 >/dev/null 2>&1; then
+        skip "spans-other-user: needs setpriv (util-linux) and python3"
+    else
+        mkdir -p "$work/other/mine" "$work/other/theirs"
+        chown 65534:65534 "$work/other/theirs"
+        printf 'spanprof-sites 1\non\tsecret\tsrc/secret.c\t1\nend\n' >"$work/other/answer"
+        setpriv --reuid=65534 --regid=65534 --clear-groups sleep 60 & theirs=$!
+        env SPANPROF_LIVE="$work/other/mine" sleep 60 & mine=$!
+        (exec env SPANPROF_LIVE="$work/other/theirs" AS_UID=65534 python3 "$here/fake-sites.py" \
+            "$work/other/log" "$work/other/answer") 2>"$work/other/fake.err" & fake=$!
+        wait_exec "$theirs" sleep
+        wait_exec "$mine" sleep
+        if ! wait_file "$work/other/theirs/$fake.sock"; then
+            fail "spans-other-user: fake-sites.py did not start"
+            sed 's/^/  | /' "$work/other/fake.err"
+        else
+            ln "$work/other/theirs/$fake.sock" "$work/other/mine/$mine.sock"
+            {
+                spans_case "$theirs"
+                spans_case "$mine" off secret
+                for _ in $(seq 50); do [ -s "$work/other/log" ] && break; sleep 0.1; done
+                echo "# the requests fake-sites.py got (an empty line: nothing)"
+                cat "$work/other/log"
+                cat "$work/other/fake.err"
+            } >"$work/spans-other-user" 2>&1
+            compare_expected spans-other-user "spanprof spans against another user's process and socket" "$work/spans-other-user"
+        fi
+        kill "$theirs" "$mine" "$fake" 2>/dev/null
+    fi
+fi
+
 # Damaged inputs (fuzz.py): every value of each JSON input swapped for one of another type, and
 # each input cut short, given to report, convert, view, diff and merge: refused or read, never a
 # death by signal, a sanitizer's report or a hang.
