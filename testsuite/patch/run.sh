@@ -178,4 +178,31 @@ if selected switch && [ -x "$work/switch" ]; then
     result $? "switch: the profile lists each span's switches (got: $switches)"
 fi
 
+if selected spans_cmd && [ -x "$work/switch" ]; then
+    d=$work/spans-cmd
+    mkdir -m 700 -p "$d"
+    # shellcheck disable=SC2086 # EMULATOR a command
+    (cd "$d" && exec env SPANPROF_FOLDED= SPANPROF_LIVE="$d" SPANPROF_SPANS=leaf \
+        ${EMULATOR:-} "$work/switch" wait "$d/stop" >out 2>err) &
+    pid=$!
+    for _ in $(seq 500); do
+        [ -S "$d/$pid.sock" ] && [ -s "$d/out" ] && break
+        sleep 0.02
+    done
+    set -f # the requests' globs are the runtime's to match
+    {
+        for request in "" "on counted" "off c* busy" "on nosuch"; do
+            echo "# spanprof spans PID $request"
+            # shellcheck disable=SC2086 # the request's words
+            "$TOOL" spans "$pid" $request 2>&1
+            echo "# exit $?"
+        done
+    } | sed "s|$here/||; s|$pid|PID|g" >"$d.actual"
+    set +f
+    touch "$d/stop"
+    wait "$pid"
+    echo "# the program: exit $?" >>"$d.actual"
+    compare_expected spans_cmd "gcc -O2" "$d.actual"
+fi
+
 summary

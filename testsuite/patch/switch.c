@@ -7,8 +7,8 @@
  *    profile must have no unmatched exit, abandoned or open frame, and no more calls than made.
  * Both spans call leaf(), which records throughout.  Prints "counted_on CALLS", "busy CALLS" and
  * "leaf CALLS"; exits 1 with a message when an answer is not the one expected.
- * "switch.c wait FILE": the threads call on, switched by nobody, until FILE exists (for
- * `spanprof spans` run beside it). */
+ * "switch.c wait FILE": busy() is called, counted() not, until FILE exists (for `spanprof
+ * spans` run beside it). */
 #include <pthread.h>
 #include <sched.h>
 #include <stdint.h>
@@ -105,6 +105,7 @@ int main(int argc, char **argv)
         usleep(1000); /* the socket comes with the first span */
     if (argc > 2 && strcmp(argv[1], "wait") == 0) {
         rounds = 0;
+        __atomic_store_n(&paused, 1, __ATOMIC_RELEASE); /* counted() goes off at once */
         printf("ready\n");
         fflush(stdout);
         while (access(argv[2], F_OK) != 0)
@@ -136,6 +137,7 @@ int main(int argc, char **argv)
         usleep(500);
     }
     __atomic_store_n(&stop, 1, __ATOMIC_RELEASE);
+    __atomic_store_n(&paused, 0, __ATOMIC_RELEASE);
     uint64_t c = 0, b = 0, l = 0;
     for (int i = 0; i < COUNTED + BUSY; i++) {
         pthread_join(t[i], NULL);
