@@ -488,9 +488,13 @@ void spanprof__live_ensure(void)
     if (!dir[0] || __atomic_load_n(&live_pid, __ATOMIC_ACQUIRE) == pid)
         return;
     pthread_mutex_lock(&lock);
+    if (live_pid == pid) { /* another thread made it meanwhile: its places are in use */
+        pthread_mutex_unlock(&lock);
+        return;
+    }
     for (size_t i = 0; i < MAX_PENDING; i++)
         pending[i].fd = -1;
-    if (live_pid != pid && (listen_fd = open_socket(pid)) >= 0) {
+    if ((listen_fd = open_socket(pid)) >= 0) {
         sigset_t all, old;
         sigfillset(&all);
         pthread_sigmask(SIG_SETMASK, &all, &old); /* the new thread inherits the mask */
