@@ -7,14 +7,18 @@
  * shadow stack.  A site therefore goes MUTED first: its calls still come, out of line (span.c),
  * an enter records nothing, an exit pops the frame on top only if it is that site's activation.
  * From then on frames of the site only go away.  It goes OFF, and its patch points become
- * no-ops (record/sitepatch.c), once
- *  - CLEAN_SCANS scans of every thread's shadow stack in a row found none, and
- *  - every thread that existed when it was muted is past its enter: a thread may have read the
- *    state just before it went MUTED and been preempted before pushing the frame.  It is past
- *    once it has run PAST_CPU_NS on a CPU since (its thread CPU clock; the few instructions
- *    between the read and the push are behind it) or was seen asleep in a system call (there is
- *    none between the two).  Threads created since read MUTED.  Sites muted together share
- *    one epoch; a later batch starts a new one, which the earlier sites wait for too.
+ * no-ops (record/sitepatch.c), once no thread can have a frame of it:
+ *  - first every thread that existed when it was muted must be past its enter: a thread may have
+ *    read the state just before it went MUTED and been preempted before pushing the frame.  It
+ *    is past once it has run PAST_CPU_NS on a CPU since (its thread CPU clock; the few
+ *    instructions between the read and the push are behind it) or was seen asleep in a system
+ *    call (there is none between the two).  Threads created since read MUTED.  Sites muted
+ *    together share one epoch; a later batch starts a new one, which the earlier sites wait for
+ *    too (what they saw of the threads before counts no more);
+ *  - then each of those threads must be seen once without a frame of it on its shadow stack:
+ *    none can come back.  Threads at a time, not all in one scan: four threads calling a span
+ *    all the time are seldom all outside it at once, but each is, often.  (Threads past the
+ *    epoch's first EPOCH_THREADS are asked all in one scan.)
  *
  * On.  Only from OFF (a span still MUTED is waited for first): record/siteswitch.c arms it, its
  * points get their jumps back, then it records.
@@ -35,7 +39,6 @@
 #include "record/clock.h"
 #include "record/sitepatch.h"
 
-#define CLEAN_SCANS 2
 #define PAST_CPU_NS 20000
 #define EPOCH_THREADS 1024
 #define MUTING_MAX 4096
@@ -48,7 +51,7 @@
 
 static struct {
     struct spanprof_site *site;
-    int clean_scans;
+    uint8_t clean[EPOCH_THREADS / 8]; /* by epoch thread: seen without a frame of it */
 } muting[MUTING_MAX];
 static size_t nmuting;
 static int epoch_pending; /* sites muted since the last epoch began */
@@ -65,8 +68,7 @@ int spanprof__switch_mute(struct spanprof_site *site)
 {
     if (nmuting == MUTING_MAX)
         return -1;
-    muting[nmuting].site = site;
-    muting[nmuting++].clean_scans = 0;
+    muting[nmuting++].site = site; /* clean: cleared when its epoch begins */
     __atomic_store_n(&site->state, SPANPROF__SITE_MUTED, __ATOMIC_RELEASE);
     epoch_pending = 1;
     return 0;
@@ -121,24 +123,49 @@ static int on_stack(const struct spanprof__thread *t, const struct spanprof_site
     return 0;
 }
 
+/* Whether thread T, not one of the epoch's, holds a frame of SITE. */
+static int other_holds(const struct spanprof__thread *t, const struct spanprof_site *site)
+{
+    for (size_t j = 0; j < nepoch; j++)
+        if (epoch[j].t == t && epoch[j].tid == t->tid)
+            return 0; /* an epoch thread: asked by the caller */
+    return !t->exited && on_stack(t, site);
+}
+
+/* Whether a thread may still hold a frame of the muting entry M. */
+static int still_held(typeof(muting[0]) *m)
+{
+    int held = 0;
+    for (size_t j = 0; j < nepoch; j++) {
+        if (m->clean[j / 8] & (1u << (j % 8)))
+            continue;
+        const struct spanprof__thread *t = epoch[j].t;
+        if (t->tid != epoch[j].tid || t->exited || !on_stack(t, m->site))
+            m->clean[j / 8] |= (uint8_t)(1u << (j % 8));
+        else
+            held = 1;
+    }
+    if (!held && nepoch == EPOCH_THREADS)
+        for (const struct spanprof__thread *t = spanprof__g.threads; t && !held; t = t->next)
+            held = other_holds(t, m->site);
+    return held;
+}
+
 size_t spanprof__switch_settle(void)
 {
-    if (epoch_pending)
+    if (epoch_pending) {
         epoch_begin();
-    int passed = -1; /* not asked yet: the threads' clocks are read only when a site is ready */
+        for (size_t i = 0; i < nmuting; i++)
+            memset(muting[i].clean, 0, sizeof muting[i].clean);
+    }
+    if (!nmuting || !epoch_passed())
+        return nmuting;
     size_t kept = 0;
-    for (size_t i = 0; i < nmuting; i++) {
-        int seen = 0;
-        for (struct spanprof__thread *t = spanprof__g.threads; t && !seen; t = t->next)
-            seen = !t->exited && on_stack(t, muting[i].site);
-        muting[i].clean_scans = seen ? 0 : muting[i].clean_scans + 1;
-        if (muting[i].clean_scans >= CLEAN_SCANS && passed < 0)
-            passed = epoch_passed();
-        if (muting[i].clean_scans < CLEAN_SCANS || !passed)
+    for (size_t i = 0; i < nmuting; i++)
+        if (still_held(&muting[i]))
             muting[kept++] = muting[i];
         else
             __atomic_store_n(&muting[i].site->state, SPANPROF__SITE_OFF, __ATOMIC_RELEASE);
-    }
     nmuting = kept;
     return kept;
 }
