@@ -36,6 +36,11 @@ long spanprof__switch_serve(void);
 /* Whether SITE was switched off by request and is OFF: its points may go (a patch filter). */
 int spanprof__switch_patchable(struct spanprof_site *site, void *ctx);
 
+/* A request reads the sites of the loaded objects from start to end: dlclose holds this from
+ * before the C library's dlclose until the sites that went are replaced (lifecycle/dlclose.c). */
+void spanprof__switch_hold(void);
+void spanprof__switch_release(void);
+
 /* ---- the record ---- */
 /* One switch by request: when (s since the process started) and which way.  Each site's switches
  * are chained from its latest (spanprof__switch_latest) back through spanprof__switch_before. */

@@ -5,7 +5,8 @@
  * handle names and every object loaded after it: its dependencies come with it) and copies of
  * their sites are made (record/siteretire.c); after it, those objects that are really gone (dlclose
  * only drops a reference while others hold one) have every pointer into them turned to the
- * copies, under the process lock.  A library loaded again gets fresh sites: the outputs merge
+ * copies, under the process lock.  A request switching spans by name (collect/spanswitch.c)
+ * waits meanwhile: it reads the sites of the loaded objects.  A library loaded again gets fresh sites: the outputs merge
  * them with the copies by name, file and line.
  *
  * Who gets here: the runtime exports dlclose, which takes the place of the C library's for every
@@ -23,6 +24,7 @@
 #include <stdlib.h>
 
 #include "collect/collect.h"
+#include "collect/spanswitch.h"
 #include "lifecycle/lifecycle.h"
 #include "record/siteretire.h"
 
@@ -122,8 +124,10 @@ SPANPROF_API int dlclose(void *handle)
         spanprof__unlock();
     }
     spanprof__guard_leave(guard);
+    spanprof__switch_hold(); /* a switch request reads the sites: not while they go */
     int rc = fn(handle);
     if (!prepared) {
+        spanprof__switch_release();
         free_objects(&before);
         return rc;
     }
@@ -142,6 +146,7 @@ SPANPROF_API int dlclose(void *handle)
     }
     spanprof__retire_end(&r);
     spanprof__unlock();
+    spanprof__switch_release();
     free_objects(&after);
     free_objects(&before);
     free(ranges);

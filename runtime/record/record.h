@@ -545,8 +545,14 @@ uint32_t spanprof__site_register(struct spanprof_site *site, uintptr_t fra);
  * A span that is not goes OFF at its first call (and may be patched out before it). */
 int spanprof__span_chosen(const struct spanprof_site *site);
 /* Under the process lock, for a site seen for the first time: its id (a library loaded again
- * takes back its old one). */
+ * takes back its old one), and its place in the registry. */
 void spanprof__site_give_id(struct spanprof_site *site);
+/* The registry: every site given an id, indexed by id, *N entries (NULL: none, or unloaded).
+ * Read under the process lock. */
+struct spanprof_site *const *spanprof__site_registry(size_t *n);
+/* The site of ID goes away with its object (siteretire.c, lock held; by id: the site may be
+ * unmapped already): out of the registry. */
+void spanprof__site_registry_forget(uint32_t id);
 /* Under the process lock: the state a valid span records in (FAST, TIMED, COUNT or SLOW), its coz
  * counters looked up.  FRA as for spanprof__site_register. */
 uint32_t spanprof__site_span_state(struct spanprof_site *site, uintptr_t fra);

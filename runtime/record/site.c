@@ -185,10 +185,12 @@ uint32_t spanprof__site_register(struct spanprof_site *site, uintptr_t fra)
     spanprof__lock();
     uint32_t st = site->state;
     if (st == SPANPROF__SITE_NEW) {
-        if (!spanprof__flags.recording || !valid(site) ||
-            (site->kind != SPANPROF_KIND_PROGRESS && !spanprof__span_chosen(site))) {
+        if (!spanprof__flags.recording || !valid(site)) {
             /* The state slot is still written so the site stops coming here; site layouts only
              * ever grow, so the slot exists. */
+            st = SPANPROF__SITE_OFF;
+        } else if (site->kind != SPANPROF_KIND_PROGRESS && !spanprof__span_chosen(site)) {
+            spanprof__site_give_id(site); /* a request may switch it on (record/siteswitch.c) */
             st = SPANPROF__SITE_OFF;
         } else {
             spanprof__site_give_id(site);
@@ -202,10 +204,33 @@ uint32_t spanprof__site_register(struct spanprof_site *site, uintptr_t fra)
     return st;
 }
 
+/* Every site given an id, by id (NULL: none, or its object was unloaded): what a request may
+ * switch besides the spans with patch points.  Mapped at the first id; written under the lock. */
+static struct spanprof_site **by_id;
+#define REGISTRY_IDS (1u << 18)
+
 void spanprof__site_give_id(struct spanprof_site *site)
 {
     if (!spanprof__retire_revive(site)) /* a library loaded again: its old id */
         site->id = ++spanprof__g.next_site_id;
+    if (!by_id)
+        by_id = spanprof__map(REGISTRY_IDS * sizeof *by_id);
+    if (by_id && site->id < REGISTRY_IDS)
+        __atomic_store_n(&by_id[site->id], site, __ATOMIC_RELEASE);
+}
+
+struct spanprof_site *const *spanprof__site_registry(size_t *n)
+{
+    *n = by_id ? (spanprof__g.next_site_id < REGISTRY_IDS ? spanprof__g.next_site_id + 1
+                                                          : REGISTRY_IDS)
+               : 0;
+    return by_id;
+}
+
+void spanprof__site_registry_forget(uint32_t id)
+{
+    if (by_id && id < REGISTRY_IDS)
+        __atomic_store_n(&by_id[id], NULL, __ATOMIC_RELEASE);
 }
 
 int spanprof__span_chosen(const struct spanprof_site *site)

@@ -231,6 +231,11 @@ int spanprof__retire_collect(struct spanprof__retire *r)
 void spanprof__retire_apply(struct spanprof__retire *r)
 {
     visit_all(r, visit_apply);
+    size_t n;
+    struct spanprof_site *const *registry = spanprof__site_registry(&n);
+    for (size_t id = 1; id < n; id++) /* the addresses only: the objects are gone */
+        if (registry[id] && (r->all || in_ranges(r, registry[id])))
+            spanprof__site_registry_forget((uint32_t)id);
 }
 
 void spanprof__retire_end(struct spanprof__retire *r)
