@@ -22,14 +22,12 @@
 
 enum { COUNTED = 4, BUSY = 4 };
 
-static volatile uint64_t sink;
 static int stop, paused, standing, phase_on;
 static uint64_t counted_on[COUNTED], busy_calls[BUSY], leaf_calls[COUNTED + BUSY];
 
 __attribute__((noinline)) static void leaf(int who)
 {
-    leaf_calls[who]++;
-    sink += (uint64_t)who;
+    leaf_calls[who]++; /* each thread its own */
 }
 
 __attribute__((noinline)) static void counted(int who)

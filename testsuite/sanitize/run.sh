@@ -5,7 +5,10 @@
 # instrumented), runs it in each recording mode whose per-call data the writers read (default,
 # histogram, CPU time, trace, counting, and sampling, whose sampler thread reads every thread's
 # top frame) and fails on any ThreadSanitizer report, on a nonzero exit, or when the final
-# profile does not hold every call (compared with NAME.expected).
+# profile does not hold every call (compared with NAME.expected).  Then ../patch/switch.c, its
+# spans switched on and off by request 100 times while eight threads call them (built here
+# without patch points: the runtime's state alone switches them): no report, and the calls made
+# while on counted exactly.
 #
 # Environment: CC (with -fsanitize=thread), PLUGIN, INCLUDE_DIR, LIB (the TSan-built
 # libspanprof.a), RUNTIME_LIBS (the libraries it needs), PROFDUMP.  Optional: ONLY, REGEN
@@ -50,4 +53,26 @@ for prog in flush churn; do
         compare_expected "$prog" "$mode" "$dir/actual" "run: $* $exe"
     done
 done
+if selected switch; then
+    exe="$work/switch"
+    # shellcheck disable=SC2086 # CC and RUNTIME_LIBS are word lists
+    build="$CC -g -O1 -fplugin=$PLUGIN -fplugin-arg-spanplugin-all -fplugin-arg-spanplugin-min-size=0 -I$INCLUDE_DIR $here/../patch/switch.c -o $exe -Wl,-u,__spanprof_enter $LIB $RUNTIME_LIBS -pthread"
+    if ! $build >"$work/switch.build.log" 2>&1; then
+        fail "switch: does not build"
+        echo "  $build"
+        sed 's/^/  | /' "$work/switch.build.log"
+    else
+        dir="$work/switch.run"
+        mkdir -m 700 -p "$dir"
+        # The live thread is not joined at exit (the process ends it): not a leak to report.
+        (cd "$dir" && env SPANPROF_JSON="$dir/out.json" SPANPROF_FOLDED= SPANPROF_LIVE="$dir" \
+            SPANPROF_SPANS=leaf TSAN_OPTIONS="exitcode=66 halt_on_error=0 report_thread_leaks=0" \
+            "$exe" 100 >stdout 2>stderr; echo $? >status)
+        made=$(sed -n 's/^counted_on //p' "$dir/stdout")
+        got=$("$PROFDUMP" "$dir/out.json" 2>&1 | sed -n 's/^span counted calls=//p')
+        [ "$(cat "$dir/status")" = 0 ] && [ ! -s "$dir/stderr" ] && [ -n "$made" ] && [ "$got" = "$made" ]
+        result $? "switch: 100 switches under ThreadSanitizer: exit $(cat "$dir/status"), counted $got calls of the $made made while on, stderr: $(head -c 400 "$dir/stderr")"
+    fi
+fi
+
 summary
