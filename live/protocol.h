@@ -42,8 +42,8 @@
  *   "end\n"
  * Every counter is cumulative since the image started.
  *
- * Two more requests show and switch the spans the process has patch points for (the plugin's
- * default, spanprof.h section 6; spans of objects built without them are not listed):
+ * Two more requests show and switch spans: those with patch points in the objects loaded (the
+ * plugin's default, spanprof.h section 6) and every other span called so far:
  *   "sites\n"                 the spans and their states;
  *   "switch on GLOBS\n"       the spans GLOBS names (comma-separated globs, as SPANPROF_SPANS
  *   "switch off GLOBS\n"      takes them) switched on or off, then listed as "sites" lists them.
@@ -51,7 +51,7 @@
  *   "spanprof-sites 1\n"
  *   one line per span, sorted by name, file and line: "STATE\tNAME\tFILE\tLINE\n", STATE one of
  *     on         recording (or, not called yet, it will at its first call);
- *     off        its calls do not reach the runtime (its patch points are no-ops);
+ *     off        its calls do not reach the runtime (its patch points, if any, are no-ops);
  *     stopping   switched off, waiting for calls that were inside it to end;
  *   "end\n".
  * A switch is done when its answer comes: a span switched off is off (or, after a second of

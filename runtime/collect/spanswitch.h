@@ -20,15 +20,15 @@ size_t spanprof__switch_settle(void);
 
 /* ---- requests: the live thread's, not under the lock ---- */
 enum {
-    SPANPROF__SWITCH_NO_MATCH = 1,  /* GLOBS names no span with patch points */
+    SPANPROF__SWITCH_NO_MATCH = 1,  /* GLOBS names no span (with patch points, or seen) */
     SPANPROF__SWITCH_REFUSED = 2,   /* patching is refused here: the spans stay off */
     SPANPROF__SWITCH_NO_MEMORY = 3,
 };
-/* The spans with patch points that GLOBS (comma-separated globs) names switched on (ON) or off,
- * then *ANSWER (malloc'd, *LEN bytes) lists them as live/protocol.h says.  Returns 0 or one of
- * the values above. */
+/* The spans (with patch points, or seen) that GLOBS (comma-separated globs) names switched on
+ * (ON) or off, then *ANSWER (malloc'd, *LEN bytes) lists them as live/protocol.h says.  Returns
+ * 0 or one of the values above. */
 int spanprof__switch_spans(const char *globs, int on, char **answer, size_t *len);
-/* Every span with patch points, listed the same way; -1 without memory. */
+/* Every such span, listed the same way; -1 without memory. */
 int spanprof__switch_list(char **answer, size_t *len);
 /* Settles the sites a request left MUTED and patches those that went OFF; returns the ms until
  * it should run again, or -1 when none is left. */

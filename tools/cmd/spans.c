@@ -43,11 +43,12 @@ const char spans_help[] =
     "SPANPROF_SPANS takes them, `*` any characters) and lists those with their new\n"
     "states:\n"
     "  on        recording (or, not called yet, from its first call)\n"
-    "  off       not recording: its patch points are no-ops\n"
+    "  off       not recording (its patch points, if it has some, are no-ops)\n"
     "  stopping  switched off, waiting for the calls inside it to end\n"
-    "Only spans with patch points are listed (the plugin's default on x86-64 and\n"
-    "arm64). DIR is read from /proc/PID/environ; the process answers on its socket\n"
-    "DIR/PID.sock, and only processes of the caller's own user (or root's) are asked.\n"
+    "Listed: the spans with patch points in the objects loaded (the plugin's default\n"
+    "on x86-64 and arm64), and every other span called so far. DIR is read from\n"
+    "/proc/PID/environ; the process answers on its socket DIR/PID.sock, and only\n"
+    "processes of the caller's own user (or root's) are asked.\n"
     "\n"
     "Options:\n"
     "  -h, --help  show this text\n";
@@ -153,7 +154,7 @@ static int print_answer(long pid, char *answer, size_t len)
                     ended ? "more after its 'end' line" : "no 'end' line (cut short)");
     }
     if (t.nrows == 1)
-        printf("process %ld has no span with patch points\n", pid);
+        printf("process %ld has no span to switch\n", pid);
     else
         table_print(&t, "");
     table_free(&t);
