@@ -167,11 +167,14 @@ size_t spanprof__switch_settle(void)
     if (!nmuting || !epoch_passed())
         return nmuting;
     size_t kept = 0;
-    for (size_t i = 0; i < nmuting; i++)
+    for (size_t i = 0; i < nmuting; i++) {
+        if (__atomic_load_n(&muting[i].site->state, __ATOMIC_ACQUIRE) != SPANPROF__SITE_MUTED)
+            continue; /* not ours to settle (nothing else changes a MUTED state: a safeguard) */
         if (still_held(&muting[i]))
             muting[kept++] = muting[i];
         else
             __atomic_store_n(&muting[i].site->state, SPANPROF__SITE_OFF, __ATOMIC_RELEASE);
+    }
     nmuting = kept;
     return kept;
 }
@@ -298,12 +301,6 @@ static int off_in_set(struct spanprof_site *site, void *ctx)
            in_set(site, ctx);
 }
 
-static int muted_in_set(struct spanprof_site *site, void *ctx)
-{
-    return __atomic_load_n(&site->state, __ATOMIC_ACQUIRE) == SPANPROF__SITE_MUTED &&
-           in_set(site, ctx);
-}
-
 static void sleep_ms(int ms)
 {
     struct timespec ts = {0, (long)ms * 1000000};
@@ -420,12 +417,16 @@ int spanprof__switch_list(char **answer, size_t *len)
 
 /* ON: SET's spans that are OFF are armed, get their jumps back and record.  NEW ones record at
  * their first call unless SPANPROF_SPANS leaves them out: those are made OFF first.  Returns -1
- * where patching is refused (the spans whose points stay no-ops stay OFF). */
+ * where patching is refused (the spans whose points stay no-ops stay OFF), -2 without memory. */
 static int switch_on(struct site_set *set)
 {
     settle_set(set, 0); /* those still stopping, if they can */
+    /* Only the spans armed here go on: one still stopping stays so (calls entered while it was
+     * muted must not meet a recording state), and is left out of ARMED. */
+    struct site_set armed = {malloc(set->n * sizeof *armed.s), 0, set->n, 0};
+    if (!armed.s)
+        return -2;
     spanprof__lock();
-    size_t armed = 0;
     for (size_t i = 0; i < set->n; i++) {
         struct spanprof_site *s = set->s[i];
         uint32_t seen = SPANPROF__SITE_NEW;
@@ -434,20 +435,19 @@ static int switch_on(struct site_set *set)
                                         __ATOMIC_RELAXED);
         if (spanprof__site_arm(s)) {
             log_switch(s, 1);
-            armed++;
+            armed.s[armed.n++] = s;
         }
     }
     spanprof__unlock();
-    if (!armed)
-        return 0;
-    long restored = spanprof__sitepatch_on(muted_in_set, set);
+    long restored = armed.n ? spanprof__sitepatch_on(in_set, &armed) : 0;
     spanprof__lock();
-    for (size_t i = 0; i < set->n; i++)
+    for (size_t i = 0; i < armed.n; i++)
         if (restored >= 0)
-            spanprof__site_resume(set->s[i]);
-        else if (__atomic_load_n(&set->s[i]->state, __ATOMIC_ACQUIRE) == SPANPROF__SITE_MUTED)
-            __atomic_store_n(&set->s[i]->state, SPANPROF__SITE_OFF, __ATOMIC_RELEASE);
+            spanprof__site_resume(armed.s[i]);
+        else /* its points stay no-ops: off again (armed, it has no frame) */
+            __atomic_store_n(&armed.s[i]->state, SPANPROF__SITE_OFF, __ATOMIC_RELEASE);
     spanprof__unlock();
+    free(armed.s);
     return restored < 0 ? -1 : 0;
 }
 
@@ -480,8 +480,8 @@ int spanprof__switch_spans(const char *globs, int on, char **answer, size_t *len
         rc = SPANPROF__SWITCH_NO_MEMORY;
     else if (!set.n)
         rc = SPANPROF__SWITCH_NO_MATCH;
-    else if (on && switch_on(&set))
-        rc = SPANPROF__SWITCH_REFUSED;
+    else if (on && (rc = switch_on(&set)) != 0)
+        rc = rc == -1 ? SPANPROF__SWITCH_REFUSED : SPANPROF__SWITCH_NO_MEMORY;
     else {
         if (!on)
             switch_off(&set);

@@ -23,8 +23,9 @@
 #   switch    switch.c: eight threads calling two spans that the program switches on and off
 #             by request 1,000 times (100 under an emulator), starting off (SPANPROF_SPANS): the
 #             calls made while on counted exactly, no anomaly, every switch in the profile
-#   spans_cmd `spanprof spans PID` beside switch.c: the listing, `off` and `on` by glob, a glob
-#             that names nothing, a process without SPANPROF_LIVE
+#   spans_cmd `spanprof spans PID` beside switch.c: the listing, `off` and `on` by glob, a span
+#             a thread sleeps in (stopping, and still stopping when switched on again), a glob
+#             that names nothing; then the profile: no anomaly but the sleeper's open frame
 #
 # Environment: CC, PLUGIN, INCLUDE_DIR, LIBDIR, PROFDUMP, TOOL (the spanprof command),
 # RUNTIME_LIBS (what a program linked with libspanprof.a needs besides).  ONLY, REGEN, EMULATOR as in ../lib.sh.
@@ -182,8 +183,8 @@ if selected spans_cmd && [ -x "$work/switch" ]; then
     d=$work/spans-cmd
     mkdir -m 700 -p "$d"
     # shellcheck disable=SC2086 # EMULATOR a command
-    (cd "$d" && exec env SPANPROF_FOLDED= SPANPROF_LIVE="$d" SPANPROF_SPANS=leaf \
-        ${EMULATOR:-} "$work/switch" wait "$d/stop" >out 2>err) &
+    (cd "$d" && exec env SPANPROF_FOLDED= SPANPROF_LIVE="$d" SPANPROF_SPANS=leaf,resident \
+        SPANPROF_JSON=p.json ${EMULATOR:-} "$work/switch" wait "$d/stop" >out 2>err) &
     pid=$!
     for _ in $(seq 500); do
         [ -S "$d/$pid.sock" ] && [ -s "$d/out" ] && break
@@ -191,7 +192,7 @@ if selected spans_cmd && [ -x "$work/switch" ]; then
     done
     set -f # the requests' globs are the runtime's to match
     {
-        for request in "" "on counted" "off c* busy" "on nosuch"; do
+        for request in "" "on counted" "off c* busy" "off resident" "on resident" "on nosuch"; do
             echo "# spanprof spans PID $request"
             # shellcheck disable=SC2086 # the request's words
             "$TOOL" spans "$pid" $request 2>&1
@@ -202,6 +203,7 @@ if selected spans_cmd && [ -x "$work/switch" ]; then
     touch "$d/stop"
     wait "$pid"
     echo "# the program: exit $?" >>"$d.actual"
+    "$PROFDUMP" "$d/p.json" | grep -v '^span \(busy\|leaf\) calls=\|^threads=' >>"$d.actual"
     compare_expected spans_cmd "gcc -O2" "$d.actual"
 fi
 

@@ -7,8 +7,8 @@
  *    profile must have no unmatched exit, abandoned or open frame, and no more calls than made.
  * Both spans call leaf(), which records throughout.  Prints "counted_on CALLS", "busy CALLS" and
  * "leaf CALLS"; exits 1 with a message when an answer is not the one expected.
- * "switch.c wait FILE": busy() is called, counted() not, until FILE exists (for `spanprof
- * spans` run beside it). */
+ * "switch.c wait FILE": busy() is called, counted() not, and one more thread sits inside
+ * resident() (asleep), until FILE exists (for `spanprof spans` run beside it). */
 #include <pthread.h>
 #include <sched.h>
 #include <stdint.h>
@@ -60,6 +60,20 @@ static void *counted_main(void *arg)
     return NULL;
 }
 
+/* Asleep inside the span until the end: switched off, it stays stopping. */
+__attribute__((noinline)) static void resident(void)
+{
+    while (!__atomic_load_n(&stop, __ATOMIC_ACQUIRE))
+        usleep(5000);
+}
+
+static void *resident_main(void *arg)
+{
+    (void)arg;
+    resident();
+    return NULL;
+}
+
 static void *busy_main(void *arg)
 {
     int who = (int)(intptr_t)arg;
@@ -101,9 +115,12 @@ int main(int argc, char **argv)
         pthread_create(&t[i], NULL, i < COUNTED ? counted_main : busy_main, (void *)(intptr_t)i);
     for (int tries = 0; access(path, F_OK) != 0 && tries < 5000; tries++)
         usleep(1000); /* the socket comes with the first span */
-    if (argc > 2 && strcmp(argv[1], "wait") == 0) {
+    pthread_t resident_thread;
+    int waits = argc > 2 && strcmp(argv[1], "wait") == 0;
+    if (waits) {
         rounds = 0;
         __atomic_store_n(&paused, 1, __ATOMIC_RELEASE); /* counted() goes off at once */
+        pthread_create(&resident_thread, NULL, resident_main, NULL);
         printf("ready\n");
         fflush(stdout);
         while (access(argv[2], F_OK) != 0)
@@ -136,6 +153,8 @@ int main(int argc, char **argv)
     }
     __atomic_store_n(&stop, 1, __ATOMIC_RELEASE);
     __atomic_store_n(&paused, 0, __ATOMIC_RELEASE);
+    if (waits)
+        pthread_join(resident_thread, NULL);
     uint64_t c = 0, b = 0, l = 0;
     for (int i = 0; i < COUNTED + BUSY; i++) {
         pthread_join(t[i], NULL);
