@@ -4,7 +4,10 @@
  *
  * DIR holds, per process image that records with SPANPROF_LIVE=DIR:
  *   PID.sock                 a Unix stream socket, mode 0600, while the image runs.  The runtime
- *                            answers only peers of its own user or root (SO_PEERCRED).
+ *                            answers only peers of its own user or root (SO_PEERCRED).  It is
+ *                            bound as .PID.sock.tmp and then renamed, so the kernel's table of
+ *                            sockets (/proc/PID/net/unix) names it so: where a client finds DIR
+ *                            when the process's environment no longer says it.
  *   PID.START.final          the image's last snapshot, written when it ends (exit, or exec of
  *                            another image), mode 0600; START is the image's start time on the
  *                            monotonic clock (ns), so an exec'd image's own final snapshot does
@@ -72,6 +75,7 @@
 #define SPANPROF_LIVE_SITES_MAGIC "spanprof-sites 1\n"
 #define SPANPROF_LIVE_REQUEST_MAX 1024
 #define SPANPROF_LIVE_SOCK_SUFFIX ".sock"
+#define SPANPROF_LIVE_SOCK_BOUND_SUFFIX ".sock.tmp" /* after ".PID" */
 #define SPANPROF_LIVE_FINAL_SUFFIX ".final"
 
 #endif

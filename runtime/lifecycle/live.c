@@ -462,7 +462,7 @@ static int open_socket(pid_t pid)
 {
     struct sockaddr_un a = {.sun_family = AF_UNIX};
     char final[PATH_MAX];
-    if (sock_path(a.sun_path, sizeof a.sun_path, pid, ".", ".sock.tmp") ||
+    if (sock_path(a.sun_path, sizeof a.sun_path, pid, ".", SPANPROF_LIVE_SOCK_BOUND_SUFFIX) ||
         sock_path(final, sizeof final, pid, "", SPANPROF_LIVE_SOCK_SUFFIX)) {
         warn("the directory's name is too long for a socket", 0);
         return -1;

@@ -5,7 +5,8 @@
  * (live/protocol.h: the requests "sites" and "switch on|off GLOBS", the answer "spanprof-sites 1"
  * with a line per span).  This reads DIR from /proc/PID/environ (a relative DIR is taken from
  * /proc/PID/cwd, as the runtime took it from its working directory at start), sends one request,
- * and prints the answer as a table.
+ * and prints the answer as a table.  A process that wrote over its environment (a server
+ * retitling itself) is found by its listening sockets instead (lib/procsock.c).
  *
  * Only the caller's own processes, and root's, are asked, so that no other user's spans are
  * shown or switched: a process of another user is refused before anything of it is read (its
@@ -162,6 +163,25 @@ static int print_answer(long pid, char *answer, size_t len)
 }
 
 /* Asks process PID REQUEST and prints its answer: the tool's exit status. */
+/* Whether PATH is the name the runtime of process *CTX bound its live socket to. */
+static int is_bound_live_socket(const char *path, void *ctx)
+{
+    char base[64];
+    snprintf(base, sizeof base, "/.%ld%s", *(const long *)ctx, SPANPROF_LIVE_SOCK_BOUND_SUFFIX);
+    size_t n = strlen(path), b = strlen(base);
+    return n > b && strcmp(path + n - b, base) == 0;
+}
+
+/* DIR of process PID's live socket (malloc'd), from the sockets it listens on, or NULL: for a
+ * process whose environment no longer holds SPANPROF_LIVE (lib/procsock.c). */
+static char *live_dir_of(long pid)
+{
+    char *bound = proc_listening_socket(pid, is_bound_live_socket, &pid);
+    if (bound)
+        *strrchr(bound, '/') = 0;
+    return bound;
+}
+
 static int cmd_spans(long pid, const char *request)
 {
     uid_t me = geteuid();
@@ -185,10 +205,10 @@ static int cmd_spans(long pid, const char *request)
     if (mode && strcmp(mode, "0") == 0)
         return FAIL("process %ld runs with SPANPROF=0: it records nothing and has no socket\n", pid);
     const char *live = proc_env_value(&pe, "SPANPROF_LIVE");
-    if (!live || !*live)
+    char *dir = live && *live ? proc_env_path(&pe, live) : live_dir_of(pid);
+    if (!dir)
         return FAIL("process %ld does not run with SPANPROF_LIVE=DIR: switching spans needs its "
                     "socket\n", pid);
-    char *dir = proc_env_path(&pe, live);
     char *path = xasprintf("%s/%ld%s", dir, pid, SPANPROF_LIVE_SOCK_SUFFIX);
     free(dir);
     int status = 0;

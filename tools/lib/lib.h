@@ -98,6 +98,13 @@ void proc_env_free(struct proc_env *pe);
 /* The effective user of process PID (/proc/PID/status), or (uid_t)-1 when it cannot be read. */
 uid_t proc_uid(long pid);
 
+/* ---- another process's listening Unix sockets (procsock.c) ---- */
+/* The path (malloc'd) a listening Unix socket of process PID was bound to, the first that
+ * WANTED accepts (called with each bound path, CTX); NULL when none is found or the process's
+ * descriptors cannot be read.  The path is the one given to bind: a socket renamed since has
+ * another name now. */
+char *proc_listening_socket(long pid, int (*wanted)(const char *path, void *ctx), void *ctx);
+
 /* ---- the machine an ELF file is for (elfmachine.c) ---- */
 
 struct elf_machine {
