@@ -24,8 +24,9 @@
  * points get their jumps back, then it records.
  *
  * The record: every switch made by request, in a log the JSON profile shows per span ("switches");
- * a budget's switches are in its own record.  Everything here runs under the process lock, from
- * the writer thread (the budget) or the live thread (requests); patching outside it.
+ * a budget's switches are in its own record.  The muting and the log are changed under the
+ * process lock, by the writer thread (the budget) or the live thread (requests); patching and the
+ * walks over the loaded objects happen outside it.
  */
 #define _GNU_SOURCE
 #include <pthread.h>
@@ -189,10 +190,10 @@ static uint64_t unlogged;
 
 static void log_switch(const struct spanprof_site *site, int on)
 {
-    if (!latest_by_id && !(latest_by_id = spanprof__map(SITE_IDS * sizeof *latest_by_id)))
-        return;
-    if (nlog == LOG_MAX || !site->id || site->id >= SITE_IDS) {
-        unlogged++;
+    if (!latest_by_id)
+        latest_by_id = spanprof__map(SITE_IDS * sizeof *latest_by_id);
+    if (!latest_by_id || nlog == LOG_MAX || !site->id || site->id >= SITE_IDS) {
+        __atomic_add_fetch(&unlogged, 1, __ATOMIC_RELAXED);
         return;
     }
     struct spanprof__switch_event *e = &switch_log[nlog];
@@ -216,9 +217,14 @@ const struct spanprof__switch_event *spanprof__switch_before(const struct spanpr
     return e->before ? &switch_log[e->before - 1] : NULL;
 }
 
+uint64_t spanprof__switch_unlogged(void)
+{
+    return __atomic_load_n(&unlogged, __ATOMIC_RELAXED);
+}
+
 /* ---- requests --------------------------------------------------------------------------------- */
 
-/* The spans with patch points (sites of kind span), each once, sorted by name, file and line. */
+/* Spans (sites of kind span), each once, sorted by name, file and line. */
 struct site_set {
     struct spanprof_site **s;
     size_t n, cap;

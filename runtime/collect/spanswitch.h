@@ -51,6 +51,8 @@ struct spanprof__switch_event {
 };
 const struct spanprof__switch_event *spanprof__switch_latest(const struct spanprof_site *site);
 const struct spanprof__switch_event *spanprof__switch_before(const struct spanprof__switch_event *e);
+/* Switches made but not in the log (its 65,536 entries full, or no memory for its index). */
+uint64_t spanprof__switch_unlogged(void);
 
 #pragma GCC visibility pop
 

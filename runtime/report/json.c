@@ -33,7 +33,9 @@
  *              when its calls stopped reaching the runtime at all.
  *              "switches": [ { "at_s", "on" } ]   for a span switched by request (`spanprof
  *              spans PID on|off`, collect/spanswitch.c): each switch, oldest first, when (s since
- *              start) and which way; its calls are those entered while it was on.
+ *              start) and which way; its calls are those entered while it was on.  The first
+ *              65,536 switches of a process are kept; "switches_unlogged": N at the top level
+ *              counts those past them.
  *   "anomalies": { "abandoned_frames", "unmatched_exits", "open_frames", "overflow_calls" },
  *   "progress": [ { "name", "file", "line", "hits" } ]   progress points, sorted by name, file, line
  * }
@@ -156,6 +158,9 @@ json_object *spanprof__json_build(const struct spanprof__view *v, const struct s
     uint64_t patched = __atomic_load_n(&spanprof__g.points_patched, __ATOMIC_RELAXED);
     if (patched)
         json_object_object_add(o, "patch_points_off", spanprof__json_u64(patched));
+    uint64_t unlogged = spanprof__switch_unlogged();
+    if (unlogged)
+        json_object_object_add(o, "switches_unlogged", spanprof__json_u64(unlogged));
 
     json_object *threads = json_object_new_array();
     for (size_t i = 0; i < v->nthreads; i++) {
