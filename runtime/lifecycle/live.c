@@ -21,7 +21,9 @@
  * makes at most ten captures a second of each kind for them and answers at most 200 requests
  * (each answer costs about 17 µs even for an error; a client asking in a loop took 30 % of a
  * CPU without the gap).  A client that ends its request (shutdown) without a whole line is
- * answered as at once, with an error.
+ * answered as at once, with an error.  The same thread lists and switches spans by request
+ * (`spanprof spans`: collect/spanswitch.c, which may wait up to a second for calls in progress),
+ * and settles the spans a request left stopping every 20 ms until they are off.
  *
  * Fork: the child closes the parent's socket (without removing its name) and makes its own.
  * Exec: the ending image leaves its final snapshot; the new one, if it records with
