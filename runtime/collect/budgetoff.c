@@ -12,27 +12,25 @@
 #include "collect/collect.h"
 #include "collect/spanswitch.h"
 
-#define SITE_IDS (1u << 18)
-
 /* Per site id: the index + 1 of its entry in spanprof__budget.off (0: never switched off); mapped
  * at start, pages touched only for the ids used. */
 static uint32_t *off_by_id;
 
 int spanprof__budget_off_setup(void)
 {
-    off_by_id = spanprof__map(SITE_IDS * sizeof *off_by_id);
+    off_by_id = spanprof__map(SPANPROF_SITE_IDS * sizeof *off_by_id);
     return off_by_id ? 0 : -1;
 }
 
 int spanprof__budget_may_track(const struct spanprof_site *site)
 {
-    return off_by_id && site->id < SITE_IDS &&
+    return off_by_id && site->id < SPANPROF_SITE_IDS &&
            __atomic_load_n(&spanprof__budget.noff, __ATOMIC_RELAXED) < SPANPROF__BUDGET_OFF_MAX;
 }
 
 const struct spanprof__budget_off *spanprof__budget_off_of(const struct spanprof_site *site)
 {
-    if (!off_by_id || site->id >= SITE_IDS)
+    if (!off_by_id || site->id >= SPANPROF_SITE_IDS)
         return NULL;
     uint32_t i = __atomic_load_n(&off_by_id[site->id], __ATOMIC_ACQUIRE);
     return i ? &spanprof__budget.off[i - 1] : NULL;

@@ -41,7 +41,6 @@ struct watched {
     uint32_t epoch; /* last_end counts only in the process that set it (fork) */
     uint64_t last_end;
 };
-#define SITE_IDS (1u << 18)
 static struct watched *table;
 static uint64_t rule_ticks[SPANPROF__FLIGHT_RULES];
 static uint64_t interval_ticks;
@@ -95,7 +94,7 @@ void spanprof__flight_start(void)
         spanprof__clock_hot_update();
     }
     if (f->nrules)
-        table = spanprof__map(SITE_IDS * sizeof *table);
+        table = spanprof__map(SPANPROF_SITE_IDS * sizeof *table);
     /* A slot's copies hold no more than the rings they copy (the same size rounding). */
     size_t keep = SPANPROF__FLIGHT_KEEP_EVENTS * sizeof(struct spanprof__trace_event);
     if (keep > spanprof__collect.trace_buffer)
@@ -157,7 +156,7 @@ static void keep_events(struct spanprof__flight_trigger *t)
 
 int spanprof__flight_site_watch(const struct spanprof_site *site)
 {
-    if (!table || site->id >= SITE_IDS || !site->name)
+    if (!table || site->id >= SPANPROF_SITE_IDS || !site->name)
         return 0;
     /* The first rule naming the site holds. */
     for (size_t i = 0; i < spanprof__flight.nrules; i++)
@@ -225,7 +224,7 @@ static void replace_if_slower(const struct spanprof_site *site, uint64_t d, uint
 
 void spanprof__flight_exit(const struct spanprof_site *site, uint64_t start, uint64_t end)
 {
-    if (!table || site->id >= SITE_IDS || end < start)
+    if (!table || site->id >= SPANPROF_SITE_IDS || end < start)
         return;
     struct watched *w = &table[site->id];
     uint32_t rule = w->rule;

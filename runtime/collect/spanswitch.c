@@ -45,7 +45,6 @@
 #define EPOCH_THREADS 1024
 #define MUTING_MAX 4096
 #define WAIT_MS 1000 /* what a request waits for calls in progress */
-#define SITE_IDS (1u << 18)
 #define LOG_MAX 65536
 #define SERVE_MS 20 /* how often the live thread settles sites a request left MUTED */
 
@@ -191,8 +190,8 @@ static uint64_t unlogged;
 static void log_switch(const struct spanprof_site *site, int on)
 {
     if (!latest_by_id)
-        latest_by_id = spanprof__map(SITE_IDS * sizeof *latest_by_id);
-    if (!latest_by_id || nlog == LOG_MAX || !site->id || site->id >= SITE_IDS) {
+        latest_by_id = spanprof__map(SPANPROF_SITE_IDS * sizeof *latest_by_id);
+    if (!latest_by_id || nlog == LOG_MAX || !site->id || site->id >= SPANPROF_SITE_IDS) {
         __atomic_add_fetch(&unlogged, 1, __ATOMIC_RELAXED);
         return;
     }
@@ -206,7 +205,7 @@ static void log_switch(const struct spanprof_site *site, int on)
 const struct spanprof__switch_event *spanprof__switch_latest(const struct spanprof_site *site)
 {
     const uint32_t *table = __atomic_load_n(&latest_by_id, __ATOMIC_ACQUIRE);
-    uint32_t i = table && site->id && site->id < SITE_IDS
+    uint32_t i = table && site->id && site->id < SPANPROF_SITE_IDS
                      ? __atomic_load_n(&table[site->id], __ATOMIC_ACQUIRE)
                      : 0;
     return i ? &switch_log[i - 1] : NULL;

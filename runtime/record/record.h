@@ -56,6 +56,10 @@ void spanprof__assert_fail(const char *cond, const char *file, int line);
  * not recorded.  1 Mi frames = 32 MiB of address space, only touched as the stack grows. */
 #define SPANPROF_MAX_DEPTH_DEFAULT ((size_t)1 << 20)
 
+/* Site ids the tables indexed by id cover (the registry, the switch marks and log, the budget's
+ * record, the flight recorder's triggers): mapped, touched only for the ids used. */
+#define SPANPROF_SITE_IDS (1u << 18)
+
 /* Values of spanprof_site.state.  The plugin's inline test skips the call for OFF; the entry
  * points handle FAST and COUNT inline, each with one compare; everything else (NEW, SLOW, and OFF
  * from objects built by an older plugin) goes out of line. */

@@ -207,29 +207,28 @@ uint32_t spanprof__site_register(struct spanprof_site *site, uintptr_t fra)
 /* Every site given an id, by id (NULL: none, or its object was unloaded): what a request may
  * switch besides the spans with patch points.  Mapped at the first id; written under the lock. */
 static struct spanprof_site **by_id;
-#define REGISTRY_IDS (1u << 18)
 
 void spanprof__site_give_id(struct spanprof_site *site)
 {
     if (!spanprof__retire_revive(site)) /* a library loaded again: its old id */
         site->id = ++spanprof__g.next_site_id;
     if (!by_id)
-        by_id = spanprof__map(REGISTRY_IDS * sizeof *by_id);
-    if (by_id && site->id < REGISTRY_IDS)
+        by_id = spanprof__map(SPANPROF_SITE_IDS * sizeof *by_id);
+    if (by_id && site->id < SPANPROF_SITE_IDS)
         __atomic_store_n(&by_id[site->id], site, __ATOMIC_RELEASE);
 }
 
 struct spanprof_site *const *spanprof__site_registry(size_t *n)
 {
-    *n = by_id ? (spanprof__g.next_site_id < REGISTRY_IDS ? spanprof__g.next_site_id + 1
-                                                          : REGISTRY_IDS)
+    *n = by_id ? (spanprof__g.next_site_id < SPANPROF_SITE_IDS ? spanprof__g.next_site_id + 1
+                                                          : SPANPROF_SITE_IDS)
                : 0;
     return by_id;
 }
 
 void spanprof__site_registry_forget(uint32_t id)
 {
-    if (by_id && id < REGISTRY_IDS)
+    if (by_id && id < SPANPROF_SITE_IDS)
         __atomic_store_n(&by_id[id], NULL, __ATOMIC_RELEASE);
 }
 

@@ -17,8 +17,6 @@
  */
 #include "record/record.h"
 
-#define SITE_IDS (1u << 18)
-
 static uint8_t *switched_on; /* by site id: 1 once switched on; NULL until the first switch */
 
 int spanprof__site_arm(struct spanprof_site *site)
@@ -28,11 +26,11 @@ int spanprof__site_arm(struct spanprof_site *site)
         __atomic_load_n(&site->state, __ATOMIC_ACQUIRE) != SPANPROF__SITE_OFF ||
         !spanprof__flags.recording)
         return 0;
-    if (!switched_on && !(switched_on = spanprof__map(SITE_IDS)))
+    if (!switched_on && !(switched_on = spanprof__map(SPANPROF_SITE_IDS)))
         return 0;
     if (!site->id) /* OFF since start-up (SPANPROF_SPANS): never seen */
         spanprof__site_give_id(site);
-    if (site->id >= SITE_IDS)
+    if (site->id >= SPANPROF_SITE_IDS)
         return 0;
     __atomic_store_n(&switched_on[site->id], 1, __ATOMIC_RELEASE);
     __atomic_store_n(&site->state, SPANPROF__SITE_MUTED, __ATOMIC_RELEASE);
@@ -48,5 +46,5 @@ void spanprof__site_resume(struct spanprof_site *site)
 int spanprof__site_switched_on(const struct spanprof_site *site)
 {
     const uint8_t *table = __atomic_load_n(&switched_on, __ATOMIC_ACQUIRE);
-    return table && site->id < SITE_IDS && __atomic_load_n(&table[site->id], __ATOMIC_ACQUIRE);
+    return table && site->id < SPANPROF_SITE_IDS && __atomic_load_n(&table[site->id], __ATOMIC_ACQUIRE);
 }
