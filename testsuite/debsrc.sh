@@ -5,7 +5,8 @@
 #
 #   . testsuite/debsrc.sh
 #   debsrc_setup DIR        # writes DIR/apt, reads the deb-src index; 1 on failure (log printed)
-#   debsrc_fetch PKG DEST   # downloads PKG's source into DEST; prints the .dsc path; 1 on failure
+#   debsrc_fetch PKG DEST   # downloads PKG's source into DEST (the newest version whose files
+#                           # the mirror has); prints the .dsc path; 1 on failure
 # shellcheck shell=sh
 
 debsrc_setup() {
@@ -44,6 +45,22 @@ EOF
 debsrc_fetch() {
     mkdir -p "$2"
     # shellcheck disable=SC2086 # option list
-    (cd "$2" && apt-get $apt_opts source --download-only "$1") >"$2/fetch.log" 2>&1 || return 1
+    if ! (cd "$2" && apt-get $apt_opts source --download-only "$1") >"$2/fetch.log" 2>&1; then
+        # A mirror may lack the newest version's files while its index lists them (a security
+        # update's sources, once: 404): each other version the indexes list, newest first.
+        newest=$(apt-cache $apt_opts showsrc "$1" 2>/dev/null | sed -n 's/^Version: //p' |
+            sort -rV | uniq)
+        fetched=0
+        for version in $newest; do
+            find "$2" -maxdepth 1 -type f ! -name fetch.log -exec rm -f {} +
+            echo "== $1=$version" >>"$2/fetch.log"
+            if (cd "$2" && apt-get $apt_opts source --download-only "$1=$version") \
+                >>"$2/fetch.log" 2>&1; then
+                fetched=1
+                break
+            fi
+        done
+        [ $fetched = 1 ] || return 1
+    fi
     ls "$2"/*.dsc
 }
