@@ -21,13 +21,8 @@ for prog in flush churn; do
     selected "$prog" || continue
     exe="$work/$prog"
     # shellcheck disable=SC2086 # CC and RUNTIME_LIBS are word lists
-    build="$CC -g -O1 -fplugin=$PLUGIN -I$INCLUDE_DIR $here/$prog.c -o $exe -Wl,-u,__spanprof_enter $LIB $RUNTIME_LIBS -pthread"
-    if ! $build >"$work/$prog.build.log" 2>&1; then
-        fail "$prog: does not build"
-        echo "  $build"
-        sed 's/^/  | /' "$work/$prog.build.log"
-        continue
-    fi
+    build "$prog" "$work/$prog.build.log" $CC -g -O1 -fplugin="$PLUGIN" -I"$INCLUDE_DIR" \
+        "$here/$prog.c" -o "$exe" -Wl,-u,__spanprof_enter $LIB $RUNTIME_LIBS -pthread || continue
     for mode in default histogram cpu trace count sample; do
         dir="$work/$prog.$mode"
         mkdir -p "$dir"
@@ -56,14 +51,11 @@ done
 if selected switch; then
     exe="$work/switch"
     # shellcheck disable=SC2086 # CC and RUNTIME_LIBS are word lists
-    build="$CC -g -O1 -fplugin=$PLUGIN -fplugin-arg-spanplugin-all -fplugin-arg-spanplugin-min-size=0 -I$INCLUDE_DIR $here/../patch/switch.c -o $exe -Wl,-u,__spanprof_enter $LIB $RUNTIME_LIBS -pthread"
-    if ! $build >"$work/switch.build.log" 2>&1; then
-        fail "switch: does not build"
-        echo "  $build"
-        sed 's/^/  | /' "$work/switch.build.log"
-    else
+    if build switch "$work/switch.build.log" $CC -g -O1 -fplugin="$PLUGIN" \
+        -fplugin-arg-spanplugin-all -fplugin-arg-spanplugin-min-size=0 -I"$INCLUDE_DIR" \
+        "$here/../patch/switch.c" -o "$exe" -Wl,-u,__spanprof_enter $LIB $RUNTIME_LIBS -pthread; then
         dir="$work/switch.run"
-        mkdir -m 700 -p "$dir"
+        mkdir -m 700 "$dir"
         # The live thread is not joined at exit (the process ends it): not a leak to report.
         (cd "$dir" && env SPANPROF_JSON="$dir/out.json" SPANPROF_FOLDED= SPANPROF_LIVE="$dir" \
             SPANPROF_SPANS=leaf TSAN_OPTIONS="exitcode=66 halt_on_error=0 report_thread_leaks=0" \
