@@ -417,18 +417,22 @@ static void write_points(const struct points *ps, int restore)
 #endif
 
 /* Under the patching lock: the points of the sites WANT accepts, patched, or given their jumps
- * back (RESTORE). */
-static size_t patch_batch(int (*want)(struct spanprof_site *site, void *ctx), void *ctx,
-                          int restore)
+ * back (RESTORE).  Returns how many, or -1 when some were found and none could be written
+ * (refused, now or before; no memory). */
+static long patch_batch(int (*want)(struct spanprof_site *site, void *ctx), void *ctx,
+                        int restore)
 {
     struct points ps = {0};
     struct gather g = {&ps, restore ? PATCHED : JUMPS, want, ctx, 0};
     dl_iterate_phdr(gather_object, &g);
-    size_t done = 0;
+    long done = g.failed ? -1 : 0;
     if (ps.n && !g.failed) {
         qsort(ps.p, ps.n, sizeof *ps.p, by_address);
-        int err = trap_ready();
-        if (err)
+        int err;
+        done = -1;
+        if (refused)
+            ; /* refused before: nothing is written any more */
+        else if ((err = trap_ready()))
             warn_refused("sigaction", err);
         else if (record_jumps(&ps))
             ; /* no memory: nothing written */
@@ -437,11 +441,11 @@ static size_t patch_batch(int (*want)(struct spanprof_site *site, void *ctx), vo
         else {
             write_points(&ps, restore);
             set_pages(&ps, 1);
-            done = ps.n;
+            done = (long)ps.n;
             if (restore)
-                __atomic_fetch_sub(&spanprof__g.points_patched, done, __ATOMIC_RELAXED);
+                __atomic_fetch_sub(&spanprof__g.points_patched, ps.n, __ATOMIC_RELAXED);
             else
-                __atomic_fetch_add(&spanprof__g.points_patched, done, __ATOMIC_RELAXED);
+                __atomic_fetch_add(&spanprof__g.points_patched, ps.n, __ATOMIC_RELAXED);
         }
     }
     free(ps.p);
@@ -466,18 +470,17 @@ size_t spanprof__sitepatch_off(int (*want)(struct spanprof_site *site, void *ctx
     static pthread_once_t once = PTHREAD_ONCE_INIT;
     pthread_once(&once, register_fork_child);
     pthread_mutex_lock(&patching);
-    size_t done = refused || !find_serialise_cmd() ? 0 : patch_batch(want, ctx, 0);
+    long done = refused || !find_serialise_cmd() ? 0 : patch_batch(want, ctx, 0);
     pthread_mutex_unlock(&patching);
-    return done;
+    return done > 0 ? (size_t)done : 0;
 }
 
 long spanprof__sitepatch_on(int (*want)(struct spanprof_site *site, void *ctx), void *ctx)
 {
     pthread_mutex_lock(&patching);
-    /* Points were patched only once membarrier and mprotect had worked: they are asked again. */
-    long done = refused ? -1 : patched ? (long)patch_batch(want, ctx, 1) : 0;
-    if (refused)
-        done = -1;
+    /* Only the points this runtime patched are gathered: none while nothing was (patching
+     * refused from the start: the jumps are all there, the state alone switches). */
+    long done = patched ? patch_batch(want, ctx, 1) : 0;
     pthread_mutex_unlock(&patching);
     return done;
 }

@@ -5,10 +5,13 @@
  * the attribute (never switched off); work() runs a round.  THREADS workers (default 1) run
  * rounds until SECONDS have passed (0: one round).
  *
- * usage: [POINTS_DENY=1] [POINTS_TRAP=1] points SECONDS [THREADS]
+ * usage: [POINTS_DENY=1] [POINTS_TRAP=1] [POINTS_SWITCH=GLOBS] points SECONDS [THREADS]
  * POINTS_DENY=1: before the runtime starts (a constructor of a higher priority than the
  * runtime's, which must then be linked statically), a seccomp filter makes mprotect fail with
  * EPERM whenever it asks for writable and executable pages at once, as a hardened system does.
+ * POINTS_SWITCH=GLOBS: before the rounds, the program asks its own live socket (SPANPROF_LIVE;
+ * it comes with the first span, so main must record) to switch GLOBS on, and prints the
+ * request and the answer.
  *
  * Prints "rounds N", "tiny N", "marked N" (the calls it made), then one line per span with
  * patch points: its name and "jumps" (every point as compiled), "no-ops" (every point patched)
@@ -25,7 +28,9 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/socket.h>
 #include <sys/syscall.h>
+#include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -209,6 +214,35 @@ __attribute__((nospan, constructor(101))) static void deny_writable_text(void)
         perror("points: seccomp");
 }
 
+/* ---- switch: spans switched on through the program's own live socket ------------------------- */
+
+__attribute__((nospan)) static void switch_on(const char *globs)
+{
+    const char *dir = getenv("SPANPROF_LIVE");
+    struct sockaddr_un a = {.sun_family = AF_UNIX};
+    snprintf(a.sun_path, sizeof a.sun_path, "%s/%d.sock", dir ? dir : ".", (int)getpid());
+    for (int tries = 0; access(a.sun_path, F_OK) != 0 && tries < 5000; tries++)
+        usleep(1000); /* the live thread makes it */
+    char request[256], answer[4096];
+    snprintf(request, sizeof request, "switch on %s\n", globs);
+    printf("%s", request);
+    int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0 || connect(fd, (struct sockaddr *)&a, sizeof a) ||
+        write(fd, request, strlen(request)) != (ssize_t)strlen(request)) {
+        perror("points: live socket");
+        if (fd >= 0)
+            close(fd);
+        return;
+    }
+    size_t got = 0;
+    ssize_t k;
+    while (got < sizeof answer - 1 && (k = read(fd, answer + got, sizeof answer - 1 - got)) > 0)
+        got += (size_t)k;
+    answer[got] = 0;
+    close(fd);
+    printf("%s", answer);
+}
+
 int main(int argc, char **argv)
 {
     double seconds = argc > 1 ? atof(argv[1]) : 0;
@@ -216,6 +250,9 @@ int main(int argc, char **argv)
     pthread_t t[16];
     if (threads < 1 || threads > 16)
         threads = 1;
+    const char *globs = getenv("POINTS_SWITCH");
+    if (globs && *globs)
+        switch_on(globs);
     deadline = now_s() + seconds;
     for (int i = 0; i < threads; i++)
         pthread_create(&t[i], NULL, worker, NULL);

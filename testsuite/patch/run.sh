@@ -16,6 +16,9 @@
 #             before the runtime starts, the runtime linked statically): one warning line, the
 #             jumps stay and the program runs as before (not under an emulator, whose own
 #             system calls a guest's filter would catch)
+#   denied_on as denied, recording main only (SPANPROF_SPANS) with SPANPROF_LIVE: the program
+#             asks its own live socket to switch tiny on, which the state alone does (the jumps
+#             are all there): the answer lists it on, the profile has all its calls; one warning
 #   trap      (x86-64) an int3 over a patched point of tiny(), as a thread meets one while the
 #             runtime writes it: the runtime's SIGTRAP handler takes the call past the point
 #   gc        -ffunction-sections -Wl,--gc-sections: a function nothing calls is still removed,
@@ -110,15 +113,31 @@ if selected spans; then
     result $? "spans: a build without points counts none"
 fi
 
-if selected denied; then
+if selected denied || selected denied_on; then
     if [ -n "${EMULATOR:-}" ]; then
-        skip "denied: a seccomp filter of the guest would filter the emulator's own calls"
+        skip "denied, denied_on: a seccomp filter of the guest would filter the emulator's own calls"
     else
         # shellcheck disable=SC2086 # word lists
         build "denied" "$work/denied.log" $CC -O2 $all "$here/points.c" -o "$work/denied-points" \
-            "$LIBDIR/libspanprof.a" $RUNTIME_LIBS -ldl -lm &&
-            run_case denied "$work/denied-points" 0 SPANPROF=0 POINTS_DENY=1
+            "$LIBDIR/libspanprof.a" $RUNTIME_LIBS -ldl -lm
     fi
+fi
+
+if selected denied && [ -x "$work/denied-points" ]; then
+    run_case denied "$work/denied-points" 0 SPANPROF=0 POINTS_DENY=1
+fi
+
+# here_free FILE: FILE without this folder's path in the file names it shows.
+here_free() {
+    sed "s|$here/||g" "$1"
+}
+
+if selected denied_on && [ -x "$work/denied-points" ]; then
+    FILTER=here_free run_case denied_on "$work/denied-points" 0 POINTS_DENY=1 POINTS_SWITCH=tiny \
+        SPANPROF_SPANS=main SPANPROF_LIVE=live SPANPROF_JSON=p.json
+    calls=$("$PROFDUMP" "$work/denied_on/p.json" | awk '$1 == "span" { print $2, $3 }' | sort | tr '\n' ' ')
+    [ "$calls" = "main calls=1 tiny calls=100000 " ]
+    result $? "denied_on: the span switched on records every call since (got: $calls)"
 fi
 
 if selected trap; then
@@ -153,7 +172,7 @@ if selected switch && [ -x "$work/switch" ]; then
     rounds=1000
     [ -n "${EMULATOR:-}" ] && rounds=100
     d=$work/switch-run
-    mkdir -m 700 -p "$d"
+    mkdir -m 700 "$d"
     # shellcheck disable=SC2086 # EMULATOR a command
     (cd "$d" && env SPANPROF_FOLDED= SPANPROF_LIVE="$d" SPANPROF_SPANS=leaf SPANPROF_JSON=p.json \
         ${EMULATOR:-} "$work/switch" $rounds >out 2>err; echo $? >status)
@@ -181,7 +200,7 @@ fi
 
 if selected spans_cmd && [ -x "$work/switch" ]; then
     d=$work/spans-cmd
-    mkdir -m 700 -p "$d"
+    mkdir -m 700 "$d"
     # shellcheck disable=SC2086 # EMULATOR a command
     (cd "$d" && exec env SPANPROF_FOLDED= SPANPROF_LIVE="$d" SPANPROF_SPANS=leaf,resident \
         SPANPROF_JSON=p.json ${EMULATOR:-} "$work/switch" wait "$d/stop" >out 2>err) &
