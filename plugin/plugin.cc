@@ -39,8 +39,9 @@
  *                          gets a second copy of it that runs while the span is off: the original
  *                          code, without a frame or a lost tail call (offpath.cc).  0: no copy.
  *   inline=0|1|all         1 (the default, on x86-64 and aarch64): a span's enter and exit are
- *                          recorded by inline code, without a call, while the runtime counts or
- *                          times with bare rdtsc or cntvct_el0 (inline.cc) — for spans chosen by the attribute, and for
+ *                          recorded by inline code, without a call, while the runtime counts,
+ *                          or times with bare rdtsc or cntvct_el0, tracing or not (inline.cc) —
+ *                          for spans chosen by the attribute, and for
  *                          those chosen by an option whose body the default size rule keeps (a
  *                          loop, or min-size's default of statements); smaller ones (min-size=0,
  *                          functions=), inlined into many callers, call the runtime.  all: every

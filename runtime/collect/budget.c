@@ -63,7 +63,7 @@ int spanprof__budget_may_switch_off(const struct spanprof_site *s)
 {
     uint32_t st = __atomic_load_n(&s->state, __ATOMIC_RELAXED);
     return s->kind == SPANPROF_KIND_SPAN_BY_OPTION && spanprof__budget_may_track(s) &&
-           (st == SPANPROF__SITE_FAST || st == SPANPROF__SITE_TIMED || st == SPANPROF__SITE_COUNT);
+           (SPANPROF__SITE_IS_TIMED(st) || st == SPANPROF__SITE_COUNT);
 }
 
 void spanprof__budget_switch_off(struct spanprof__site_sums *x, double mean_ns)

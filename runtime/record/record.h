@@ -78,13 +78,26 @@ enum {
     SPANPROF__SITE_MUTED = 6, /* being switched off (SPANPROF_BUDGET, collect/budget.c): enters
                                * record nothing, an exit pops only its own activation; OFF once
                                * no thread has a frame of it */
+    SPANPROF__SITE_TRACE = 9, /* registered, as FAST with every enter and exit also pushed into
+                               * the thread's trace ring (tracepush.h): the inline path records
+                               * it */
 };
-/* NEW, OFF, FAST and COUNT are part of the site ABI: the plugin's inline test before each call
- * skips the call when the state is OFF, and records FAST and COUNT sites inline (spanprof.h). */
+/* The states recorded with timestamps on the plain path: FAST, TIMED and TRACE, which differ from
+ * 1 only in the bits of 12 (13 is no state): one masked compare. */
+#define SPANPROF__SITE_IS_TIMED(st) (((st) & ~12u) == 1u)
+_Static_assert(SPANPROF__SITE_FAST == 1 && SPANPROF__SITE_TIMED == 5 && SPANPROF__SITE_TRACE == 9 &&
+                   SPANPROF__SITE_NEW != 13 && SPANPROF__SITE_SLOW != 13 &&
+                   SPANPROF__SITE_OFF != 13 && SPANPROF__SITE_COUNT != 13 &&
+                   SPANPROF__SITE_MUTED != 13,
+               "SPANPROF__SITE_IS_TIMED names FAST, TIMED and TRACE alone");
+/* NEW, OFF, FAST, COUNT and TRACE are part of the site ABI: the plugin's inline test before each
+ * call skips the call when the state is OFF, and records FAST, COUNT and TRACE sites inline
+ * (spanprof.h). */
 _Static_assert(SPANPROF__SITE_NEW == SPANPROF_STATE_NEW && SPANPROF__SITE_OFF == SPANPROF_STATE_OFF &&
                    SPANPROF__SITE_COUNT == SPANPROF_STATE_COUNT &&
-                   SPANPROF__SITE_FAST == SPANPROF_STATE_FAST,
-               "site states NEW, OFF, FAST and COUNT must match spanprof.h");
+                   SPANPROF__SITE_FAST == SPANPROF_STATE_FAST &&
+                   SPANPROF__SITE_TRACE == SPANPROF_STATE_TRACE,
+               "site states NEW, OFF, FAST, COUNT and TRACE must match spanprof.h");
 
 /* coz's counter layout (coz.h's coz_counter_t). */
 struct spanprof__coz_counter {
@@ -153,6 +166,8 @@ struct spanprof__thread {
     struct spanprof__frame *limit; /* last usable slot: top == limit means "grow first" */
     struct spanprof__hist_table *hists; /* SPANPROF_HISTOGRAM: histograms by site id, read on
                                          * exit (histogram.h); NULL when off */
+    struct spanprof__trace_ring *trace; /* SPANPROF_TRACE ring (tracepush.h), or NULL: read at
+                                         * every enter and exit of a TRACE site */
     /* --- cold --- */
     struct spanprof__frame *frames;
     size_t capacity;                  /* frames allocated */
@@ -176,7 +191,6 @@ struct spanprof__thread {
     char name[64];
     /* Collectors' per-thread data (collect/), opaque here. */
     struct spanprof__res_thread *res;   /* CPU/allocation tracking, or NULL */
-    struct spanprof__trace_ring *trace; /* SPANPROF_TRACE ring, or NULL */
     struct spanprof__sample_thread *sample; /* SPANPROF=sample: the sampler's figures, or NULL */
     uint64_t budget_cpu_ns;             /* SPANPROF_BUDGET: its CPU clock at the last tick (0:
                                          * not read yet) */
@@ -191,10 +205,11 @@ struct spanprof__thread {
     struct spanprof__node *child_cache[SPANPROF__CHILD_CACHE_SLOTS] __attribute__((aligned(64)));
 };
 _Static_assert(offsetof(struct spanprof__thread, top) == 0 &&
-                   offsetof(struct spanprof__thread, hists) < 64,
+                   offsetof(struct spanprof__thread, trace) < 64,
                "the fields every enter/exit reads share the thread data's first cache line");
 _Static_assert(offsetof(struct spanprof__thread, top) == SPANPROF_ABI_THREAD_TOP &&
                    offsetof(struct spanprof__thread, limit) == SPANPROF_ABI_THREAD_LIMIT &&
+                   offsetof(struct spanprof__thread, trace) == SPANPROF_ABI_THREAD_TRACE &&
                    offsetof(struct spanprof__thread, child_cache) == SPANPROF_ABI_THREAD_CHILD_CACHE,
                "thread data layout must match spanprof.h's SPANPROF_ABI_THREAD_*");
 

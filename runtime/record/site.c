@@ -150,9 +150,11 @@ static void balance_new_point(struct spanprof__coz_counter *begin, struct spanpr
 
 uint32_t spanprof__site_span_state(struct spanprof_site *site, uintptr_t fra)
 {
-    uint32_t st = spanprof__flags.counting                                   ? SPANPROF__SITE_COUNT
-                  : spanprof__flags.hot_tsc && !spanprof__flags.histogram ? SPANPROF__SITE_FAST
-                                                                           : SPANPROF__SITE_TIMED;
+    uint32_t st = spanprof__flags.counting    ? SPANPROF__SITE_COUNT
+                  : spanprof__flags.histogram ? SPANPROF__SITE_TIMED
+                  : spanprof__flags.hot_tsc   ? SPANPROF__SITE_FAST
+                  : spanprof__flags.trace && spanprof__flags.tsc ? SPANPROF__SITE_TRACE
+                                                                 : SPANPROF__SITE_TIMED;
     spanprof__coz_get_fn get = spanprof__g.coz_get;
     if (get && spanprof__name_matches(spanprof__g.coz_progress, site->name)) {
         site->coz_end = get(COZ_COUNTER_TYPE_THROUGHPUT, site->name);

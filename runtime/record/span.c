@@ -1,15 +1,15 @@
 /* span.c — the entry points every instrumented call runs: __spanprof_enter and __spanprof_exit.
  *
  * Their first act is one load of the site's state and one compare (the caller has already skipped
- * the call for state OFF); the plain states (FAST, COUNT, TIMED) are handled inline (the
+ * the call for state OFF); the plain states (FAST, COUNT, TIMED, TRACE) are handled inline (the
  * recording itself is in hotpath.h), the rest out of line: first sight of a site (site.c) and
  * sites whose calls the collectors want to see (state SLOW: spanprof__hooks, set up by
- * collect/collectors.c).  Objects built with the plugin's inline path record FAST and COUNT
- * sites themselves and enter through spanprof__enter_abi when that path misses.
+ * collect/collectors.c).  Objects built with the plugin's inline path record FAST, COUNT and
+ * TRACE sites themselves and enter through spanprof__enter_abi when that path misses.
  */
 #include "record/hotpath.h"
 
-/* Site neither FAST nor COUNT nor TIMED nor OFF: new, or SLOW.  Not marked cold: with coz
+/* Site neither FAST nor COUNT nor TIMED nor TRACE nor OFF: new, or SLOW.  Not marked cold: with coz
  * running or a per-call collector on, every call comes here.  INLINE_OBJECT: the call came from
  * the plugin's inline path (through enter_abi), told to calibrate.c at a site's first sight,
  * since the two ways of recording cost the program differently per call. */
@@ -27,7 +27,7 @@ static __attribute__((noinline)) void enter_slow(struct spanprof_site *site, uin
         SPANPROF_ASSERT(spanprof__hooks.enter); /* installed before any site can be SLOW */
         spanprof__hooks.enter(site, cfa, ra, fra);
     }
-    else if (st == SPANPROF__SITE_FAST || st == SPANPROF__SITE_TIMED)
+    else if (SPANPROF__SITE_IS_TIMED(st))
         spanprof__record_enter(site, cfa, ra, fra, 1);
     else if (st == SPANPROF__SITE_COUNT)
         spanprof__record_enter(site, cfa, ra, fra, 0);
@@ -50,7 +50,7 @@ static __attribute__((noinline)) void exit_slow(struct spanprof_site *site, uint
          * register it so the cold path counts the exit as unmatched. */
         st = spanprof__site_register(site, 0);
     }
-    if (st == SPANPROF__SITE_FAST || st == SPANPROF__SITE_TIMED)
+    if (SPANPROF__SITE_IS_TIMED(st))
         spanprof__record_exit(site, cfa, 1);
     else if (st == SPANPROF__SITE_COUNT)
         spanprof__record_exit(site, cfa, 0);
@@ -64,8 +64,9 @@ static __attribute__((noinline)) void exit_slow(struct spanprof_site *site, uint
  *  - FAST (default recording): record with timestamps, inlined here (objects with the plugin's
  *    inline path record it themselves and come here only when that path misses);
  *  - COUNT (SPANPROF=count, sample): record without timestamps, inlined here (the same);
- *  - TIMED (default recording with a histogram, or without a bare rdtsc): as FAST, in the same
- *    test (the two values differ in one bit: one masked compare);
+ *  - TIMED (default recording with a histogram, or without a bare rdtsc) and TRACE (tracing,
+ *    recorded inline by objects with the inline path): as FAST, in the same test (the three
+ *    values differ in two bits: one masked compare), the timestamp then being a trace event's;
  *  - OFF (SPANPROF=0, or a site the runtime ignores): the plugin's inline test skips the call
  *    (spanprof.h, SPANPROF_STATE_OFF), so it is not tested here first; a call that comes anyway
  *    (an object from an older plugin) returns from the out-of-line path;
@@ -77,7 +78,7 @@ static inline __attribute__((always_inline)) void enter(struct spanprof_site *si
                                                         uintptr_t ra, int inline_object)
 {
     uint32_t st = __atomic_load_n(&site->state, __ATOMIC_RELAXED);
-    if (SPANPROF_LIKELY(st == SPANPROF__SITE_FAST || st == SPANPROF__SITE_TIMED))
+    if (SPANPROF_LIKELY(SPANPROF__SITE_IS_TIMED(st)))
         spanprof__record_enter(site, (uintptr_t)frame, ra, SPANPROF_FRAME_RETURN_ADDRESS(frame), 1);
     else if (st == SPANPROF__SITE_COUNT)
         spanprof__record_enter(site, (uintptr_t)frame, ra, SPANPROF_FRAME_RETURN_ADDRESS(frame), 0);
@@ -103,7 +104,7 @@ SPANPROF_API void spanprof__enter_abi(struct spanprof_site *site, void *frame, u
 SPANPROF_API void __spanprof_exit(struct spanprof_site *site, void *frame)
 {
     uint32_t st = __atomic_load_n(&site->state, __ATOMIC_RELAXED);
-    if (SPANPROF_LIKELY(st == SPANPROF__SITE_FAST || st == SPANPROF__SITE_TIMED))
+    if (SPANPROF_LIKELY(SPANPROF__SITE_IS_TIMED(st)))
         spanprof__record_exit(site, (uintptr_t)frame, 1);
     else if (st == SPANPROF__SITE_COUNT)
         spanprof__record_exit(site, (uintptr_t)frame, 0);

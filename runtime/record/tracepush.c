@@ -20,6 +20,14 @@ void spanprof__trace_fix_tick(struct spanprof__trace_ring *r, uint64_t h)
         __atomic_store_n(&e->tick, tick, __ATOMIC_RELAXED);
 }
 
+/* The same for the plugin's inline push (spanprof.h, SPANPROF_ABI_TRACE_FIX). */
+SPANPROF_API void spanprof__trace_fix_abi(struct spanprof__trace_ring *r, uint64_t h)
+    __asm__(SPANPROF_ABI_TRACE_FIX);
+SPANPROF_API void spanprof__trace_fix_abi(struct spanprof__trace_ring *r, uint64_t h)
+{
+    spanprof__trace_fix_tick(r, h);
+}
+
 static __attribute__((noinline)) uint64_t tick_rare(const struct spanprof_site *site,
                                                      uintptr_t kind)
 {

@@ -42,6 +42,16 @@ struct spanprof__trace_ring {
     uint64_t base;   /* events before this one belong to the parent process (fork) */
     uint64_t order;  /* rings in the order threads got them (their first span): the file's */
 };
+/* The inline path pushes events itself for TRACE sites (spanprof.h, section 5). */
+_Static_assert(offsetof(struct spanprof__trace_ring, events) == SPANPROF_ABI_RING_EVENTS &&
+                   offsetof(struct spanprof__trace_ring, capacity) == SPANPROF_ABI_RING_CAPACITY &&
+                   offsetof(struct spanprof__trace_ring, head) == SPANPROF_ABI_RING_HEAD &&
+                   sizeof(struct spanprof__trace_event) == SPANPROF_ABI_EVENT_SIZE &&
+                   offsetof(struct spanprof__trace_event, tag) == SPANPROF_ABI_EVENT_TAG &&
+                   offsetof(struct spanprof__trace_event, tick) == SPANPROF_ABI_EVENT_TICK &&
+                   SPANPROF__TRACE_EXIT == SPANPROF_ABI_EVENT_EXIT &&
+                   SPANPROF__TRACE_ODD_LAP == SPANPROF_ABI_EVENT_ODD_LAP,
+               "trace ring layout must match spanprof.h's SPANPROF_ABI_RING_* and _EVENT_*");
 
 /* Appends an event for SITE to this thread's ring and returns its tick (a fresh timestamp; also
  * when the thread has no ring).

@@ -18,11 +18,12 @@
 #              at start-up and while call paths are made), at -O2
 #   lifecycle  signal deaths, dumps, dlclose, two runtimes, thread churn, the writer thread
 #   sample     SPANPROF=sample: exact calls, the sampler thread, fork, no EINTR
+#   trace      SPANPROF_TRACE: threads, a ring that wraps, thread churn (the inline code's push)
 #   patch      patch points: nops with recording off, a budget's spans patched under threads
 #   cli        the tool's own tests
 #
 # What is not run under qemu, and why (each named by a SKIP line):
-#   - the tests that fork while the runtime's writer thread runs (plugin and sample fork,
+#   - the tests that fork while the runtime's writer thread runs (plugin, sample and trace fork,
 #     lifecycle's dlclose): qemu 7.2 (Debian 12) aborts the child on its own assertions
 #     (qemu_plugin_vcpu_init_hook, cpu_exec) when a guest with threads forks;
 #   - lifecycle's thread_churn: its resident sizes are qemu's, whose translation caches grow
@@ -34,7 +35,8 @@
 #   - the lifecycle tests whose program dies of SIGSEGV, SIGABRT or SIGQUIT (crash*, abort,
 #     signal_death, own_handler*): qemu reports the guest's core-dumping signal on stderr itself
 #     ("qemu: uncaught target signal …"), which the expected stderr does not have;
-#   - the signals suite's allocation mode and the sample suite's allocation test: LD_PRELOAD in
+#   - the signals suite's allocation mode, the sample suite's allocation test and the trace
+#     suite's inline test (a library counting calls into the runtime): LD_PRELOAD in
 #     the environment is read by qemu's own (x86-64) dynamic loader too, which refuses the arm64
 #     library on stderr;
 #   - the sample suite's accuracy tests: they load every core with busy loops and compare time
@@ -51,7 +53,7 @@ if [ -z "${EMULATOR:-}" ]; then
     exit 2
 fi
 make_work_dir
-suites=${ONLY:-plugin pac signals lifecycle sample patch cli}
+suites=${ONLY:-plugin pac signals lifecycle sample trace patch cli}
 ONLY=
 
 # emulate PROGRAM ARGS...: EMULATOR (qemu and its options) run through a link named PROGRAM.
@@ -145,6 +147,10 @@ for s in $suites; do
         not_run sample "accuracy accuracy_long accuracy_one_cpu" \
             "busy loops on every core, and time shares that are the emulator's"
         ;;
+    trace)
+        suite trace "full tiny churn bad-buffer inline"
+        not_run trace fork "qemu 7.2 aborts a child forked by a guest with threads"
+        ;;
     pac)
         if [ -z "${PAC_LIBDIR:-}" ] || [ -z "${PAC_FLAGS:-}" ]; then
             skip "pac: PAC_LIBDIR and PAC_FLAGS are not set"
@@ -157,7 +163,7 @@ for s in $suites; do
     patch) suite patch "" RUNTIME_LIBS="${RUNTIME_LIBS:-}" ;;
     cli) suite cli "" SPANPROF_TOOL="$TOOL" ;;
     *)
-        echo "arm64: no suite here is named '$s' (plugin pac signals lifecycle sample patch cli)" >&2
+        echo "arm64: no suite here is named '$s' (plugin pac signals lifecycle sample trace patch cli)" >&2
         exit 2
         ;;
     esac

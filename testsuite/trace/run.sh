@@ -8,19 +8,27 @@
 #   fork        a forked child writes its own trace (path without %p: ".PID" appended)
 #   churn       40 more threads that end one after the other: the 32 that ended last are kept
 #   bad-buffer  SPANPROF_TRACE_BUFFER=lots: one warning, default buffer
+#   inline      calls.c, 100,000 calls of three nested marked spans, with runtime_calls.c
+#               preloaded to count the calls into the runtime: the plugin's inline code records
+#               and traces every call once the spans are registered, so the runtime is entered
+#               three times (the registrations) and never exited; the trace holds every event
 #
 # Environment: CC, PLUGIN, INCLUDE_DIR, LIBDIR, TRACECHECK.  ONLY="a b" runs only those cases;
-# REGEN=1 rewrites the expected files from the -O0 build (see ../lib.sh).
+# REGEN=1 rewrites the expected files from the -O0 build (see ../lib.sh); EMULATOR runs the
+# programs (inline is skipped there: LD_PRELOAD would be read by the emulator's own loader).
 # shellcheck source=testsuite/lib.sh
 . "$(dirname "$0")/../lib.sh"
 make_work_dir
 
-# Prints the summary of case $1 run in directory $2 by program $3 with extra arguments.
+# Prints the summary of case $1 run in directory $2 by program $3 with extra arguments (and the
+# environment RUN_ENV, a word list, for the program alone).
 run_case() {
     name=$1 dir=$2 exe=$3
     shift 3
     mkdir -p "$dir"
-    (cd "$dir" && SPANPROF_FOLDED='' SPANPROF_TRACE=trace.json "$exe" "$@" 2>stderr)
+    # shellcheck disable=SC2086 # RUN_ENV is a word list, EMULATOR a command
+    (cd "$dir" && env SPANPROF_FOLDED='' SPANPROF_TRACE=trace.json ${RUN_ENV:-} ${EMULATOR:-} \
+        "$exe" "$@" 2>stderr)
     echo "# stderr"
     cat "$dir/stderr"
     echo "# trace"
@@ -32,8 +40,27 @@ run_case() {
     done
 }
 
+if selected inline && [ -z "${EMULATOR:-}" ]; then
+    build "runtime_calls.c" "$work/build.log" $CC -shared -fPIC -O2 -I"$INCLUDE_DIR" \
+        "$here/runtime_calls.c" -o "$work/runtime_calls.so" -ldl
+fi
+
 for level in -O0 -O2; do
     mkdir -p "$work/$level"
+    if selected inline; then
+        if [ -n "${EMULATOR:-}" ]; then
+            skip "inline [$level]: LD_PRELOAD would be read by the emulator's own loader"
+        elif [ -f "$work/runtime_calls.so" ]; then
+            exe="$work/$level/calls"
+            cmd="$CC -g -fchecking $level -fplugin=$PLUGIN -I$INCLUDE_DIR $here/calls.c -o $exe -L$LIBDIR -Wl,--no-as-needed -lspanprof -Wl,-rpath,$LIBDIR"
+            # shellcheck disable=SC2086 # a word list
+            if build "calls [$level]" "$work/build.log" $cmd; then
+                RUN_ENV="LD_PRELOAD=$work/runtime_calls.so SPANPROF_TRACE_BUFFER=16" \
+                    run_case inline "$work/inline$level" "$exe" >"$work/inline$level.actual" 2>&1
+                compare_expected inline "$level" "$work/inline$level.actual" "built with: $cmd"
+            fi
+        fi
+    fi
     exe="$work/$level/threads"
     cmd="$CC -g -fchecking $level -fplugin=$PLUGIN -I$INCLUDE_DIR $here/threads.c -o $exe -L$LIBDIR -Wl,--no-as-needed -lspanprof -Wl,-rpath,$LIBDIR -pthread"
     # shellcheck disable=SC2086 # a word list
