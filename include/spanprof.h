@@ -107,23 +107,18 @@ void __spanprof_progress(struct spanprof_site *site);
  * state SPANPROF_STATE_COUNT), in exact recording on its plain path (state SPANPROF_STATE_FAST:
  * timestamps are bare rdtsc, no histogram) and in exact recording with every enter and exit
  * also an event of the thread's trace ring (SPANPROF_TRACE, the flight recorder: state
- * SPANPROF_STATE_TRACE) the plugin records a call itself, inline, without calling the runtime:
- * on x86-64 and aarch64, unless -fplugin-arg-spanplugin-inline=0, it reads the calling thread's
- * data through the runtime's TLS pointer SPANPROF_ABI_THREAD and
+ * SPANPROF_STATE_TRACE) the plugin records a call itself, inline, without calling the runtime's
+ * entry points: on x86-64 and aarch64, unless -fplugin-arg-spanplugin-inline=0, it reads the
+ * calling thread's data through the runtime's TLS pointer SPANPROF_ABI_THREAD and
  *  - at entry: when the top frame is alive and not the last slot, and the child of its node for
  *    this site is found (the node's hint, else the thread's child cache), counts the call in the
- *    child and pushes a frame for it, whose start is rdtsc (FAST), the tick of the enter event it
- *    then pushes (TRACE) or 0 (COUNT); anything else calls SPANPROF_ABI_ENTER;
+ *    child and pushes a frame for it, whose start is rdtsc (FAST), the tick SPANPROF_ABI_TRACE_PUSH
+ *    returns for the enter event (TRACE) or 0 (COUNT); anything else calls SPANPROF_ABI_ENTER;
  *  - at exit: when the top frame is this activation's (its node's site, its frame address), pops
  *    it, FAST first adding its duration (rdtsc taken before the test, less the start, negative
  *    as 0) to its node's total and to the parent frame's node's child time, TRACE the same with
- *    the tick of the exit event it pushes after the test; anything else calls __spanprof_exit.
- * An event is pushed as the runtime pushes it (record/tracepush.h): the slot reserved by one
- * signal-atomic add of 1 to the ring's head (x86-64: xadd without lock), its tick read, the tick
- * stored, then the tag with a release store (the site's address | SPANPROF_ABI_EVENT_EXIT at an
- * exit | SPANPROF_ABI_EVENT_ODD_LAP when head & capacity); when head has moved past the slot's
- * successor meanwhile (a signal handler pushed events), SPANPROF_ABI_TRACE_FIX (ring, slot).  A
- * thread without a ring (its mmap failed) takes rdtsc and pushes nothing.
+ *    the tick SPANPROF_ABI_TRACE_PUSH returns for the exit event, called once the test has
+ *    passed; anything else calls __spanprof_exit.
  * The stores and their order are the runtime's own (record/record.h: spanprof__push_frame), so a
  * frame pushed inline and one pushed by the runtime are the same.
  *
@@ -141,24 +136,16 @@ void __spanprof_progress(struct spanprof_site *site);
  * of every state but OFF from objects with the inline path; ENTRY is the address of the inline
  * code that called it (it names the entering code, as a call's return address would). */
 #define SPANPROF_ABI_ENTER SPANPROF__ABI_NAME("__spanprof_enter_abi", SPANPROF_ABI_VERSION)
-/* void SPANPROF_ABI_TRACE_FIX (void *ring, uint64_t slot): after an event's push into slot SLOT
- * of RING found that a signal handler pushed events behind it, keeps the ring's ticks in order. */
-#define SPANPROF_ABI_TRACE_FIX SPANPROF__ABI_NAME("__spanprof_trace_fix_abi", SPANPROF_ABI_VERSION)
+/* uint64_t SPANPROF_ABI_TRACE_PUSH (struct spanprof_site *site, uintptr_t exit): pushes the
+ * enter (EXIT 0) or exit (EXIT 1) event of SITE into the calling thread's trace ring and returns
+ * its tick (a fresh one when the thread has no ring).  The ring's layout stays the runtime's. */
+#define SPANPROF_ABI_TRACE_PUSH SPANPROF__ABI_NAME("__spanprof_trace_push_abi", SPANPROF_ABI_VERSION)
 #define SPANPROF_STATE_FAST 1u  /* exact, bare rdtsc, no histogram: recorded inline */
 #define SPANPROF_STATE_COUNT 4u /* counting: recorded inline */
 #define SPANPROF_STATE_TRACE 9u /* FAST, each enter and exit also a trace event: recorded inline */
 enum {
     SPANPROF_ABI_THREAD_TOP = 0,          /* struct frame *: the top frame */
     SPANPROF_ABI_THREAD_LIMIT = 8,        /* struct frame *: the last usable frame */
-    SPANPROF_ABI_THREAD_TRACE = 24,       /* struct trace_ring *: the thread's ring, or 0 */
-    SPANPROF_ABI_RING_EVENTS = 0,         /* struct event *: capacity events of EVENT_SIZE bytes */
-    SPANPROF_ABI_RING_CAPACITY = 8,       /* uint64_t: events, a power of two */
-    SPANPROF_ABI_RING_HEAD = 16,          /* uint64_t: events reserved; slot head % capacity next */
-    SPANPROF_ABI_EVENT_SIZE = 16,
-    SPANPROF_ABI_EVENT_TAG = 0,           /* uintptr_t: site | EXIT | ODD_LAP, stored last */
-    SPANPROF_ABI_EVENT_TICK = 8,          /* uint64_t: the timestamp */
-    SPANPROF_ABI_EVENT_EXIT = 1,          /* tag bit: an exit */
-    SPANPROF_ABI_EVENT_ODD_LAP = 2,       /* tag bit: written in an odd lap of the ring */
     SPANPROF_ABI_THREAD_CHILD_CACHE = 384,  /* struct node *[1 << SPANPROF_ABI_CHILD_CACHE_BITS] */
     SPANPROF_ABI_CHILD_CACHE_BITS = 10,   /* slot: ((parent ^ (site << 16)) * HASH) >> (64 - BITS) */
     SPANPROF_ABI_FRAME_SIZE = 40,

@@ -3,7 +3,7 @@
  * (SPANPROF_STATE_COUNT: SPANPROF=count and SPANPROF=sample), in exact recording's plain one
  * (SPANPROF_STATE_FAST: bare rdtsc timestamps, no histogram) or in that one with tracing
  * (SPANPROF_STATE_TRACE: each enter and exit also an event of the thread's trace ring, pushed
- * here; SPANPROF_TRACE and the flight recorder).
+ * by one call of the runtime's push; SPANPROF_TRACE and the flight recorder).
  *
  * Through the runtime's entry points (runtime/record/hotpath.h, inlined into span.c), a span
  * costs a call and a return at each end besides the work: 1.3 ns of the 3.9 ns a counting span
@@ -49,12 +49,12 @@
 /* The runtime's TLS pointer and its enter for objects with the inline path.  GC roots. */
 static tree thread_decl;
 static tree enter_abi_decl;
-static tree trace_fix_decl;
+static tree trace_push_decl;
 
 const struct ggc_root_tab spanplugin_inline_roots[] = {
   { &thread_decl, 1, sizeof (thread_decl), gt_ggc_mx_tree_node, gt_pch_nx_tree_node },
   { &enter_abi_decl, 1, sizeof (enter_abi_decl), gt_ggc_mx_tree_node, gt_pch_nx_tree_node },
-  { &trace_fix_decl, 1, sizeof (trace_fix_decl), gt_ggc_mx_tree_node, gt_pch_nx_tree_node },
+  { &trace_push_decl, 1, sizeof (trace_push_decl), gt_ggc_mx_tree_node, gt_pch_nx_tree_node },
   LAST_GGC_ROOT_TAB
 };
 
@@ -130,22 +130,24 @@ get_thread_decl (void)
   return thread_decl;
 }
 
-/* void SPANPROF_ABI_TRACE_FIX (void *ring, uint64_t slot), nothrow and `noplt`: made in the late
- * pass, so the unit's own declaration when it has one, as get_thread_decl. */
+/* uint64_t SPANPROF_ABI_TRACE_PUSH (site *, uintptr_t), nothrow, leaf and `noplt`: made in the
+ * late pass, so the unit's own declaration when it has one, as get_thread_decl. */
 static tree
-get_trace_fix_decl (void)
+get_trace_push_decl (void)
 {
-  if (trace_fix_decl)
-    return trace_fix_decl;
-  symtab_node *known = symtab_node::get_for_asmname (get_identifier (SPANPROF_ABI_TRACE_FIX));
+  if (trace_push_decl)
+    return trace_push_decl;
+  symtab_node *known = symtab_node::get_for_asmname (get_identifier (SPANPROF_ABI_TRACE_PUSH));
   if (known && TREE_CODE (known->decl) == FUNCTION_DECL)
-    return trace_fix_decl = known->decl;
-  tree fntype = build_function_type_list (void_type_node, ptr_type_node, uint64_type_node,
+    return trace_push_decl = known->decl;
+  tree fntype = build_function_type_list (uint64_type_node, ptr_type_node, pointer_sized_int_node,
                                          NULL_TREE);
-  trace_fix_decl = build_fn_decl (SPANPROF_ABI_TRACE_FIX, fntype);
-  TREE_NOTHROW (trace_fix_decl) = 1;
-  DECL_ATTRIBUTES (trace_fix_decl) = tree_cons (get_identifier ("noplt"), NULL_TREE, NULL_TREE);
-  return trace_fix_decl;
+  trace_push_decl = build_fn_decl (SPANPROF_ABI_TRACE_PUSH, fntype);
+  TREE_NOTHROW (trace_push_decl) = 1;
+  DECL_ATTRIBUTES (trace_push_decl)
+    = tree_cons (get_identifier ("noplt"), NULL_TREE,
+                 tree_cons (get_identifier ("leaf"), NULL_TREE, NULL_TREE));
+  return trace_push_decl;
 }
 
 /* Marks SITE as one whose exit the late pass writes out: its exit call is __spanprof_exit, the
@@ -403,112 +405,20 @@ store_frame (emitter &e, tree frame, tree node, tree cfa, tree entry, tree ret)
   store (e, frame, SPANPROF_ABI_FRAME_RETURN, ret);
 }
 
-/* A fresh SSA name holding the ring RING's head before one is added to it: the reservation of a
- * slot, as counter.h's spanprof__count_fetch_add (a signal handler that runs after it takes the
- * next slots): on x86 one `xaddq` (no lock); on aarch64 a relaxed atomic add. */
+/* A fresh SSA name holding the tick of SITE_ADDR's enter (EXIT 0) or exit (EXIT 1) event,
+ * pushed into the thread's trace ring by SPANPROF_ABI_TRACE_PUSH: one call, out of line, as the
+ * push written out here would add some twenty instructions at every enter and every copy of
+ * every exit (a fifth more compile time and two fifths more text on a whole-program build) for
+ * no time the rdtsc inside it does not dwarf. */
 static tree
-reserve_slot (emitter &e, tree ring)
+push_event (emitter &e, tree site_addr, unsigned exit)
 {
-  tree slot = make_temp_ssa_name (uint64_type_node, NULL, "spanprof_slot");
-  tree one = build_int_cst (uint64_type_node, 1);
-#if SPANPLUGIN_TARGET_AARCH64
-  tree head = e.let_op (ptr_type_node, POINTER_PLUS_EXPR, ring, size_int (SPANPROF_ABI_RING_HEAD),
-                        "spanprof_head");
-  gcall *g = gimple_build_call (builtin_decl_explicit (BUILT_IN_ATOMIC_FETCH_ADD_8), 3, head, one,
-                                build_int_cst (integer_type_node, MEMMODEL_RELAXED));
-  gimple_call_set_lhs (g, slot);
+  tree tick = make_temp_ssa_name (uint64_type_node, NULL, "spanprof_now");
+  gcall *g = gimple_build_call (get_trace_push_decl (), 2, site_addr,
+                                build_int_cst (pointer_sized_int_node, exit));
+  gimple_call_set_lhs (g, tick);
   e.add_call (g);
-#else
-  vec<tree, va_gc> *outputs = NULL, *inputs = NULL;
-  vec_safe_push (outputs, build_tree_list (build_tree_list (NULL_TREE, build_string (3, "=r")),
-                                           slot));
-  vec_safe_push (outputs, build_tree_list (build_tree_list (NULL_TREE, build_string (3, "+m")),
-                                           mem_at (uint64_type_node, ring,
-                                                   SPANPROF_ABI_RING_HEAD)));
-  vec_safe_push (inputs, build_tree_list (build_tree_list (NULL_TREE, build_string (2, "0")), one));
-  gasm *g = gimple_build_asm_vec ("xaddq %0, %1", inputs, outputs, NULL, NULL);
-  gimple_asm_set_volatile (g, true);
-  SSA_NAME_DEF_STMT (slot) = g;
-  e.add (g);
-#endif
-  return slot;
-}
-
-/* Pushes the event of SITE_ADDR's enter (KIND 0) or exit (SPANPROF_ABI_EVENT_EXIT) into the ring
- * of thread T and returns its tick, as the runtime's spanprof__trace_push_to (tracepush.h):
- *
- *     r = t->trace;
- *     if (r == 0) { tick = rdtsc;  goto done; }
- *     h = r->head++;  (one signal-atomic step)
- *     ev = &r->events[h & (r->capacity - 1)];
- *     tick = rdtsc;  ev->tick = tick;
- *     ev->tag = &SITE | KIND | (h & r->capacity ? ODD_LAP : 0);  (a release store)
- *     if (r->head != h + 1) SPANPROF_ABI_TRACE_FIX (r, h);
- *   done:
- *
- * 14 instructions besides the rdtsc on x86-64, no call on the way through. */
-static tree
-push_event (emitter &e, tree t, tree site_addr, unsigned kind)
-{
-  tree uptr = pointer_sized_int_node;
-  tree r = load (e, ptr_type_node, t, SPANPROF_ABI_THREAD_TRACE, "spanprof_ring");
-  basic_block ring_bb = e.new_block (), no_ring = e.new_block (), join = e.new_block ();
-  e.branch (EQ_EXPR, r, null_pointer_node, no_ring, ring_bb,
-            profile_probability::very_unlikely ());
-  e.enter (no_ring);
-  tree bare = read_tsc (e);
-  make_single_succ_edge (e.bb, join, EDGE_FALLTHRU);
-  basic_block no_ring_end = e.bb;
-
-  e.enter (ring_bb);
-  tree h = reserve_slot (e, r);
-  e.fence ();
-  tree capacity = load (e, uint64_type_node, r, SPANPROF_ABI_RING_CAPACITY, "spanprof_capacity");
-  tree index = e.let_op (uint64_type_node, BIT_AND_EXPR, h,
-                         e.let_op (uint64_type_node, MINUS_EXPR, capacity,
-                                   build_int_cst (uint64_type_node, 1), "spanprof_mask"),
-                         "spanprof_index");
-  tree offset = e.let_op (uint64_type_node, MULT_EXPR, index,
-                          build_int_cst (uint64_type_node, SPANPROF_ABI_EVENT_SIZE),
-                          "spanprof_offset");
-  tree ev = e.let_op (ptr_type_node, POINTER_PLUS_EXPR,
-                      load (e, ptr_type_node, r, SPANPROF_ABI_RING_EVENTS, "spanprof_events"),
-                      e.let_conv (sizetype, offset, "spanprof_offset"), "spanprof_event");
-  tree odd = e.let_op (boolean_type_node, NE_EXPR,
-                       e.let_op (uint64_type_node, BIT_AND_EXPR, h, capacity, "spanprof_lap"),
-                       build_zero_cst (uint64_type_node), "spanprof_odd");
-  tree lap = e.let_op (uptr, MULT_EXPR, e.let_conv (uptr, odd, "spanprof_lap"),
-                       build_int_cst (uptr, SPANPROF_ABI_EVENT_ODD_LAP), "spanprof_lap");
-  tree tick = read_tsc (e);
-  store (e, ev, SPANPROF_ABI_EVENT_TICK, tick);
-  tree tag = e.let_op (uptr, BIT_IOR_EXPR, e.let_conv (uptr, site_addr, "spanprof_tag"), lap,
-                       "spanprof_tag");
-  if (kind)
-    tag = e.let_op (uptr, BIT_IOR_EXPR, tag, build_int_cst (uptr, kind), "spanprof_tag");
-  tree tag_at = e.let_op (ptr_type_node, POINTER_PLUS_EXPR, ev,
-                          size_int (SPANPROF_ABI_EVENT_TAG), "spanprof_tag_at");
-  e.add_call (gimple_build_call (builtin_decl_explicit (BUILT_IN_ATOMIC_STORE_8), 3, tag_at,
-                                 e.let_conv (uint64_type_node, tag, "spanprof_tag"),
-                                 build_int_cst (integer_type_node, MEMMODEL_RELEASE)));
-  e.fence ();
-  /* A signal handler pushed events since the reservation: the runtime puts the ticks in order. */
-  basic_block fix = e.new_block ();
-  e.branch (NE_EXPR, load (e, uint64_type_node, r, SPANPROF_ABI_RING_HEAD, "spanprof_head"),
-            e.let_op (uint64_type_node, PLUS_EXPR, h, build_int_cst (uint64_type_node, 1),
-                      "spanprof_next"),
-            fix, join, profile_probability::very_unlikely ());
-  basic_block ring_end = e.bb;
-  e.enter (fix);
-  e.add_call (gimple_build_call (get_trace_fix_decl (), 2, r, h));
-  make_single_succ_edge (e.bb, join, EDGE_FALLTHRU);
-
-  e.enter (join);
-  tree now = make_temp_ssa_name (uint64_type_node, NULL, "spanprof_now");
-  gphi *phi = create_phi_node (now, join);
-  add_phi_arg (phi, bare, find_edge (no_ring_end, join), e.loc);
-  add_phi_arg (phi, tick, find_edge (ring_end, join), e.loc);
-  add_phi_arg (phi, tick, find_edge (fix, join), e.loc);
-  return now;
+  return tick;
 }
 
 static tree
@@ -551,7 +461,8 @@ load_state (emitter &e, tree site)
  *
  * The tests are the runtime's (hotpath.h, spanprof__record_enter), in its order; so are the
  * stores.  No call on the way through: 59 instructions for the enter and the exit together
- * (callgrind, counting; 81 through the entry points); tracing adds the two pushes (push_event). */
+ * (callgrind, counting; 81 through the entry points); tracing adds the two pushes' calls
+ * (push_event). */
 static void
 expand_enter (emitter &e, gcall *call, tree state)
 {
@@ -646,30 +557,36 @@ expand_enter (emitter &e, gcall *call, tree state)
   e.branch (EQ_EXPR, state, state_const (state, SPANPROF_STATE_TRACE), traced, untimed,
             profile_probability::even ());
   e.enter (traced);
-  store (e, g, SPANPROF_ABI_FRAME_START, push_event (e, t, site_addr, 0));
+  store (e, g, SPANPROF_ABI_FRAME_START, push_event (e, site_addr, 0));
   e.to_done ();
   e.enter (untimed);
   store (e, g, SPANPROF_ABI_FRAME_START, build_zero_cst (uint64_type_node));
   e.to_done ();
 }
 
-/* The pop of SITE's frame at frame address CFA_INT, for the exit of a site counting (NOW NULL,
- * TRACED false), timed (NOW: the exit's timestamp) or traced (TRACED: the timestamp is the exit
- * event's, pushed once the frame is known to be this activation's, as the runtime pushes it for
- * an exit it goes on to handle): the test that the top frame is this activation's (else to the
- * call), the duration charged when timed, the pop, then to the rest. */
+/* The test that the top frame is the activation at frame address CFA_INT of SITE (else to the
+ * call): loads the thread T, its top frame F and F's node NODE. */
 static void
-add_pop (emitter &e, tree site_addr, tree cfa_int, tree now, bool traced)
+add_pop_test (emitter &e, tree site_addr, tree cfa_int, tree *t, tree *f, tree *node)
 {
-  tree uptr = TREE_TYPE (cfa_int);
-  tree t = e.let (ptr_type_node, get_thread_decl (), "spanprof_thread");
-  tree f = load (e, ptr_type_node, t, SPANPROF_ABI_THREAD_TOP, "spanprof_top");
-  tree node = load (e, ptr_type_node, f, SPANPROF_ABI_FRAME_NODE, "spanprof_node");
-  e.to_call_if (NE_EXPR, load (e, ptr_type_node, node, SPANPROF_ABI_NODE_SITE, "spanprof_site"),
+  *t = e.let (ptr_type_node, get_thread_decl (), "spanprof_thread");
+  *f = load (e, ptr_type_node, *t, SPANPROF_ABI_THREAD_TOP, "spanprof_top");
+  *node = load (e, ptr_type_node, *f, SPANPROF_ABI_FRAME_NODE, "spanprof_node");
+  e.to_call_if (NE_EXPR, load (e, ptr_type_node, *node, SPANPROF_ABI_NODE_SITE, "spanprof_site"),
                 site_addr);
-  e.to_call_if (NE_EXPR, load (e, uptr, f, SPANPROF_ABI_FRAME_CFA, "spanprof_top_cfa"), cfa_int);
-  if (traced)
-    now = push_event (e, t, site_addr, SPANPROF_ABI_EVENT_EXIT);
+  e.to_call_if (NE_EXPR, load (e, TREE_TYPE (cfa_int), *f, SPANPROF_ABI_FRAME_CFA,
+                               "spanprof_top_cfa"),
+                cfa_int);
+}
+
+/* The pop of SITE's frame at frame address CFA_INT, for the exit of a site counting (NOW NULL)
+ * or timed (NOW: the exit's timestamp): the test that the top frame is this activation's (else
+ * to the call), the duration charged when timed, the pop, then to the rest. */
+static void
+add_pop (emitter &e, tree site_addr, tree cfa_int, tree now)
+{
+  tree t, f, node;
+  add_pop_test (e, site_addr, cfa_int, &t, &f, &node);
   if (now)
     {
       /* d = max ((int64_t) (now - start), 0): total and the parent's child time (counter.h). */
@@ -699,9 +616,10 @@ add_pop (emitter &e, tree site_addr, tree cfa_int, tree now, bool traced)
  *     state = SITE.state;
  *     if (state == OFF) goto done;
  *     if (state == COUNT) { POP; goto done; }
- *     if (state == FAST) { now = rdtsc;  POP, charging now - start;  goto done; }
- *     if (state != TRACE) goto call;
- *     POP, its test first, then now = push_event (exit), charging now - start;  goto done;
+ *     if (state == FAST) now = rdtsc;
+ *     else if (state != TRACE) goto call;
+ *     else { POP's test;  now = push_event (exit); }
+ *     POP, charging now - start;  goto done;
  *   call:
  *     __spanprof_exit (&SITE, cfa);
  *   done:
@@ -710,8 +628,9 @@ add_pop (emitter &e, tree site_addr, tree cfa_int, tree now, bool traced)
  * going straight to done), where POP is add_pop's:
  * `f = t->top;  if (f->node->site != &SITE || f->cfa != cfa) goto call;`, when timed `d = max ((int64_t) (now - f->start), 0);  f->node->total += d;
  * (f - 1)->node->child += d;`, then `t->top = f - 1`: spanprof__record_exit's work, its
- * timestamp first, so the bookkeeping is not charged.  The three modes get a tail each, so the
- * counting one tests the state once. */
+ * timestamp first, so the bookkeeping is not charged (the trace's push comes after a test,
+ * which the tail repeats).  Counting and timing get a tail each, so the counting one tests the
+ * state once. */
 static void
 expand_exit (emitter &e, gcall *call, tree site)
 {
@@ -733,16 +652,30 @@ expand_exit (emitter &e, gcall *call, tree site)
   e.branch (EQ_EXPR, state, state_const (state, SPANPROF_STATE_COUNT), counting, other,
             profile_probability::even ());
   e.enter (counting);
-  add_pop (e, site_addr, cfa_int, NULL_TREE, false);
+  add_pop (e, site_addr, cfa_int, NULL_TREE);
   e.enter (other);
-  basic_block timed = e.new_block (), traced = e.new_block ();
-  e.branch (EQ_EXPR, state, state_const (state, SPANPROF_STATE_FAST), timed, traced,
+  /* The timestamp: rdtsc (FAST), or the exit event's tick (TRACE), its push made once the top
+   * frame is known to be this activation's (else the runtime pushes it); then one tail. */
+  basic_block fast = e.new_block (), traced = e.new_block (), timed = e.new_block ();
+  e.branch (EQ_EXPR, state, state_const (state, SPANPROF_STATE_FAST), fast, traced,
             profile_probability::likely ());
-  e.enter (timed);
-  add_pop (e, site_addr, cfa_int, read_tsc (e), false);
+  e.enter (fast);
+  tree rdtsc = read_tsc (e);
+  make_single_succ_edge (e.bb, timed, EDGE_FALLTHRU);
+  basic_block fast_end = e.bb;
   e.enter (traced);
   e.to_call_if (NE_EXPR, state, state_const (state, SPANPROF_STATE_TRACE));
-  add_pop (e, site_addr, cfa_int, NULL_TREE, true);
+  tree t, f, node;
+  add_pop_test (e, site_addr, cfa_int, &t, &f, &node);
+  tree pushed = push_event (e, site_addr, 1);
+  make_single_succ_edge (e.bb, timed, EDGE_FALLTHRU);
+  basic_block traced_end = e.bb;
+  e.enter (timed);
+  tree now = make_temp_ssa_name (uint64_type_node, NULL, "spanprof_now");
+  gphi *phi = create_phi_node (now, timed);
+  add_phi_arg (phi, rdtsc, find_edge (fast_end, timed), e.loc);
+  add_phi_arg (phi, pushed, find_edge (traced_end, timed), e.loc);
+  add_pop (e, site_addr, cfa_int, now);
 }
 
 /* Whether FNDECL's assembler name is NAME. */

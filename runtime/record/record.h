@@ -167,7 +167,7 @@ struct spanprof__thread {
     struct spanprof__hist_table *hists; /* SPANPROF_HISTOGRAM: histograms by site id, read on
                                          * exit (histogram.h); NULL when off */
     struct spanprof__trace_ring *trace; /* SPANPROF_TRACE ring (tracepush.h), or NULL: read at
-                                         * every enter and exit of a TRACE site */
+                                         * every enter and exit of a traced site */
     /* --- cold --- */
     struct spanprof__frame *frames;
     size_t capacity;                  /* frames allocated */
@@ -209,7 +209,6 @@ _Static_assert(offsetof(struct spanprof__thread, top) == 0 &&
                "the fields every enter/exit reads share the thread data's first cache line");
 _Static_assert(offsetof(struct spanprof__thread, top) == SPANPROF_ABI_THREAD_TOP &&
                    offsetof(struct spanprof__thread, limit) == SPANPROF_ABI_THREAD_LIMIT &&
-                   offsetof(struct spanprof__thread, trace) == SPANPROF_ABI_THREAD_TRACE &&
                    offsetof(struct spanprof__thread, child_cache) == SPANPROF_ABI_THREAD_CHILD_CACHE,
                "thread data layout must match spanprof.h's SPANPROF_ABI_THREAD_*");
 

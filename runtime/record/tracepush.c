@@ -20,14 +20,6 @@ void spanprof__trace_fix_tick(struct spanprof__trace_ring *r, uint64_t h)
         __atomic_store_n(&e->tick, tick, __ATOMIC_RELAXED);
 }
 
-/* The same for the plugin's inline push (spanprof.h, SPANPROF_ABI_TRACE_FIX). */
-SPANPROF_API void spanprof__trace_fix_abi(struct spanprof__trace_ring *r, uint64_t h)
-    __asm__(SPANPROF_ABI_TRACE_FIX);
-SPANPROF_API void spanprof__trace_fix_abi(struct spanprof__trace_ring *r, uint64_t h)
-{
-    spanprof__trace_fix_tick(r, h);
-}
-
 static __attribute__((noinline)) uint64_t tick_rare(const struct spanprof_site *site,
                                                      uintptr_t kind)
 {
@@ -46,6 +38,20 @@ __attribute__((noinline)) uint64_t spanprof__span_tick_other(const struct spanpr
         return tick_rare(site, kind);
     return spanprof__trace_push_to(r, site, kind, 1);
 }
+
+/* The push the plugin's inline path calls for a site in state TRACE, whose frame it records
+ * itself (spanprof.h, SPANPROF_ABI_TRACE_PUSH): such a site exists only with tracing on and the
+ * TSC as the clock (site.c), so no flag is tested.  A TLS load, a test and the push with rdtsc. */
+SPANPROF_API uint64_t spanprof__trace_push_abi(const struct spanprof_site *site, uintptr_t exit)
+    __asm__(SPANPROF_ABI_TRACE_PUSH);
+SPANPROF_API uint64_t spanprof__trace_push_abi(const struct spanprof_site *site, uintptr_t exit)
+{
+    struct spanprof__trace_ring *r = spanprof__tls->trace;
+    if (SPANPROF_UNLIKELY(!r))
+        return spanprof__clock_now();
+    return spanprof__trace_push_to(r, site, exit & SPANPROF__TRACE_EXIT, 1); /* EXIT is 0 or 1 */
+}
+_Static_assert(SPANPROF__TRACE_EXIT == 1, "SPANPROF_ABI_TRACE_PUSH's EXIT is the tag's exit bit");
 
 void spanprof__trace_fast_path(int on)
 {

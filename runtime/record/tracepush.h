@@ -4,8 +4,10 @@
  * The push lives in the recording layer because tracing shares the timestamps of exact timing:
  * with tracing on, each enter and exit takes its one timestamp through the push (hotpath.h,
  * spanprof__span_tick), so a traced call costs a recorded one plus two ring writes, without a
- * detour through the SLOW state.  Creating, restarting and reading the rings is the collectors'
- * side (collect/trace_ring.h, trace_ring.c).
+ * detour through the SLOW state.  The plugin's inline path, which records the frames of sites in
+ * state TRACE itself, calls the push for their events (tracepush.c, SPANPROF_ABI_TRACE_PUSH).
+ * Creating, restarting and reading the rings is the collectors' side (collect/trace_ring.h,
+ * trace_ring.c).
  *
  * Each thread that enters a span gets, at attach (cold path), one mmap'd ring of fixed size.  Only
  * its own thread (and signal handlers on it) writes it; the writer (report/trace_writer.c) reads
@@ -42,16 +44,6 @@ struct spanprof__trace_ring {
     uint64_t base;   /* events before this one belong to the parent process (fork) */
     uint64_t order;  /* rings in the order threads got them (their first span): the file's */
 };
-/* The inline path pushes events itself for TRACE sites (spanprof.h, section 5). */
-_Static_assert(offsetof(struct spanprof__trace_ring, events) == SPANPROF_ABI_RING_EVENTS &&
-                   offsetof(struct spanprof__trace_ring, capacity) == SPANPROF_ABI_RING_CAPACITY &&
-                   offsetof(struct spanprof__trace_ring, head) == SPANPROF_ABI_RING_HEAD &&
-                   sizeof(struct spanprof__trace_event) == SPANPROF_ABI_EVENT_SIZE &&
-                   offsetof(struct spanprof__trace_event, tag) == SPANPROF_ABI_EVENT_TAG &&
-                   offsetof(struct spanprof__trace_event, tick) == SPANPROF_ABI_EVENT_TICK &&
-                   SPANPROF__TRACE_EXIT == SPANPROF_ABI_EVENT_EXIT &&
-                   SPANPROF__TRACE_ODD_LAP == SPANPROF_ABI_EVENT_ODD_LAP,
-               "trace ring layout must match spanprof.h's SPANPROF_ABI_RING_* and _EVENT_*");
 
 /* Appends an event for SITE to this thread's ring and returns its tick (a fresh timestamp; also
  * when the thread has no ring).

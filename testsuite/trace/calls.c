@@ -1,7 +1,8 @@
 /* calls.c — trace sample for the inline path: 100,000 calls of a chain of three marked spans
  * (outer → inner → leaf) on one thread.  Once each span is registered (its first call, which
- * the runtime answers), the plugin's inline code records every call and pushes its two trace
- * events itself, so a traced run calls the runtime three times in all (runtime_calls.c counts). */
+ * the runtime answers), the plugin's inline code records every call itself and has the runtime
+ * push only its two trace events, so a traced run calls the runtime's entry points three times
+ * in all (runtime_calls.c counts). */
 static volatile unsigned long sink;
 
 __attribute__((span, noinline)) static void leaf(unsigned long i) { sink += i; }

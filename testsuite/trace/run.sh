@@ -9,9 +9,10 @@
 #   churn       40 more threads that end one after the other: the 32 that ended last are kept
 #   bad-buffer  SPANPROF_TRACE_BUFFER=lots: one warning, default buffer
 #   inline      calls.c, 100,000 calls of three nested marked spans, with runtime_calls.c
-#               preloaded to count the calls into the runtime: the plugin's inline code records
-#               and traces every call once the spans are registered, so the runtime is entered
-#               three times (the registrations) and never exited; the trace holds every event
+#               preloaded to count the calls of the runtime's entry points: the plugin's inline
+#               code records every call once the spans are registered (the runtime only pushes
+#               its events), so they are entered three times (the registrations) and never
+#               exited; the trace holds every event
 #
 # Environment: CC, PLUGIN, INCLUDE_DIR, LIBDIR, TRACECHECK.  ONLY="a b" runs only those cases;
 # REGEN=1 rewrites the expected files from the -O0 build (see ../lib.sh); EMULATOR runs the
