@@ -453,7 +453,7 @@ load_state (emitter &e, tree site)
  *         if (n->site != &SITE || n->parent != f->node) goto call;
  *     }
  *     n->calls += 1;  push (f + 1: n, cfa, entry, ret);
- *     (f + 1)->start = state == FAST ? rdtsc : state == TRACE ? push_event (enter) : 0;
+ *     (f + 1)->start = state == COUNT ? 0 : state == FAST ? rdtsc : push_event (enter);
  *     goto done;
  *   call:
  *     SPANPROF_ABI_ENTER (&SITE, cfa, entry);
@@ -544,20 +544,29 @@ expand_enter (emitter &e, gcall *call, tree state)
   store (e, t, SPANPROF_ABI_THREAD_TOP, g);
   e.fence ();
   store_frame (e, g, n, cfa_int, entry, ret);
-  /* The start last, so the bookkeeping above is not charged to the span: rdtsc (FAST), the tick
-   * of the enter event (TRACE) or 0. */
-  basic_block timed = e.new_block (), other = e.new_block ();
-  e.branch (EQ_EXPR, state, state_const (state, SPANPROF_STATE_FAST), timed, other,
-            profile_probability::even ());
+  /* The start last, so the bookkeeping above is not charged to the span: 0 (COUNT, told from the
+   * other two by one bit, so that the cheapest mode pays one test), rdtsc (FAST) or the tick of
+   * the enter event (TRACE). */
+  static_assert ((SPANPROF_STATE_COUNT & 1) == 0 && (SPANPROF_STATE_FAST & 1) == 1
+                 && (SPANPROF_STATE_TRACE & 1) == 1, "COUNT alone of the inline states is even");
+  basic_block timed = e.new_block (), untimed = e.new_block ();
+  e.branch (NE_EXPR, e.let_op (TREE_TYPE (state), BIT_AND_EXPR, state, state_const (state, 1),
+                               "spanprof_timed"),
+            state_const (state, 0), timed, untimed, profile_probability::even ());
   e.enter (timed);
+  basic_block fast = e.new_block (), traced = e.new_block ();
+  e.branch (EQ_EXPR, state, state_const (state, SPANPROF_STATE_FAST), fast, traced,
+            profile_probability::likely ());
+  e.enter (fast);
   store (e, g, SPANPROF_ABI_FRAME_START, read_tsc (e));
   e.to_done ();
-  e.enter (other);
-  basic_block traced = e.new_block (), untimed = e.new_block ();
-  e.branch (EQ_EXPR, state, state_const (state, SPANPROF_STATE_TRACE), traced, untimed,
-            profile_probability::even ());
   e.enter (traced);
-  store (e, g, SPANPROF_ABI_FRAME_START, push_event (e, site_addr, 0));
+  /* The frame read back after the call (the top it published: a signal handler restores it), so
+   * that nothing of this code lives across the call in a register the function must save. */
+  tree tick = push_event (e, site_addr, 0);
+  tree t_again = e.let (ptr_type_node, get_thread_decl (), "spanprof_thread");
+  store (e, load (e, ptr_type_node, t_again, SPANPROF_ABI_THREAD_TOP, "spanprof_top"),
+         SPANPROF_ABI_FRAME_START, tick);
   e.to_done ();
   e.enter (untimed);
   store (e, g, SPANPROF_ABI_FRAME_START, build_zero_cst (uint64_type_node));
@@ -583,10 +592,21 @@ add_pop_test (emitter &e, tree site_addr, tree cfa_int, tree *t, tree *f, tree *
  * or timed (NOW: the exit's timestamp): the test that the top frame is this activation's (else
  * to the call), the duration charged when timed, the pop, then to the rest. */
 static void
+add_charge_pop (emitter &e, tree t, tree f, tree node, tree now);
+
+static void
 add_pop (emitter &e, tree site_addr, tree cfa_int, tree now)
 {
   tree t, f, node;
   add_pop_test (e, site_addr, cfa_int, &t, &f, &node);
+  add_charge_pop (e, t, f, node, now);
+}
+
+/* The rest of the pop of frame F (of node NODE) of thread T, whose test has passed: the duration
+ * charged when timed (NOW not NULL), the pop, then to the rest. */
+static void
+add_charge_pop (emitter &e, tree t, tree f, tree node, tree now)
+{
   if (now)
     {
       /* d = max ((int64_t) (now - start), 0): total and the parent's child time (counter.h). */
@@ -616,10 +636,10 @@ add_pop (emitter &e, tree site_addr, tree cfa_int, tree now)
  *     state = SITE.state;
  *     if (state == OFF) goto done;
  *     if (state == COUNT) { POP; goto done; }
- *     if (state == FAST) now = rdtsc;
+ *     if (state == FAST) { now = rdtsc;  POP's test; }
  *     else if (state != TRACE) goto call;
- *     else { POP's test;  now = push_event (exit); }
- *     POP, charging now - start;  goto done;
+ *     else { POP's test;  now = push_event (exit);  t, f, node read again; }
+ *     the rest of POP, charging now - start;  goto done;
  *   call:
  *     __spanprof_exit (&SITE, cfa);
  *   done:
@@ -628,9 +648,8 @@ add_pop (emitter &e, tree site_addr, tree cfa_int, tree now)
  * going straight to done), where POP is add_pop's:
  * `f = t->top;  if (f->node->site != &SITE || f->cfa != cfa) goto call;`, when timed `d = max ((int64_t) (now - f->start), 0);  f->node->total += d;
  * (f - 1)->node->child += d;`, then `t->top = f - 1`: spanprof__record_exit's work, its
- * timestamp first, so the bookkeeping is not charged (the trace's push comes after a test,
- * which the tail repeats).  Counting and timing get a tail each, so the counting one tests the
- * state once. */
+ * timestamp first, so the bookkeeping is not charged (the trace's push comes after the test).
+ * Counting and timing get a tail each, so the counting one tests the state once. */
 static void
 expand_exit (emitter &e, gcall *call, tree site)
 {
@@ -661,21 +680,35 @@ expand_exit (emitter &e, gcall *call, tree site)
             profile_probability::likely ());
   e.enter (fast);
   tree rdtsc = read_tsc (e);
+  tree v[2][3]; /* thread, top frame, its node: FAST's from its test, TRACE's read back */
+  add_pop_test (e, site_addr, cfa_int, &v[0][0], &v[0][1], &v[0][2]);
   make_single_succ_edge (e.bb, timed, EDGE_FALLTHRU);
   basic_block fast_end = e.bb;
   e.enter (traced);
   e.to_call_if (NE_EXPR, state, state_const (state, SPANPROF_STATE_TRACE));
-  tree t, f, node;
-  add_pop_test (e, site_addr, cfa_int, &t, &f, &node);
+  add_pop_test (e, site_addr, cfa_int, &v[1][0], &v[1][1], &v[1][2]);
   tree pushed = push_event (e, site_addr, 1);
+  /* Read back after the call (a signal handler leaves the top as it found it), so that nothing
+   * of this code lives across it in a register the function must save. */
+  v[1][0] = e.let (ptr_type_node, get_thread_decl (), "spanprof_thread");
+  v[1][1] = load (e, ptr_type_node, v[1][0], SPANPROF_ABI_THREAD_TOP, "spanprof_top");
+  v[1][2] = load (e, ptr_type_node, v[1][1], SPANPROF_ABI_FRAME_NODE, "spanprof_node");
   make_single_succ_edge (e.bb, timed, EDGE_FALLTHRU);
   basic_block traced_end = e.bb;
   e.enter (timed);
+  tree joined[3];
+  for (int i = 0; i < 3; i++)
+    {
+      joined[i] = make_temp_ssa_name (ptr_type_node, NULL, "spanprof_pop");
+      gphi *phi = create_phi_node (joined[i], timed);
+      add_phi_arg (phi, v[0][i], find_edge (fast_end, timed), e.loc);
+      add_phi_arg (phi, v[1][i], find_edge (traced_end, timed), e.loc);
+    }
   tree now = make_temp_ssa_name (uint64_type_node, NULL, "spanprof_now");
   gphi *phi = create_phi_node (now, timed);
   add_phi_arg (phi, rdtsc, find_edge (fast_end, timed), e.loc);
   add_phi_arg (phi, pushed, find_edge (traced_end, timed), e.loc);
-  add_pop (e, site_addr, cfa_int, now);
+  add_charge_pop (e, joined[0], joined[1], joined[2], now);
 }
 
 /* Whether FNDECL's assembler name is NAME. */
