@@ -4,7 +4,9 @@
 # exact mode (SPANPROF_JSON) and with the flight recorder on (SPANPROF_FLIGHT=0.5 plus
 # SPANPROF_SLOW=handle:2ms writing captures, and with SPANPROF_FLIGHT_MIN=10us too).  CPU seconds
 # (user + system) of the program, runs taken in turn (REPS of each, default 5), the medians and
-# their ratio to exact mode.
+# their ratio to exact mode.  Then the worst case for the recorder, testsuite/flight/busy.c: a
+# main thread calling an empty span as fast as it can, in exact mode and with every event pushed
+# (SPANPROF_SLOW=request:10ms): its span events per CPU second, the same way.
 #
 # Environment (set by bench.mk): BENCH_BIN (holds measure), B (the build directory: the plugin,
 # the runtime), REPS.
@@ -47,5 +49,35 @@ for name in exact flight flight-min; do
     m=$(median "$work/$name")
     printf '| %s | %.2f | %s | %.3f |\n' "$name" "$m" "$(tr '\n' ' ' <"$work/$name" | sed 's/ $//')" \
         "$(echo "$m $base" | awk '{ print $1 / $2 }')"
+done
+echo
+
+busy=$work/busy
+${CC:-gcc} -O2 -fplugin="$B/spanplugin.so" -Iinclude testsuite/flight/busy.c -o "$busy" -L"$B" \
+    -Wl,--no-as-needed -lspanprof -Wl,-rpath,"$(cd "$B" && pwd)" -pthread || exit 1
+busy_run() {
+    name=$1
+    shift
+    rm -rf "$work/caps"
+    (cd "$work" && env SPANPROF_FOLDED= SPANPROF_SLOW_DIR=caps BUSY_RATE="$work/rate" "$@" \
+        "$busy" 2 >/dev/null) && cat "$work/rate" >>"$work/$name"
+}
+i=0
+while [ $i -lt "$reps" ]; do
+    busy_run busy-exact
+    busy_run busy-flight SPANPROF_SLOW=request:10ms
+    i=$((i + 1))
+done
+base=$(median "$work/busy-exact")
+echo "testsuite/flight/busy.c: the main thread's span events per CPU second (an empty span called"
+echo "in a loop), medians of $reps runs of 2 s taken in turn; × exact is CPU per event."
+echo
+echo "| configuration | M events per CPU s (median) | all runs | × exact |"
+echo "|---|---:|---|---:|"
+for name in busy-exact busy-flight; do
+    m=$(median "$work/$name")
+    printf '| %s | %.1f | %s | %.3f |\n' "${name#busy-}" "$(echo "$m" | awk '{ print $1 / 1e6 }')" \
+        "$(awk '{ printf "%.1f ", $1 / 1e6 }' "$work/$name" | sed 's/ $//')" \
+        "$(echo "$base $m" | awk '{ print $1 / $2 }')"
 done
 echo
