@@ -406,10 +406,10 @@ store_frame (emitter &e, tree frame, tree node, tree cfa, tree entry, tree ret)
 }
 
 /* A fresh SSA name holding the tick of SITE_ADDR's enter (EXIT 0) or exit (EXIT 1) event,
- * pushed into the thread's trace ring by SPANPROF_ABI_TRACE_PUSH: one call, out of line, as the
- * push written out here would add some twenty instructions at every enter and every copy of
- * every exit (a fifth more compile time and two fifths more text on a whole-program build) for
- * no time the rdtsc inside it does not dwarf. */
+ * pushed into the thread's trace ring by SPANPROF_ABI_TRACE_PUSH: one call, out of line.  The
+ * push written out here instead took some twenty instructions at every enter and every copy of
+ * every exit, in every mode's code: zstd's zstd_lazy.c built with -all had 623 kB of text, 520 kB
+ * with the call, 444 kB without a traced branch (BENCHMARKS.md). */
 static tree
 push_event (emitter &e, tree site_addr, unsigned exit)
 {
@@ -588,20 +588,6 @@ add_pop_test (emitter &e, tree site_addr, tree cfa_int, tree *t, tree *f, tree *
                 cfa_int);
 }
 
-/* The pop of SITE's frame at frame address CFA_INT, for the exit of a site counting (NOW NULL)
- * or timed (NOW: the exit's timestamp): the test that the top frame is this activation's (else
- * to the call), the duration charged when timed, the pop, then to the rest. */
-static void
-add_charge_pop (emitter &e, tree t, tree f, tree node, tree now);
-
-static void
-add_pop (emitter &e, tree site_addr, tree cfa_int, tree now)
-{
-  tree t, f, node;
-  add_pop_test (e, site_addr, cfa_int, &t, &f, &node);
-  add_charge_pop (e, t, f, node, now);
-}
-
 /* The rest of the pop of frame F (of node NODE) of thread T, whose test has passed: the duration
  * charged when timed (NOW not NULL), the pop, then to the rest. */
 static void
@@ -628,6 +614,17 @@ add_charge_pop (emitter &e, tree t, tree f, tree node, tree now)
                          size_int (-(HOST_WIDE_INT) SPANPROF_ABI_FRAME_SIZE), "spanprof_new_top");
   store (e, t, SPANPROF_ABI_THREAD_TOP, below);
   e.to_done ();
+}
+
+/* The pop of SITE's frame at frame address CFA_INT, for the exit of a site counting (NOW NULL)
+ * or timed (NOW: the exit's timestamp): the test that the top frame is this activation's (else
+ * to the call), the duration charged when timed, the pop, then to the rest. */
+static void
+add_pop (emitter &e, tree site_addr, tree cfa_int, tree now)
+{
+  tree t, f, node;
+  add_pop_test (e, site_addr, cfa_int, &t, &f, &node);
+  add_charge_pop (e, t, f, node, now);
 }
 
 /* The inline exit, in place of CALL = __spanprof_exit (&SITE, cfa) (E open on it), with the
