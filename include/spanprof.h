@@ -122,9 +122,12 @@ void __spanprof_progress(struct spanprof_site *site);
  * The stores and their order are the runtime's own (record/record.h: spanprof__push_frame), so a
  * frame pushed inline and one pushed by the runtime are the same.
  *
- * Objects with the inline path reference both names below strongly: they need the runtime at
+ * Objects with the inline path reference the names below strongly: they need the runtime at
  * link time, and a runtime whose layout differs (another SPANPROF_ABI_VERSION, hence other names)
  * fails the link with an undefined reference to SPANPROF_ABI_THREAD rather than running wrong.
+ * (A runtime of this version that predates SPANPROF_STATE_TRACE fails it on
+ * SPANPROF_ABI_TRACE_PUSH; objects that predate it run with this runtime, sending TRACE sites to
+ * its entry points, as any state they do not know.)
  * The runtime checks every offset here against its own structures at compile time; change one
  * only together with SPANPROF_ABI_VERSION, which the names carry. */
 #define SPANPROF_ABI_VERSION 1
