@@ -312,11 +312,13 @@ static void sleep_ms(int ms)
     nanosleep(&ts, NULL);
 }
 
-/* Settles muted sites until none of SET is MUTED, for at most WAIT_MS; then, with PATCH, patches
- * the points of SET's spans that are OFF. */
+/* Settles muted sites until none of SET is MUTED, for at most WAIT_MS by the clock (on a busy
+ * machine each 2 ms nap lasts a scheduling round, so a count of naps would wait many times
+ * longer); then, with PATCH, patches the points of SET's spans that are OFF. */
 static void settle_set(struct site_set *set, int patch)
 {
-    for (int waited = 0;; waited += 2) {
+    uint64_t until = spanprof__mono_ns() + (uint64_t)WAIT_MS * 1000000;
+    for (;;) {
         spanprof__lock();
         if (nmuting)
             spanprof__switch_settle();
@@ -324,7 +326,7 @@ static void settle_set(struct site_set *set, int patch)
         for (size_t i = 0; i < set->n; i++)
             left |= __atomic_load_n(&set->s[i]->state, __ATOMIC_ACQUIRE) == SPANPROF__SITE_MUTED;
         spanprof__unlock();
-        if (!left || waited >= WAIT_MS)
+        if (!left || spanprof__mono_ns() >= until)
             break;
         sleep_ms(2);
     }
