@@ -142,9 +142,10 @@ double spanprof__budget_serve(void)
     uint64_t cpu0 = spanprof__budget_clock_ns(CLOCK_THREAD_CPUTIME_ID);
     double now = mono_s();
     if (now >= next_look && sums_fit()) {
-        size_t was_muting = muting;
         spanprof__lock();
         spanprof__budget_look();
+        /* Counted after the look: a span it mutes may go OFF in this same settle. */
+        size_t was_muting = muting;
         if (muting)
             muting = spanprof__budget_settle(spanprof__budget_since_start_s());
         spanprof__unlock();
