@@ -178,6 +178,12 @@ enum {
  * SPANPROF_PATCH_NOTE_TYPE, an 8-byte descriptor of two int32_t, the offsets from the first and
  * from the second to the point and to its struct spanprof_site. */
 #define SPANPROF_PATCH_NOTE_TYPE 0x53507031 /* "SPp1" */
+/* void SPANPROF_ABI_OBJECT_LOADED (void): called once by each object with patch points as the
+ * loader runs its initialisers (a hidden function and .init_array entry the plugin adds to every
+ * unit, in one COMDAT group, so an object has one), referenced weakly (an object linked without
+ * the runtime does not call it).  A runtime started before the object was loaded gives its
+ * points what it gave those of the objects loaded at start-up. */
+#define SPANPROF_ABI_OBJECT_LOADED SPANPROF__ABI_NAME("__spanprof_object_loaded_abi", SPANPROF_ABI_VERSION)
 
 /* Writes the profile files now (as at process exit) from all threads' data collected so far.
  * Returns 0 on success, -1 if an output could not be written (the reason went to stderr). */

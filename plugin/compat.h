@@ -31,6 +31,7 @@
 #include "tree-inline.h"      /* copy_gimple_seq_and_replace_locals */
 
 #include "varasm.h"           /* make_decl_one_only */
+#include "output.h"           /* asm_out_file */
 
 #if BUILDING_GCC_MAJOR < 11
 #error "spanplugin needs GCC 11 or later"

@@ -25,6 +25,14 @@
  * warns of the link-order flag there; ld puts every allocated note section in a PT_NOTE segment
  * whatever its name.  Inlined and cloned copies of a function carry copies of the asm, and each
  * lists itself.
+ *
+ * An object loaded after the runtime started (dlopen) must have its points patched before its
+ * code runs, as start-up patched those of the objects loaded with the program.  So every unit
+ * compiled with points possible ends with a hidden function that calls SPANPROF_ABI_OBJECT_LOADED
+ * (weakly: nothing without the runtime) and an .init_array entry for it, both in one COMDAT
+ * group: the linker keeps one per object, and the loader calls it once the object is relocated.
+ * It starts with the landing pad an indirect call needs where the object is marked for branch
+ * protection (endbr64; bti c), a no-op elsewhere.
  */
 #include "spanplugin.h"
 #include "spanprof.h"   /* SPANPROF_PATCH_NOTE_TYPE */
@@ -35,10 +43,26 @@
 #define PATCH_JUMP "\t.byte 0xe9\n\t.long %l1 - 2f\n2:\n"
 #define PATCH_NOTE_TYPE_ATTR "@note"
 #define PATCH_SITE_CONSTRAINT "i"
+#define LOADED_TYPE(t) "@" t
+#define LOADED_CALL                                                                       \
+  "\tendbr64\n"                                                                           \
+  "\tmovq " SPANPROF_ABI_OBJECT_LOADED "@GOTPCREL(%rip), %rax\n"                          \
+  "\ttestq %rax, %rax\n"                                                                  \
+  "\tjz .Lspanprof_no_runtime\n"                                                          \
+  "\tjmp *%rax\n"
+#define LOADED_POINTER ".quad"
 #elif defined(GCC_AARCH64_H)
 #define PATCH_JUMP "\tb %l1\n"
 #define PATCH_NOTE_TYPE_ATTR "%%note"
 #define PATCH_SITE_CONSTRAINT "S"
+#define LOADED_TYPE(t) "%" t
+#define LOADED_CALL                                                                       \
+  "\thint 34\n"                                                                           \
+  "\tadrp x16, :got:" SPANPROF_ABI_OBJECT_LOADED "\n"                                     \
+  "\tldr x16, [x16, :got_lo12:" SPANPROF_ABI_OBJECT_LOADED "]\n"                          \
+  "\tcbz x16, .Lspanprof_no_runtime\n"                                                    \
+  "\tbr x16\n"
+#define LOADED_POINTER ".xword"
 #endif
 
 bool
@@ -82,5 +106,33 @@ spanplugin_build_patch_point (tree site, tree on_label)
   (void) site;
   (void) on_label;
   gcc_unreachable ();
+#endif
+}
+
+/* PLUGIN_FINISH_UNIT: the object's initialiser (see the top), written after the unit's code. */
+void
+spanplugin_patch_finish_unit (void *, void *)
+{
+#ifdef PATCH_JUMP
+  if (!spanplugin_patch_possible () || !asm_out_file)
+    return;
+  fputs ("\t.pushsection .text.__spanprof_loaded,\"axG\"," LOADED_TYPE ("progbits")
+         ",__spanprof_loaded,comdat\n"
+         "\t.weak " SPANPROF_ABI_OBJECT_LOADED "\n"
+         "\t.weak __spanprof_loaded\n"
+         "\t.hidden __spanprof_loaded\n"
+         "\t.type __spanprof_loaded, " LOADED_TYPE ("function") "\n"
+         "\t.balign 16\n"
+         "__spanprof_loaded:\n" LOADED_CALL
+         ".Lspanprof_no_runtime:\n"
+         "\tret\n"
+         "\t.size __spanprof_loaded, . - __spanprof_loaded\n"
+         "\t.popsection\n"
+         "\t.pushsection .init_array,\"awG\"," LOADED_TYPE ("init_array")
+         ",__spanprof_loaded,comdat\n"
+         "\t.balign 8\n"
+         "\t" LOADED_POINTER " __spanprof_loaded\n"
+         "\t.popsection\n",
+         asm_out_file);
 #endif
 }

@@ -162,5 +162,6 @@ plugin_init (struct plugin_name_args *info, struct plugin_gcc_version *version)
    * and command-line macros are processed, so a command-line -U__SPANPROF__ still wins.  lto1
    * never raises it and has no preprocessor. */
   register_callback (name, PLUGIN_PRAGMAS, define_macro, NULL);
+  register_callback (name, PLUGIN_FINISH_UNIT, spanplugin_patch_finish_unit, NULL);
   return 0;
 }

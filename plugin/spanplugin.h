@@ -101,6 +101,8 @@ bool spanplugin_patch_possible (void);
 /* A patch point for SITE: `asm goto` whose label is ON_LABEL (the guard), the fall-through
  * the way past the call. */
 gasm *spanplugin_build_patch_point (tree site, tree on_label);
+/* PLUGIN_FINISH_UNIT: the unit's share of its object's initialiser for patch points. */
+void spanplugin_patch_finish_unit (void *gcc_data, void *user_data);
 
 /* The runtime's exit hook (spanprof.h): the calls' and the inline path's. */
 #define SPANPLUGIN_EXIT_HOOK "__spanprof_exit"

@@ -117,6 +117,40 @@ static void add_slow_name(const char *glob, size_t len, uint64_t ns, void *arg)
     glob_list_add(arg, glob, len);
 }
 
+/* What start-up patched out in the objects loaded by then, which an object loaded later gets
+ * too, as it is loaded (spanprof__object_loaded_abi). */
+static enum { PATCH_NONE, PATCH_ALL, PATCH_UNCHOSEN } patch_later;
+static unsigned long long loads_patched; /* the loader's count of loads the last patching saw */
+
+static void patch_loaded(int which)
+{
+    patch_later = which;
+    __atomic_store_n(&loads_patched, spanprof__sitepatch_loads(), __ATOMIC_RELAXED);
+    if (which == PATCH_ALL)
+        spanprof__sitepatch_recording_off();
+    else
+        spanprof__sitepatch_unchosen();
+}
+
+/* SPANPROF_ABI_OBJECT_LOADED (spanprof.h, section 6): an object with patch points is being
+ * loaded, its relocations done and its own code not run yet (the initialiser the plugin adds to
+ * it, one for the object).  Loaded after start-up (dlopen), it gets what start-up did to the
+ * objects loaded before it: with recording off, or spans SPANPROF_SPANS leaves out, their points
+ * become no-ops now.  The loader runs one object's initialisers at a time; at start-up, and for
+ * an object's other initialisers, the count of loads has not moved and nothing is walked. */
+SPANPROF_API void spanprof__object_loaded_abi(void) __asm__(SPANPROF_ABI_OBJECT_LOADED);
+SPANPROF_API void spanprof__object_loaded_abi(void)
+{
+    if (patch_later == PATCH_NONE)
+        return;
+    unsigned long long loads = spanprof__sitepatch_loads();
+    if (loads == __atomic_load_n(&loads_patched, __ATOMIC_RELAXED))
+        return;
+    struct spanprof__guard guard = spanprof__guard_enter();
+    patch_loaded(patch_later);
+    spanprof__guard_leave(guard);
+}
+
 /* SPANPROF_SPANS: the spans it names record, and so do those the other variables name (a name
  * given to SPANPROF_SLOW that never recorded would never be captured); the rest are OFF for
  * good, patched out now in the objects loaded so far. */
@@ -139,7 +173,7 @@ static void choose_spans(const struct spanprof__options *o)
         return;
     }
     spanprof__g.spans = l.text ? l.text : "";
-    spanprof__sitepatch_unchosen();
+    patch_loaded(PATCH_UNCHOSEN);
 }
 
 static void start(void)
@@ -181,7 +215,7 @@ static void start(void)
      * that finds recording off for another reason, a second runtime, leaves the others').  A
      * privileged program's text is left as it is, and its stderr without a word from us. */
     if (o->mode == SPANPROF_MODE_OFF && !privileged)
-        spanprof__sitepatch_recording_off();
+        patch_loaded(PATCH_ALL);
     if (o->mode != SPANPROF_MODE_OFF) {
         /* Present only when the program runs under `coz run` (libcoz preloaded). */
         spanprof__g.coz_get = (spanprof__coz_get_fn)dlsym(RTLD_DEFAULT, "_coz_get_counter");

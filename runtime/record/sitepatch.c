@@ -27,10 +27,16 @@
  *
  * Who patches.  Only threads that may take locks and call the C library freely: start-up, when
  * recording is off or SPANPROF_SPANS leaves spans out (each such site of every object loaded by
- * then goes OFF here, as its first call would make it), the writer thread for the spans a cost
- * budget switches off, and the live thread for spans switched off and on by request
- * (collect/spanswitch.c).  Libraries opened later keep their jumps (their sites go OFF at their
- * first call).
+ * then goes OFF here, as its first call would make it), and again the loader's thread as each
+ * object with points is loaded later (its initialiser: lifecycle/start.c), the writer thread
+ * for the spans a cost budget switches off, and the live thread for spans switched off and on
+ * by request (collect/spanswitch.c).
+ *
+ * Objects unloaded.  The jumps kept for patched points are forgotten once their object is gone:
+ * after a dlclose (the loader's count of unloads moved), a batch first drops every kept point
+ * that no loaded object's executable segment holds any more, or that is not our no-op there (a
+ * new object at the same address, not patched yet), so a point of a later object is never given
+ * another object's jump.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -74,6 +80,7 @@ struct points {
 };
 
 static int refused; /* patching failed once: never again */
+static unsigned long long unloads_seen; /* the loader's count of unloads at the last batch */
 static int serialise_cmd; /* the membarrier command that serialises cores, 0: not known yet */
 
 /* ---- the points of the loaded objects ------------------------------------------------------ */
@@ -138,27 +145,29 @@ static int is_nop(const uint8_t *at)
 
 /* Chunks that are never freed nor moved, each published whole (release) before its points are
  * written: the SIGTRAP handler searches them (x86-64), and a point switched on again gets its
- * jump back from them. */
+ * jump back from them.  An entry whose object went is not removed but marked (LIVE 0), and
+ * taken again, with the new jump, when a point at that address is patched: a library loaded and
+ * unloaded over and over at one address reuses its entries. */
 struct patched_chunk {
     struct patched_chunk *next;
     size_t n;
     struct patched_point {
         uint8_t *at;
         uint8_t jump[POINT_SIZE];
+        uint8_t live; /* its jump is that of the point at AT now (acquire) */
     } p[]; /* sorted by at */
 };
 static struct patched_chunk *patched;
 
-/* The jump of the point at AT as the plugin compiled it, or NULL if it was never patched. */
-static const uint8_t *jump_of(const uint8_t *at)
+/* The entry kept for the point at AT, live or not; NULL if there is none. */
+static struct patched_point *entry_of(const uint8_t *at)
 {
-    for (const struct patched_chunk *c = __atomic_load_n(&patched, __ATOMIC_ACQUIRE); c;
-         c = c->next) {
+    for (struct patched_chunk *c = __atomic_load_n(&patched, __ATOMIC_ACQUIRE); c; c = c->next) {
         size_t lo = 0, hi = c->n;
         while (lo < hi) {
             size_t mid = lo + (hi - lo) / 2;
             if (c->p[mid].at == at)
-                return c->p[mid].jump;
+                return &c->p[mid];
             if (c->p[mid].at < at)
                 lo = mid + 1;
             else
@@ -166,6 +175,64 @@ static const uint8_t *jump_of(const uint8_t *at)
         }
     }
     return NULL;
+}
+
+/* The jump of the point at AT as the plugin compiled it, or NULL if it was never patched. */
+static const uint8_t *jump_of(const uint8_t *at)
+{
+    const struct patched_point *e = entry_of(at);
+    return e && __atomic_load_n(&e->live, __ATOMIC_ACQUIRE) ? e->jump : NULL;
+}
+
+/* The loader's counts of objects loaded and unloaded since the process began (glibc's
+ * dl_phdr_info; both stay 0 where the C library does not keep them). */
+struct load_counts {
+    unsigned long long adds, subs;
+};
+
+static int read_counts(struct dl_phdr_info *info, size_t size, void *arg)
+{
+    struct load_counts *c = arg;
+    if (size >= offsetof(struct dl_phdr_info, dlpi_subs) + sizeof info->dlpi_subs)
+        *c = (struct load_counts){info->dlpi_adds, info->dlpi_subs};
+    return 1; /* the first object tells */
+}
+
+static struct load_counts load_counts(void)
+{
+    struct load_counts c = {0, 0};
+    dl_iterate_phdr(read_counts, &c);
+    return c;
+}
+
+unsigned long long spanprof__sitepatch_loads(void)
+{
+    return load_counts().adds;
+}
+
+/* Whether AT..AT+POINT_SIZE lies in an executable segment of a loaded object. */
+static int in_loaded_text(struct dl_phdr_info *info, size_t size, void *arg)
+{
+    (void)size;
+    return segment_of(info, (uintptr_t)arg, POINT_SIZE, PF_X) != 0;
+}
+
+/* After unloads: a kept point whose object is gone, or whose bytes are not our no-op any more
+ * (another object mapped there since, or its jump given back), is marked no longer live.
+ * Under the patching lock, so no point is being written: the SIGTRAP handler has nothing to
+ * look up meanwhile. */
+static void forget_unloaded(void)
+{
+    struct load_counts c = load_counts();
+    if (c.subs == unloads_seen)
+        return;
+    unloads_seen = c.subs;
+    for (struct patched_chunk *ch = patched; ch; ch = ch->next)
+        for (size_t i = 0; i < ch->n; i++) {
+            struct patched_point *e = &ch->p[i];
+            if (e->live && !(dl_iterate_phdr(in_loaded_text, e->at) && is_nop(e->at)))
+                __atomic_store_n(&e->live, 0, __ATOMIC_RELEASE);
+        }
 }
 
 /* Which points a walk gathers. */
@@ -297,25 +364,32 @@ static int by_address(const void *a, const void *b)
 }
 
 /* The points of PS, with their jumps, published before any of them is written (the first
- * time each is patched; a point switched on again is in a chunk already). */
+ * time each is patched; a point switched on again is in a chunk already, a point at the address
+ * of one whose object went takes its entry). */
 static int record_jumps(const struct points *ps)
 {
     size_t n = 0;
     for (size_t i = 0; i < ps->n; i++)
-        n += !jump_of(ps->p[i].at);
-    if (!n)
-        return 0;
-    struct patched_chunk *c = malloc(sizeof *c + n * sizeof c->p[0]);
-    if (!c)
+        n += !entry_of(ps->p[i].at);
+    struct patched_chunk *c = NULL;
+    if (n && !(c = malloc(sizeof *c + n * sizeof c->p[0])))
         return -1;
-    c->n = 0;
-    for (size_t i = 0; i < ps->n; i++) /* PS is sorted: so is the chunk */
-        if (!jump_of(ps->p[i].at)) {
-            c->p[c->n].at = ps->p[i].at;
-            memcpy(c->p[c->n++].jump, ps->p[i].jump, POINT_SIZE);
-        }
-    c->next = patched;
-    __atomic_store_n(&patched, c, __ATOMIC_RELEASE);
+    if (c)
+        c->n = 0;
+    for (size_t i = 0; i < ps->n; i++) { /* PS is sorted: so is the chunk */
+        struct patched_point *e = entry_of(ps->p[i].at);
+        if (!e)
+            e = &c->p[c->n++];
+        else if (e->live)
+            continue;
+        e->at = ps->p[i].at;
+        memcpy(e->jump, ps->p[i].jump, POINT_SIZE);
+        __atomic_store_n(&e->live, 1, __ATOMIC_RELEASE);
+    }
+    if (c) {
+        c->next = patched;
+        __atomic_store_n(&patched, c, __ATOMIC_RELEASE);
+    }
     return 0;
 }
 
@@ -422,6 +496,7 @@ static void write_points(const struct points *ps, int restore)
 static long patch_batch(int (*want)(struct spanprof_site *site, void *ctx), void *ctx,
                         int restore)
 {
+    forget_unloaded();
     struct points ps = {0};
     struct gather g = {&ps, restore ? PATCHED : JUMPS, want, ctx, 0};
     dl_iterate_phdr(gather_object, &g);
@@ -522,6 +597,11 @@ size_t spanprof__sitepatch_unchosen(void)
 }
 
 #else /* no patch points on this target */
+
+unsigned long long spanprof__sitepatch_loads(void)
+{
+    return 0;
+}
 
 long spanprof__sitepatch_on(int (*want)(struct spanprof_site *site, void *ctx), void *ctx)
 {

@@ -30,12 +30,19 @@ void spanprof__sitepatch_visit(int (*visit)(struct spanprof_site *site, void *ct
 
 /* Recording is off in the whole process (SPANPROF=0): every site of the loaded objects that has
  * not been seen yet goes OFF, as its first call would make it, and every point of an OFF site
- * is patched.  Start-up's, before anything runs spans. */
+ * is patched.  Start-up's, before anything runs spans, and again as each object is loaded later
+ * (lifecycle/start.c). */
 size_t spanprof__sitepatch_recording_off(void);
 
 /* SPANPROF_SPANS: every span of the loaded objects that is not chosen and has not been seen yet
- * goes OFF, and its points are patched.  Start-up's, once spanprof__g.spans is set. */
+ * goes OFF, and its points are patched.  Start-up's, once spanprof__g.spans is set, and again as
+ * each object is loaded later (lifecycle/start.c). */
 size_t spanprof__sitepatch_unchosen(void);
+
+/* The number of objects the loader has loaded since the process began (0 where the C library
+ * does not count them, or the target has no patch points): a change tells that objects came
+ * since it was last read. */
+unsigned long long spanprof__sitepatch_loads(void);
 
 #pragma GCC visibility pop
 

@@ -5,18 +5,22 @@
  * the attribute (never switched off); work() runs a round.  THREADS workers (default 1) run
  * rounds until SECONDS have passed (0: one round).
  *
- * usage: [POINTS_DENY=1] [POINTS_TRAP=1] [POINTS_SWITCH=GLOBS] points SECONDS [THREADS]
+ * usage: [POINTS_DENY=1] [POINTS_TRAP=1] [POINTS_SWITCH=GLOBS] [POINTS_DLOPEN=LIB]
+ *        points SECONDS [THREADS]
  * POINTS_DENY=1: before the runtime starts (a constructor of a higher priority than the
  * runtime's, which must then be linked statically), a seccomp filter makes mprotect fail with
  * EPERM whenever it asks for writable and executable pages at once, as a hardened system does.
  * POINTS_SWITCH=GLOBS: before the rounds, the program asks its own live socket (SPANPROF_LIVE;
  * it comes with the first span, so main must record) to switch GLOBS on, and prints the
  * request and the answer.
+ * POINTS_DLOPEN=LIB: after its own report, the program loads LIB (loadlib.c) twice, each time
+ * calling its lib_work(1000) and reporting that object's points as its own, then unloading it.
  *
  * Prints "rounds N", "tiny N", "marked N" (the calls it made), then one line per span with
  * patch points: its name and "jumps" (every point as compiled), "no-ops" (every point patched)
  * or "mixed", read from the object's notes as the runtime reads them (spanprof.h, section 6). */
 #define _GNU_SOURCE
+#include <dlfcn.h>
 #include <elf.h>
 #include <link.h>
 #include <linux/filter.h>
@@ -103,15 +107,17 @@ __attribute__((nospan)) static int is_noop(const unsigned char *at)
 #endif
 }
 
-/* Calls FN (POINT, SITE) for each patch point the program's notes list. */
+/* Calls FN (POINT, SITE) for each patch point the notes of one object list: the program's, or
+ * the library whose path is walk_library. */
 typedef void (*point_fn)(unsigned char *at, const struct spanprof_site *site);
+static const char *walk_library;
 
 __attribute__((nospan)) static int walk_points(struct dl_phdr_info *info, size_t size, void *arg)
 {
     (void)size;
     point_fn fn = *(point_fn *)arg;
-    if (info->dlpi_name[0])
-        return 0; /* the program only */
+    if (walk_library ? strcmp(info->dlpi_name, walk_library) : info->dlpi_name[0] != 0)
+        return 0;
     for (int i = 0; i < info->dlpi_phnum; i++) {
         const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
         if (ph->p_type != PT_NOTE)
@@ -148,7 +154,7 @@ __attribute__((nospan)) static void count_point(unsigned char *at,
     while (k < nspans && strcmp(spans[k].name, site->name))
         k++;
     if (k == nspans && nspans < 16)
-        spans[nspans++].name = site->name;
+        spans[nspans++] = (struct span_points){site->name, 0, 0};
     if (k < nspans) {
         if (is_noop(at))
             spans[k].noops++;
@@ -191,6 +197,35 @@ __attribute__((nospan)) static void trap_a_point(void)
 __attribute__((nospan)) static int by_name(const void *a, const void *b)
 {
     return strcmp(((const struct span_points *)a)->name, ((const struct span_points *)b)->name);
+}
+
+/* One line per span of the object walk_library names (NULL: the program). */
+__attribute__((nospan)) static void report_points(void)
+{
+    nspans = 0;
+    for_each_point(count_point);
+    qsort(spans, (size_t)nspans, sizeof spans[0], by_name);
+    for (int k = 0; k < nspans; k++)
+        printf("%s %s\n", spans[k].name,
+               !spans[k].noops ? "jumps" : !spans[k].jumps ? "no-ops" : "mixed");
+}
+
+/* POINTS_DLOPEN: LIB loaded, called, reported and unloaded, twice. */
+__attribute__((nospan)) static void load_library(const char *path)
+{
+    for (int k = 1; k <= 2; k++) {
+        void *h = dlopen(path, RTLD_NOW);
+        long (*lib_work)(long) = h ? (long (*)(long))dlsym(h, "lib_work") : NULL;
+        if (!lib_work) {
+            printf("load %d: %s\n", k, dlerror());
+            return;
+        }
+        printf("load %d: lib_work(1000) = %ld\n", k, lib_work(1000));
+        walk_library = path;
+        report_points();
+        walk_library = NULL;
+        dlclose(h);
+    }
 }
 
 /* ---- deny: mprotect refused for writable and executable pages -------------------------------- */
@@ -263,10 +298,9 @@ int main(int argc, char **argv)
     const char *trap = getenv("POINTS_TRAP");
     if (trap && !strcmp(trap, "1"))
         trap_a_point();
-    for_each_point(count_point);
-    qsort(spans, (size_t)nspans, sizeof spans[0], by_name);
-    for (int k = 0; k < nspans; k++)
-        printf("%s %s\n", spans[k].name,
-               !spans[k].noops ? "jumps" : !spans[k].jumps ? "no-ops" : "mixed");
+    report_points();
+    const char *library = getenv("POINTS_DLOPEN");
+    if (library && *library)
+        load_library(library);
     return 0;
 }

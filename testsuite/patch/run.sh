@@ -12,6 +12,10 @@
 #             (their points jumps, their calls in the profile), the rest are no-ops; one warning
 #             line for nosuch; the profile's spans_chosen and patch_points_off; a build
 #             without points records the same spans
+#   dlopen    SPANPROF=0 with a library loaded twice by dlopen (loadlib.c, every function a span):
+#             its points are no-ops by the time its code runs, each time it is loaded
+#   dlopen_spans SPANPROF_SPANS=marked,lib_work: the spans it leaves out no-ops in the library as
+#             in the program, lib_work's jumps; the profile has lib_work's two calls, no lib_tiny
 #   denied    SPANPROF=0 where mprotect refuses writable executable pages (a seccomp filter set
 #             before the runtime starts, the runtime linked statically): one warning line, the
 #             jumps stay and the program runs as before (not under an emulator, whose own
@@ -42,7 +46,9 @@ link="-L$LIBDIR -Wl,--no-as-needed -lspanprof -Wl,-rpath,$LIBDIR -pthread"
 # shellcheck disable=SC2086 # word lists
 build "points" "$work/build.log" $CC -O2 $all "$here/points.c" -o "$work/points" $link &&
     build "points, patch=0" "$work/nopatch.log" $CC -O2 $all -fplugin-arg-spanplugin-patch=0 \
-        "$here/points.c" -o "$work/nopatch-points" $link || finish
+        "$here/points.c" -o "$work/nopatch-points" $link &&
+    build "loadlib.so" "$work/build.log" $CC -O2 $all -fPIC -shared "$here/loadlib.c" \
+        -o "$work/loadlib.so" || finish
 
 # run_case NAME PROGRAM ARGS [VAR=VALUE...]: PROGRAM ARGS in a folder of its own, its exit
 # status, stderr and stdout compared with NAME.expected (stdout through FILTER, if set).
@@ -111,6 +117,18 @@ if selected spans; then
     result $? "spans: the profile names the patterns and counts the points made no-ops"
     ! grep -q '"patch_points_off"' "$work/spans-nopatch-points/p.json"
     result $? "spans: a build without points counts none"
+fi
+
+if selected dlopen; then
+    run_case dlopen "$work/points" 0 SPANPROF=0 POINTS_DLOPEN="$work/loadlib.so"
+fi
+
+if selected dlopen_spans; then
+    run_case dlopen_spans "$work/points" 0 SPANPROF_SPANS=marked,lib_work \
+        POINTS_DLOPEN="$work/loadlib.so" SPANPROF_JSON=p.json
+    calls=$("$PROFDUMP" "$work/dlopen_spans/p.json" | awk '$1 == "span" { print $2, $3 }' | sort | tr '\n' ' ')
+    [ "$calls" = "lib_work calls=2 marked calls=1 " ]
+    result $? "dlopen_spans: the profile holds the spans chosen, the library's from both loads (got: $calls)"
 fi
 
 if selected denied || selected denied_on; then
