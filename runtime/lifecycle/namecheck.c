@@ -105,7 +105,8 @@ static void check_glob(const struct check *c, const char *glob, size_t len)
             where = c->mods->paths[i];
     if (!where) {
         fprintf(c->err, "spanprof: warning: %s: '%s' names no span and no function of the "
-                        "program or of the libraries loaded at start, so %s\n",
+                        "program or of the libraries loaded at start, so %s unless a library "
+                        "loaded later has it\n",
                 c->use->variable, one, c->use->consequence);
         return;
     }
