@@ -77,19 +77,34 @@ static void retire_ring_sites(struct spanprof__trace_ring *ring, struct spanprof
     }
 }
 
+static void retire_site(const struct spanprof_site **p, struct spanprof__retire *r)
+{
+    const struct spanprof_site *s = __atomic_load_n(p, __ATOMIC_RELAXED);
+    const struct spanprof_site *c = spanprof__retired(r, s);
+    if (c != s)
+        __atomic_store_n(p, c, __ATOMIC_RELAXED);
+}
+
 /* Objects going away (record/siteretire.c): every event's site pointer into them becomes the
  * copy's, in the rings of running threads, in those kept of threads that ended
- * (trace_retired.c) and in the flight recorder's copies (flight.h).  With the process lock held; a compare-and-swap, so an event a running
- * owner writes meanwhile into the same slot is never overwritten. */
+ * (trace_retired.c), and in what a flight capture still waits for (flight.h): its copies of
+ * events, its slow call's span and that call's callers.  With the process lock held; a
+ * compare-and-swap, so an event a running owner writes meanwhile into the same slot is never
+ * overwritten. */
 void spanprof__trace_retire_sites(struct spanprof__retire *r)
 {
     for (struct spanprof__thread *t = spanprof__g.threads; t; t = t->next)
         retire_ring_sites(t->trace, r);
     for (size_t i = 0; i < SPANPROF__TRACE_RETIRED; i++)
         retire_ring_sites(spanprof__trace_retired.v[i].ring, r);
-    for (size_t i = 0; i < SPANPROF__FLIGHT_PENDING; i++) /* copies a capture still waits for */
+    for (size_t i = 0; i < SPANPROF__FLIGHT_PENDING; i++) {
+        struct spanprof__flight_trigger *t = &spanprof__flight_pending[i];
         for (size_t k = 0; k < 1 + SPANPROF__FLIGHT_OTHERS; k++)
-            retire_ring_sites(spanprof__flight_pending[i].kept[k].ring, r);
+            retire_ring_sites(t->kept[k].ring, r);
+        retire_site(&t->site, r);
+        for (size_t k = 0; k < t->outer.n && k < SPANPROF__TRACE_OUTER; k++)
+            retire_site(&t->outer.v[k].site, r);
+    }
 }
 
 void spanprof__trace_outer_of_self(struct spanprof__trace_outer *out)

@@ -16,6 +16,8 @@
 #             its points are no-ops by the time its code runs, each time it is loaded
 #   dlopen_spans SPANPROF_SPANS=marked,lib_work: the spans it leaves out no-ops in the library as
 #             in the program, lib_work's jumps; the profile has lib_work's two calls, no lib_tiny
+#   dlopen_slow SPANPROF_SLOW=lib_work:1ns: the capture of a call of the library, still waiting
+#             for the writer when the library is unloaded, is written at exit with its spans named
 #   denied    SPANPROF=0 where mprotect refuses writable executable pages (a seccomp filter set
 #             before the runtime starts, the runtime linked statically): one warning line, the
 #             jumps stay and the program runs as before (not under an emulator, whose own
@@ -129,6 +131,14 @@ if selected dlopen_spans; then
     calls=$("$PROFDUMP" "$work/dlopen_spans/p.json" | awk '$1 == "span" { print $2, $3 }' | sort | tr '\n' ' ')
     [ "$calls" = "lib_work calls=2 marked calls=1 " ]
     result $? "dlopen_spans: the profile holds the spans chosen, the library's from both loads (got: $calls)"
+fi
+
+if selected dlopen_slow; then
+    run_case dlopen_slow "$work/points" 0 SPANPROF_SLOW=lib_work:1ns SPANPROF_SLOW_DIR=slow \
+        POINTS_DLOPEN="$work/loadlib.so"
+    set -- "$work"/dlopen_slow/slow/lib_work.*.trace.json
+    [ $# -eq 1 ] && grep -q '"name": *"lib_tiny"' "$1"
+    result $? "dlopen_slow: one capture of lib_work, its library's spans named (got: $(ls "$work/dlopen_slow/slow" 2>&1 | tr '\n' ' '))"
 fi
 
 if selected denied || selected denied_on; then
