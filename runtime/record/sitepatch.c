@@ -33,10 +33,10 @@
  * by request (collect/spanswitch.c).
  *
  * Objects unloaded.  The jumps kept for patched points are forgotten once their object is gone:
- * after a dlclose (the loader's count of unloads moved), a batch first drops every kept point
+ * after a dlclose (the loader's count of unloads moved), a batch first marks every kept point
  * that no loaded object's executable segment holds any more, or that is not our no-op there (a
- * new object at the same address, not patched yet), so a point of a later object is never given
- * another object's jump.
+ * new object at the same address, not patched yet), as no longer live, so a point of a later
+ * object is never given another object's jump.
  */
 #define _GNU_SOURCE
 #include <errno.h>
