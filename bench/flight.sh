@@ -4,9 +4,11 @@
 # exact mode (SPANPROF_JSON) and with the flight recorder on (SPANPROF_FLIGHT=0.5 plus
 # SPANPROF_SLOW=handle:2ms writing captures, and with SPANPROF_FLIGHT_MIN=10us too).  CPU seconds
 # (user + system) of the program, runs taken in turn (REPS of each, default 5), the medians and
-# their ratio to exact mode.  Then the worst case for the recorder, testsuite/flight/busy.c: a
-# main thread calling an empty span as fast as it can, in exact mode and with every event pushed
-# (SPANPROF_SLOW=request:10ms): its span events per CPU second, the same way.
+# their ratio to exact mode.  Then testsuite/flight/busy.c, a main thread calling a span in a
+# loop, in exact mode and with every event pushed (SPANPROF_SLOW=request:10ms): its span events
+# per CPU second, the same way, at two rates: BUSY_WORK=150 (each call ~150 dependent steps, about
+# 10 M events a second on the reference VM) and 0 (an empty span as fast as
+# it can: the worst case, where the recorder's cost per event is most of the cost).
 #
 # Environment (set by bench.mk): BENCH_BIN (holds measure), B (the build directory: the plugin,
 # the runtime), REPS.
@@ -56,28 +58,34 @@ busy=$work/busy
 ${CC:-gcc} -O2 -fplugin="$B/spanplugin.so" -Iinclude testsuite/flight/busy.c -o "$busy" -L"$B" \
     -Wl,--no-as-needed -lspanprof -Wl,-rpath,"$(cd "$B" && pwd)" -pthread || exit 1
 busy_run() {
-    name=$1
-    shift
+    name=$1 steps=$2
+    shift 2
     rm -rf "$work/caps"
-    (cd "$work" && env SPANPROF_FOLDED= SPANPROF_SLOW_DIR=caps BUSY_RATE="$work/rate" "$@" \
-        "$busy" 2 >/dev/null) && cat "$work/rate" >>"$work/$name"
+    (cd "$work" && env SPANPROF_FOLDED= SPANPROF_SLOW_DIR=caps BUSY_RATE="$work/rate" \
+        BUSY_WORK="$steps" "$@" "$busy" 2 >/dev/null) && cat "$work/rate" >>"$work/$name"
 }
 i=0
 while [ $i -lt "$reps" ]; do
-    busy_run busy-exact
-    busy_run busy-flight SPANPROF_SLOW=request:10ms
+    for steps in 150 0; do
+        busy_run "busy-exact-$steps" "$steps"
+        busy_run "busy-flight-$steps" "$steps" SPANPROF_SLOW=request:10ms
+    done
     i=$((i + 1))
 done
-base=$(median "$work/busy-exact")
-echo "testsuite/flight/busy.c: the main thread's span events per CPU second (an empty span called"
-echo "in a loop), medians of $reps runs of 2 s taken in turn; × exact is CPU per event."
+echo "testsuite/flight/busy.c: the main thread's span events per CPU second, medians of $reps runs"
+echo "of 2 s taken in turn; × exact is CPU per event (BUSY_WORK: dependent steps in each call)."
 echo
-echo "| configuration | M events per CPU s (median) | all runs | × exact |"
-echo "|---|---:|---|---:|"
-for name in busy-exact busy-flight; do
-    m=$(median "$work/$name")
-    printf '| %s | %.1f | %s | %.3f |\n' "${name#busy-}" "$(echo "$m" | awk '{ print $1 / 1e6 }')" \
-        "$(awk '{ printf "%.1f ", $1 / 1e6 }' "$work/$name" | sed 's/ $//')" \
-        "$(echo "$base $m" | awk '{ print $1 / $2 }')"
+echo "| BUSY_WORK | configuration | M events per CPU s (median) | all runs | × exact |"
+echo "|---:|---|---:|---|---:|"
+for steps in 150 0; do
+    base=$(median "$work/busy-exact-$steps")
+    for mode in exact flight; do
+        f=$work/busy-$mode-$steps
+        m=$(median "$f")
+        printf '| %s | %s | %.1f | %s | %.3f |\n' "$steps" "$mode" \
+            "$(echo "$m" | awk '{ print $1 / 1e6 }')" \
+            "$(awk '{ printf "%.1f ", $1 / 1e6 }' "$f" | sed 's/ $//')" \
+            "$(echo "$base $m" | awk '{ print $1 / $2 }')"
+    done
 done
 echo

@@ -3,10 +3,12 @@
  * request that sleeps 20 ms inside (request → nap).  A second thread does the same loop, never
  * slow, so a capture has another busy thread beside the slow one.
  *
- * usage: busy SECONDS
+ * usage: [BUSY_WORK=N] busy SECONDS
  * Prints "requests N" (the slow requests made) and, to stderr, nothing; with BUSY_RATE=FILE,
  * writes there the main thread's span events per CPU second, so a test can tell whether the
- * premise (≥ 10 M/s) held. */
+ * premise (≥ 10 M/s) held.  BUSY_WORK=N (default 0) gives each tick N steps of dependent
+ * arithmetic, about a nanosecond each, so the benchmark can hold the event rate near a given
+ * one (bench/flight.sh). */
 #define _GNU_SOURCE
 #include <pthread.h>
 #include <stdint.h>
@@ -18,6 +20,7 @@
 
 static volatile uint64_t sink;
 static volatile int done;
+static unsigned work_steps; /* BUSY_WORK */
 
 static double clock_s(clockid_t id)
 {
@@ -26,7 +29,13 @@ static double clock_s(clockid_t id)
     return (double)ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
-__attribute__((span, noinline)) static void tick(void) { sink++; }
+__attribute__((span, noinline)) static void tick(void)
+{
+    uint64_t x = sink;
+    for (unsigned i = 0; i < work_steps; i++)
+        x = x * 2654435761u + 1;
+    sink = x + 1;
+}
 
 __attribute__((span, noinline)) static void nap(void)
 {
@@ -49,6 +58,8 @@ static void *other(void *arg)
 int main(int argc, char **argv)
 {
     double seconds = argc > 1 ? atof(argv[1]) : 3;
+    const char *work = getenv("BUSY_WORK");
+    work_steps = work ? (unsigned)atoi(work) : 0;
     pthread_t t;
     pthread_create(&t, NULL, other, NULL);
     double start = clock_s(CLOCK_MONOTONIC), next = start + PERIOD / 2;
