@@ -8,7 +8,7 @@
 # loop, in exact mode and with every event pushed (SPANPROF_SLOW=request:10ms): its span events
 # per CPU second, the same way, at two rates: BUSY_WORK=150 (each call ~150 dependent steps, about
 # 10 M events a second on the reference VM) and 0 (an empty span as fast as
-# it can: the worst case, where the recorder's cost per event is most of the cost).
+# it can: the worst case for the recorder, whose two pushes a call then have no work beside).
 #
 # Environment (set by bench.mk): BENCH_BIN (holds measure), B (the build directory: the plugin,
 # the runtime), REPS.
