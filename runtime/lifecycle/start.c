@@ -119,13 +119,15 @@ static void add_slow_name(const char *glob, size_t len, uint64_t ns, void *arg)
 
 /* What start-up patched out in the objects loaded by then, which an object loaded later gets
  * too, as it is loaded (spanprof__object_loaded_abi). */
-static enum { PATCH_NONE, PATCH_ALL, PATCH_UNCHOSEN } patch_later;
+enum patch_which { PATCH_NONE, PATCH_ALL, PATCH_UNCHOSEN };
+static enum patch_which patch_later;
 static unsigned long long loads_patched; /* the loader's count of loads the last patching saw */
 
-static void patch_loaded(int which)
+/* WHICH patched out in every object loaded, LOADS the loader's count read before the walk. */
+static void patch_loaded(enum patch_which which, unsigned long long loads)
 {
     patch_later = which;
-    __atomic_store_n(&loads_patched, spanprof__sitepatch_loads(), __ATOMIC_RELAXED);
+    __atomic_store_n(&loads_patched, loads, __ATOMIC_RELAXED);
     if (which == PATCH_ALL)
         spanprof__sitepatch_recording_off();
     else
@@ -147,7 +149,7 @@ SPANPROF_API void spanprof__object_loaded_abi(void)
     if (loads == __atomic_load_n(&loads_patched, __ATOMIC_RELAXED))
         return;
     struct spanprof__guard guard = spanprof__guard_enter();
-    patch_loaded(patch_later);
+    patch_loaded(patch_later, loads);
     spanprof__guard_leave(guard);
 }
 
@@ -173,7 +175,7 @@ static void choose_spans(const struct spanprof__options *o)
         return;
     }
     spanprof__g.spans = l.text ? l.text : "";
-    patch_loaded(PATCH_UNCHOSEN);
+    patch_loaded(PATCH_UNCHOSEN, spanprof__sitepatch_loads());
 }
 
 static void start(void)
@@ -215,7 +217,7 @@ static void start(void)
      * that finds recording off for another reason, a second runtime, leaves the others').  A
      * privileged program's text is left as it is, and its stderr without a word from us. */
     if (o->mode == SPANPROF_MODE_OFF && !privileged)
-        patch_loaded(PATCH_ALL);
+        patch_loaded(PATCH_ALL, spanprof__sitepatch_loads());
     if (o->mode != SPANPROF_MODE_OFF) {
         /* Present only when the program runs under `coz run` (libcoz preloaded). */
         spanprof__g.coz_get = (spanprof__coz_get_fn)dlsym(RTLD_DEFAULT, "_coz_get_counter");
