@@ -206,14 +206,15 @@ add_unguarded_hook_call (gimple_seq *seq, tree hook, tree site, location_t loc)
  * gives up on a variable set before it and used after it, where the plain build's does not).
  * The enter's guard label `skip` is returned rather than placed when OFF_LABEL is given: the
  * caller puts the copy of the body that runs while the span is off there (offpath.cc), after
- * the fresh parameters. */
+ * the fresh parameters.  OWN_POINT false: the guard has no patch point, the caller's entry
+ * point comes before it (the split shape, split.cc). */
 static void
 add_enter (gimple_seq *seq, tree fndecl, tree site, location_t loc, bool inline_path,
-           tree *off_label)
+           tree *off_label, bool own_point = true)
 {
   bool weak = !spanplugin_inline_possible ();
   tree skip = add_guard (seq, weak ? enter_decl : NULL_TREE, site, loc,
-                         spanplugin_patch_possible ());
+                         own_point && spanplugin_patch_possible ());
   if (off_label)
     spanplugin_fresh_params (seq, fndecl, loc);
   if (inline_path)
@@ -513,9 +514,14 @@ span_pass::execute (function *fun)
                      && (spanplugin_opts.inline_path == SPANPLUGIN_INLINE_ALL || !by_option
                          || !spanplugin_small_body (fndecl));
   /* A small span's body gets a copy that runs while the span is off (offpath.cc); a progress
-   * point has a site of its own to test on every way out, so its function keeps one body. */
-  gimple_seq off_body = span && !progress ? spanplugin_off_copy (fun, body) : NULL;
+   * point has a site of its own to test on every way out, so its function keeps one body.
+   * With patch points, any span whose body can be copied and passed on to a clone gets the
+   * split shape instead (split.cc). */
+  bool split = span && !progress && spanplugin_split_possible (fun, fndecl);
+  gimple_seq off_body = span && !progress ? spanplugin_off_copy (fun, body, split) : NULL;
+  split = split && off_body;
   tree off_label = NULL_TREE;
+  tree split_done = NULL_TREE;
 
   /* The span first: the progress point's call goes after the exit call, so the work is done
    * (and timed) when the point counts it. */
@@ -524,11 +530,30 @@ span_pass::execute (function *fun)
       tree site = get_site (fndecl, key, SPANPROF_KIND_SPAN, by_option, begin_loc);
       /* Enter at the function's opening, exit at its closing brace: where a debugger or a
        * sampling profiler expects code that belongs to the function as a whole. */
-      if (off_body && spanplugin_opts.verbose)
+      /* (A split function's note comes from the split, which may still refuse it.) */
+      if (off_body && !split && spanplugin_opts.verbose)
         inform (begin_loc, "spanplugin: %qD runs a copy of its body while its span is off",
                 fndecl);
-      /* The guard of the enter call chooses the copy: `off` when it would skip the call. */
-      add_enter (&new_body, fndecl, site, begin_loc, inline_path, off_body ? &off_label : NULL);
+      if (split)
+        {
+          /*   asm goto (<entry point>) : on;  <copy of body>  goto done;
+           *   on:  <enter guard>  try { <body> } finally { <exit> }  done:   */
+          tree on_label = create_artificial_label (begin_loc);
+          gasm *point = spanplugin_build_patch_point (site, on_label);
+          gimple_set_location (point, begin_loc);
+          gimple_seq_add_stmt (&new_body, point);
+          gimple_seq_add_seq (&new_body, off_body);
+          off_body = NULL;
+          split_done = create_artificial_label (end_loc);
+          gimple_seq_add_stmt (&new_body, gimple_build_goto (split_done));
+          gimple_seq_add_stmt (&new_body, gimple_build_label (on_label));
+          add_enter (&new_body, fndecl, site, begin_loc, inline_path, NULL, false);
+          spanplugin_split_later (fndecl);
+        }
+      else
+        /* The guard of the enter call chooses the copy: `off` when it would skip the call. */
+        add_enter (&new_body, fndecl, site, begin_loc, inline_path,
+                   off_body ? &off_label : NULL);
       add_exit (&cleanup, site, end_loc, inline_path);
     }
   if (progress)
@@ -539,6 +564,8 @@ span_pass::execute (function *fun)
 
   gtry *tf = gimple_build_try (body, cleanup, GIMPLE_TRY_FINALLY);
   gimple_seq_add_stmt (&new_body, tf);
+  if (split_done)
+    gimple_seq_add_stmt (&new_body, gimple_build_label (split_done));
   if (off_body)
     {
       /*   goto done;  off: <copy of body>  done:   (the end of the function) */

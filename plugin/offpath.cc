@@ -106,12 +106,12 @@ check_op (tree *tp, int *walk_subtrees, void *data)
 }
 
 /* Returns a copy of BODY (FUN's, as the pass finds it) for the `off` path, or NULL when the
- * option is off, the function is not optimised, BODY is larger than the limit or holds
- * something that must not be duplicated (see above). */
+ * option is off, the function is not optimised, BODY is larger than the limit (unless
+ * ANY_SIZE) or holds something that must not be duplicated (see above). */
 gimple_seq
-spanplugin_off_copy (function *fun, gimple_seq body)
+spanplugin_off_copy (function *fun, gimple_seq body, bool any_size)
 {
-  if (spanplugin_opts.off_copy_max <= 0 || !optimize)
+  if ((!any_size && spanplugin_opts.off_copy_max <= 0) || !optimize)
     return NULL;
   if (fun->static_chain_decl || fun->has_nonlocal_label || fun->has_forced_label_in_static
       || fun->calls_setjmp)
@@ -121,7 +121,7 @@ spanplugin_off_copy (function *fun, gimple_seq body)
   memset (&wi, 0, sizeof wi);
   wi.info = &count;
   if (walk_gimple_seq (body, check_stmt, check_op, &wi) != NULL
-      || count > spanplugin_opts.off_copy_max)
+      || (!any_size && count > spanplugin_opts.off_copy_max))
     return NULL;
   return copy_gimple_seq_and_replace_locals (body);
 }

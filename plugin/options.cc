@@ -137,6 +137,7 @@ spanplugin_parse_options (const struct plugin_name_args *info)
   spanplugin_opts.min_size = SPANPLUGIN_MIN_SIZE_DEFAULT;
   spanplugin_opts.inline_path = 1;
   spanplugin_opts.patch = true;
+  spanplugin_opts.split = true;
 
   for (int i = 0; i < info->argc; i++)
     {
@@ -203,11 +204,12 @@ spanplugin_parse_options (const struct plugin_name_args *info)
               ok = false;
             }
         }
-      else if (strcmp (key, "patch") == 0)
+      else if (strcmp (key, "patch") == 0 || strcmp (key, "split") == 0)
         {
           const char *v = arg->value ? arg->value : "";
           if (strcmp (v, "0") == 0 || strcmp (v, "1") == 0)
-            spanplugin_opts.patch = v[0] == '1';
+            *(strcmp (key, "patch") == 0 ? &spanplugin_opts.patch : &spanplugin_opts.split)
+              = v[0] == '1';
           else
             {
               error ("spanplugin: option %<-fplugin-arg-%s-%s%> needs the value 0 or 1",

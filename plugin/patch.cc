@@ -78,12 +78,9 @@ spanplugin_patch_possible (void)
 #define STR_(x) #x
 #define STR(x) STR_ (x)
 
-gasm *
-spanplugin_build_patch_point (tree site, tree on_label)
-{
 #ifdef PATCH_JUMP
-  /* Operand 0: the site's address, printed bare (%c0); %l1: the label ON. */
-  static const char templ[] =
+/* Operand 0: the site's address, printed bare (%c0); %l1: the label ON. */
+static const char point_template[] =
     "1:\n.Lspanprof_point%=:\n" PATCH_JUMP
     "\t.pushsection .spanprof_points,\"ao?\"," PATCH_NOTE_TYPE_ATTR ",.Lspanprof_point%=,unique,%=\n"
     "\t.balign 4\n"
@@ -91,12 +88,18 @@ spanplugin_build_patch_point (tree site, tree on_label)
     "\t.asciz \"sp\"\n\t.balign 4\n"
     "\t.long 1b - .\n\t.long %c0 - .\n"
     "\t.popsection";
+#endif
+
+gasm *
+spanplugin_build_patch_point (tree site, tree on_label)
+{
+#ifdef PATCH_JUMP
   vec<tree, va_gc> *inputs = NULL, *labels = NULL;
   vec_safe_push (inputs, build_tree_list (build_tree_list (NULL_TREE,
                                                            build_string (2, PATCH_SITE_CONSTRAINT)),
                                           build_fold_addr_expr (site)));
   vec_safe_push (labels, build_tree_list (NULL_TREE, on_label));
-  gasm *g = gimple_build_asm_vec (templ, inputs, NULL, NULL, labels);
+  gasm *g = gimple_build_asm_vec (point_template, inputs, NULL, NULL, labels);
   gimple_asm_set_volatile (g, true);
   /* `asm inline`: one instruction to the inliner, which otherwise counts the template's lines
    * and would stop inlining small spans that the plain build inlines. */
@@ -106,6 +109,17 @@ spanplugin_build_patch_point (tree site, tree on_label)
   (void) site;
   (void) on_label;
   gcc_unreachable ();
+#endif
+}
+
+bool
+spanplugin_is_patch_point (const gasm *stmt)
+{
+#ifdef PATCH_JUMP
+  return strcmp (gimple_asm_string (stmt), point_template) == 0;
+#else
+  (void) stmt;
+  return false;
 #endif
 }
 

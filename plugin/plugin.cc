@@ -53,6 +53,10 @@
  *                          each span's enter and exit guards, listed in a note, which the
  *                          runtime turns into a no-op once the span is off for good (patch.cc,
  *                          spanprof.h section 6).  0: the guards alone, as before.
+ *   split=0|1              1 (the default, with patch points): a span's recording body moves
+ *                          to a clone (F.spanprof.N) that the function calls from behind its
+ *                          entry point, so the function itself is its plain code and a no-op
+ *                          (split.cc).  0: both bodies in the function.
  * Names are the span names without attribute: "f" in C, the qualified name in C++
  * ("ns::Parser::parse", "ns::tmax<int>", "A::A", "main()::<lambda(int)>::operator()").
  * Patterns use fnmatch (PATTERN, NAME, 0): '*' matches any characters, '/' and ':' included;
@@ -110,6 +114,8 @@ static struct plugin_info spanplugin_info = {
   "                        only, objects link without the runtime)\n"
   "  patch=0|1             patch points the runtime turns into no-ops for spans that are\n"
   "                        off for good (1, the default where the inline path is on)\n"
+  "  split=0|1             the recording body in a clone the function calls (1, the\n"
+  "                        default with patch points)\n"
   "Filters apply to all and functions=; the span attribute always wins.\n",
 };
 
@@ -140,6 +146,8 @@ plugin_init (struct plugin_name_args *info, struct plugin_gcc_version *version)
                      const_cast<ggc_root_tab *> (spanplugin_instrument_roots));
   register_callback (name, PLUGIN_REGISTER_GGC_ROOTS, NULL,
                      const_cast<ggc_root_tab *> (spanplugin_inline_roots));
+  register_callback (name, PLUGIN_REGISTER_GGC_ROOTS, NULL,
+                     const_cast<ggc_root_tab *> (spanplugin_split_roots));
   register_callback (name, PLUGIN_ATTRIBUTES, spanplugin_register_attributes, NULL);
 
   struct register_pass_info pass_info;
@@ -156,6 +164,13 @@ plugin_init (struct plugin_name_args *info, struct plugin_gcc_version *version)
   late_info.ref_pass_instance_number = 1;
   late_info.pos_op = PASS_POS_INSERT_AFTER;
   register_callback (name, PLUGIN_PASS_MANAGER_SETUP, NULL, &late_info);
+
+  struct register_pass_info split_info;
+  split_info.pass = spanplugin_make_split_pass (g);
+  split_info.reference_pass_name = "visibility";
+  split_info.ref_pass_instance_number = 1;
+  split_info.pos_op = PASS_POS_INSERT_AFTER;
+  register_callback (name, PLUGIN_PASS_MANAGER_SETUP, NULL, &split_info);
 
   /* __SPANPROF__: PLUGIN_PRAGMAS is the first event at which cpplib is ready (earlier, in
    * plugin_init, cpp_define crashes).  It fires in cc1/cc1plus also for -E, before the built-in

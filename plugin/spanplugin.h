@@ -12,6 +12,8 @@
  *                 before "lower", written out as inline code by a late pass before "expand"
  *   patch.cc      patch points: the jump in front of each enter and exit guard that the runtime
  *                 turns into a no-op once a span is off for good, listed in a note
+ *   split.cc      the small IPA pass that moves a span's recording body into a clone its
+ *                 function calls from a cold path, leaving the function its own code
  *   instrument.cc the GIMPLE pass that wraps a function body in enter/try/finally-exit(+progress)
  *                 and brackets every setjmp-like call with the longjmp repair; every inserted
  *                 call behind an inline test (site not OFF, weak hook linked in; the inline
@@ -43,6 +45,8 @@ struct spanplugin_options
                              * inline (inline.cc), smaller ones by calls; SPANPLUGIN_INLINE_ALL,
                              * every span inline; 0: calls to weak hooks only, objects link
                              * without the runtime */
+  bool split;               /* split=0|1: 1 (the default, with patch points), the recording
+                             * body in a clone of the function (split.cc) */
   bool patch;               /* patch=0|1: 1 (the default), patch points in front of the
                              * guards where the inline path is possible (patch.cc) */
   vec<char *> include;      /* include=GLOB,...: restricts `all` */
@@ -101,6 +105,8 @@ bool spanplugin_patch_possible (void);
 /* A patch point for SITE: `asm goto` whose label is ON_LABEL (the guard), the fall-through
  * the way past the call. */
 gasm *spanplugin_build_patch_point (tree site, tree on_label);
+/* Whether STMT is a patch point built by spanplugin_build_patch_point (or a copy of one). */
+bool spanplugin_is_patch_point (const gasm *stmt);
 /* PLUGIN_FINISH_UNIT: the unit's share of its object's initialiser for patch points. */
 void spanplugin_patch_finish_unit (void *gcc_data, void *user_data);
 
@@ -127,8 +133,18 @@ extern const struct ggc_root_tab spanplugin_site_roots[];
 #define SPANPLUGIN_MIN_SIZE_DEFAULT 50
 
 /* offpath.cc */
-gimple_seq spanplugin_off_copy (function *fun, gimple_seq body);
+/* ANY_SIZE: whatever the body's size (the split shape, split.cc). */
+gimple_seq spanplugin_off_copy (function *fun, gimple_seq body, bool any_size);
 void spanplugin_fresh_params (gimple_seq *seq, tree fndecl, location_t loc);
+
+/* split.cc */
+/* Whether FNDECL (FUN) can be split: the option, patch points, and a signature whose arguments
+ * and result can be passed on to the clone. */
+bool spanplugin_split_possible (function *fun, tree fndecl);
+/* FNDECL has the split shape: the pass makes the clone. */
+void spanplugin_split_later (tree fndecl);
+opt_pass *spanplugin_make_split_pass (gcc::context *ctxt);
+extern const struct ggc_root_tab spanplugin_split_roots[];
 
 /* instrument.cc */
 opt_pass *spanplugin_make_pass (gcc::context *ctxt);

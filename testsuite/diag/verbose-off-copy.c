@@ -1,8 +1,9 @@
-/* diag-flags: -O2 -fplugin-arg-spanplugin-verbose */
+/* diag-flags: -O2 -fplugin-arg-spanplugin-verbose -fplugin-arg-spanplugin-split=0 */
 /* With optimisation on, a small span's body is copied for recording off (a note says so), unless
  * it holds what must not be in a function twice: asm goto, basic asm, a label whose address is
  * taken, a call that returns twice.  A big body and a function with a progress point keep one
- * body too. */
+ * body too.  (split=0: with the split, the default, most of these go to a clone instead,
+ * verbose-split.c.) */
 #include <setjmp.h>
 
 int g (int);

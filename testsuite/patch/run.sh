@@ -27,6 +27,8 @@
 #             are all there): the answer lists it on, the profile has all its calls; one warning
 #   trap      (x86-64) an int3 over a patched point of tiny(), as a thread meets one while the
 #             runtime writes it: the runtime's SIGTRAP handler takes the call past the point
+#   split     tiny's own code (objdump) makes no call and saves no register, and branches to its
+#             clone tiny.spanprof.0, which records (plugin/split.cc); the patch=0 build's does
 #   gc        -ffunction-sections -Wl,--gc-sections: a function nothing calls is still removed,
 #             with its points (a point's note goes with its function's section)
 #   switch    switch.c: eight threads calling two spans that the program switches on and off
@@ -189,6 +191,22 @@ if selected gc; then
         [ "$got" = "exit 0; 1 functions; 2 points" ]
         result $? "gc: the unused function and its points removed, the used one's kept (got: $got)"
     fi
+fi
+
+if selected split; then
+    # own_code PROGRAM FUNCTION: FUNCTION's instructions in PROGRAM, one per line.
+    own_code() {
+        "${CC%gcc*}objdump" -d --no-show-raw-insn "$1" |
+            awk -v f="<$2>:" '$2 == f { on = 1; next } /^$/ { on = 0 } on'
+    }
+    # Calls or register saves (x86-64: call, push; aarch64: bl, blr, stp), and branches to the clone.
+    frame='[[:space:]](call|push|bl|blr|stp)[[:space:]]'
+    got="$(own_code "$work/points" tiny | grep -Ec "$frame") calls or saves, $(own_code "$work/points" tiny | grep -c '<tiny\.spanprof\.0>') branches to the clone"
+    [ "$got" = "0 calls or saves, 1 branches to the clone" ]
+    result $? "split: tiny's own code makes no call and saves no register, its clone records (got: $got)"
+    got=$(own_code "$work/nopatch-points" tiny | grep -Ec "$frame")
+    [ "$got" -gt 0 ]
+    result $? "split: without patch points, tiny's code holds the recording's calls or saves (got: $got)"
 fi
 
 if selected switch || selected spans_cmd; then
