@@ -102,19 +102,33 @@ static int points_add(struct points *ps, uint8_t *at, struct spanprof_site *site
     return 0;
 }
 
-/* The protection of the PT_LOAD of INFO that holds [ADDR, ADDR + LEN) with all of FLAGS, as
- * the loader mapped it; 0 if there is none. */
-static int segment_of(const struct dl_phdr_info *info, uintptr_t addr, size_t len, uint32_t flags)
+/* Whether program header PH of INFO is a PT_LOAD with all of FLAGS holding [ADDR, ADDR + LEN). */
+static int segment_holds(const struct dl_phdr_info *info, const ElfW(Phdr) *ph, uintptr_t addr,
+                         size_t len, uint32_t flags)
 {
-    for (int i = 0; i < info->dlpi_phnum; i++) {
-        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
-        uintptr_t start = info->dlpi_addr + ph->p_vaddr;
-        if (ph->p_type == PT_LOAD && (ph->p_flags & flags) == flags && addr >= start &&
-            addr - start <= ph->p_memsz && len <= ph->p_memsz - (addr - start))
-            return PROT_READ | (ph->p_flags & PF_W ? PROT_WRITE : 0) |
-                   (ph->p_flags & PF_X ? PROT_EXEC : 0);
-    }
-    return 0;
+    uintptr_t start = info->dlpi_addr + ph->p_vaddr;
+    return ph->p_type == PT_LOAD && (ph->p_flags & flags) == flags && addr >= start &&
+           addr - start <= ph->p_memsz && len <= ph->p_memsz - (addr - start);
+}
+
+/* The protection of the PT_LOAD of INFO that holds [ADDR, ADDR + LEN) with all of FLAGS, as
+ * the loader mapped it; 0 if there is none.  *HINT (if HINT is not NULL): the index of the
+ * header to try first, then of the one found (an object's points mostly share one segment, and
+ * their sites another). */
+static int segment_of(const struct dl_phdr_info *info, uintptr_t addr, size_t len, uint32_t flags,
+                      int *hint)
+{
+    int i = hint && *hint < info->dlpi_phnum ? *hint : 0;
+    if (!segment_holds(info, &info->dlpi_phdr[i], addr, len, flags))
+        for (i = 0; i < info->dlpi_phnum; i++)
+            if (segment_holds(info, &info->dlpi_phdr[i], addr, len, flags))
+                break;
+    if (i == info->dlpi_phnum)
+        return 0;
+    if (hint)
+        *hint = i;
+    uint32_t seg = info->dlpi_phdr[i].p_flags;
+    return PROT_READ | (seg & PF_W ? PROT_WRITE : 0) | (seg & PF_X ? PROT_EXEC : 0);
 }
 
 /* Whether the bytes at AT are the jump the plugin compiles. */
@@ -214,7 +228,7 @@ unsigned long long spanprof__sitepatch_loads(void)
 static int in_loaded_text(struct dl_phdr_info *info, size_t size, void *arg)
 {
     (void)size;
-    return segment_of(info, (uintptr_t)arg, POINT_SIZE, PF_X) != 0;
+    return segment_of(info, (uintptr_t)arg, POINT_SIZE, PF_X, NULL) != 0;
 }
 
 /* After unloads: a kept point whose object is gone, or whose bytes are not our no-op any more
@@ -254,6 +268,7 @@ static int gather_object(struct dl_phdr_info *info, size_t size, void *arg)
 {
     (void)size;
     struct gather *g = arg;
+    int text_hint = 0, data_hint = 0;
     for (int i = 0; i < info->dlpi_phnum && !g->failed; i++) {
         const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
         if (ph->p_type != PT_NOTE)
@@ -279,8 +294,8 @@ static int gather_object(struct dl_phdr_info *info, size_t size, void *arg)
             memcpy(&to_site, desc + 4, 4);
             uint8_t *at = (uint8_t *)(uintptr_t)desc + to_point;
             struct spanprof_site *site = (struct spanprof_site *)((uintptr_t)desc + 4 + to_site);
-            int prot = segment_of(info, (uintptr_t)at, POINT_SIZE, PF_X);
-            if (!prot || !segment_of(info, (uintptr_t)site, sizeof *site, PF_W))
+            int prot = segment_of(info, (uintptr_t)at, POINT_SIZE, PF_X, &text_hint);
+            if (!prot || !segment_of(info, (uintptr_t)site, sizeof *site, PF_W, &data_hint))
                 continue;
             const uint8_t *jump = g->what == JUMPS     ? (is_jump(at) ? at : NULL)
                                   : g->what == PATCHED ? (is_nop(at) ? jump_of(at) : NULL)
@@ -361,6 +376,17 @@ static int by_address(const void *a, const void *b)
 {
     const struct point *x = a, *y = b;
     return (x->at > y->at) - (x->at < y->at);
+}
+
+/* Whether PS is in address order already: the linker lays an object's notes out in the order of
+ * their functions, and the loader lists the program first, so it mostly is, and sorting tens of
+ * thousands of points would cost more than the rest of the batch. */
+static int sorted_by_address(const struct points *ps)
+{
+    for (size_t i = 1; i < ps->n; i++)
+        if (ps->p[i - 1].at > ps->p[i].at)
+            return 0;
+    return 1;
 }
 
 /* The points of PS, with their jumps, published before any of them is written (the first
@@ -502,7 +528,8 @@ static long patch_batch(int (*want)(struct spanprof_site *site, void *ctx), void
     dl_iterate_phdr(gather_object, &g);
     long done = g.failed ? -1 : 0;
     if (ps.n && !g.failed) {
-        qsort(ps.p, ps.n, sizeof *ps.p, by_address);
+        if (!sorted_by_address(&ps))
+            qsort(ps.p, ps.n, sizeof *ps.p, by_address);
         int err;
         done = -1;
         if (refused)
