@@ -26,7 +26,9 @@
  *     if (ON (site, __spanprof_enter)) { enter call; try { <body> } finally { <exit> } }
  *     else <copy of body>
  *
- * so that with recording off the function runs its own code, shaped as without the plugin.  In every function, instrumented or not,
+ * so that with recording off the function runs its own code, shaped as without the plugin; with
+ * patch points the entry point chooses instead, and split.cc later moves the `if` branch into a
+ * clone of the function.  In every function, instrumented or not,
  * each call that may return twice (setjmp, vfork, …) is bracketed as
  *
  *     depth = __spanprof_setjmp_depth ();  setjmp (env);  __spanprof_setjmp_return (depth);
@@ -515,11 +517,9 @@ span_pass::execute (function *fun)
                          || !spanplugin_small_body (fndecl));
   /* A small span's body gets a copy that runs while the span is off (offpath.cc); a progress
    * point has a site of its own to test on every way out, so its function keeps one body.
-   * With patch points, any span whose body can be copied and passed on to a clone gets the
-   * split shape instead (split.cc). */
-  bool split = span && !progress && spanplugin_split_possible (fun, fndecl);
-  gimple_seq off_body = span && !progress ? spanplugin_off_copy (fun, body, split) : NULL;
-  split = split && off_body;
+   * With patch points, the recording body then goes to a clone where it can (split.cc). */
+  gimple_seq off_body = span && !progress ? spanplugin_off_copy (fun, body) : NULL;
+  bool split = off_body && spanplugin_split_possible (fun, fndecl);
   tree off_label = NULL_TREE;
   tree split_done = NULL_TREE;
 

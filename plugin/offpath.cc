@@ -14,6 +14,7 @@
  *   off:  <copy of body>
  *   done:
  *
+ * (With patch points, split.cc then moves the `on` copy into a clone of the function.)
  * The copy is the original code, which GCC compiles as if there were no instrumentation (no
  * frame where there was none, tail calls kept).  Taking it is exact: the runtime writes OFF
  * once, never changes it afterwards, and a function that entered the `on` copy tests the state
@@ -106,12 +107,12 @@ check_op (tree *tp, int *walk_subtrees, void *data)
 }
 
 /* Returns a copy of BODY (FUN's, as the pass finds it) for the `off` path, or NULL when the
- * option is off, the function is not optimised, BODY is larger than the limit (unless
- * ANY_SIZE) or holds something that must not be duplicated (see above). */
+ * option is off, the function is not optimised, BODY is larger than the limit or holds
+ * something that must not be duplicated (see above). */
 gimple_seq
-spanplugin_off_copy (function *fun, gimple_seq body, bool any_size)
+spanplugin_off_copy (function *fun, gimple_seq body)
 {
-  if ((!any_size && spanplugin_opts.off_copy_max <= 0) || !optimize)
+  if (spanplugin_opts.off_copy_max <= 0 || !optimize)
     return NULL;
   if (fun->static_chain_decl || fun->has_nonlocal_label || fun->has_forced_label_in_static
       || fun->calls_setjmp)
@@ -121,7 +122,7 @@ spanplugin_off_copy (function *fun, gimple_seq body, bool any_size)
   memset (&wi, 0, sizeof wi);
   wi.info = &count;
   if (walk_gimple_seq (body, check_stmt, check_op, &wi) != NULL
-      || (!any_size && count > spanplugin_opts.off_copy_max))
+      || count > spanplugin_opts.off_copy_max)
     return NULL;
   return copy_gimple_seq_and_replace_locals (body);
 }

@@ -53,9 +53,10 @@
  *                          each span's enter and exit guards, listed in a note, which the
  *                          runtime turns into a no-op once the span is off for good (patch.cc,
  *                          spanprof.h section 6).  0: the guards alone, as before.
- *   split=0|1              1 (the default, with patch points): a span's recording body moves
- *                          to a clone (F.spanprof.N) that the function calls from behind its
- *                          entry point, so the function itself is its plain code and a no-op
+ *   split=0|1              1 (the default, with patch points): a body given the off copy keeps
+ *                          it as the function's own code, and its recording body moves to a
+ *                          clone (F.spanprof.N) that the function calls from behind its entry
+ *                          point, so while off the function is its plain code and a no-op
  *                          (split.cc).  0: both bodies in the function.
  * Names are the span names without attribute: "f" in C, the qualified name in C++
  * ("ns::Parser::parse", "ns::tmax<int>", "A::A", "main()::<lambda(int)>::operator()").
@@ -114,8 +115,8 @@ static struct plugin_info spanplugin_info = {
   "                        only, objects link without the runtime)\n"
   "  patch=0|1             patch points the runtime turns into no-ops for spans that are\n"
   "                        off for good (1, the default where the inline path is on)\n"
-  "  split=0|1             the recording body in a clone the function calls (1, the\n"
-  "                        default with patch points)\n"
+  "  split=0|1             a small span's recording body in a clone the function\n"
+  "                        calls (1, the default with patch points)\n"
   "Filters apply to all and functions=; the span attribute always wins.\n",
 };
 

@@ -133,13 +133,12 @@ extern const struct ggc_root_tab spanplugin_site_roots[];
 #define SPANPLUGIN_MIN_SIZE_DEFAULT 50
 
 /* offpath.cc */
-/* ANY_SIZE: whatever the body's size (the split shape, split.cc). */
-gimple_seq spanplugin_off_copy (function *fun, gimple_seq body, bool any_size);
+gimple_seq spanplugin_off_copy (function *fun, gimple_seq body);
 void spanplugin_fresh_params (gimple_seq *seq, tree fndecl, location_t loc);
 
 /* split.cc */
-/* Whether FNDECL (FUN) can be split: the option, patch points, and a signature whose arguments
- * and result can be passed on to the clone. */
+/* Whether FNDECL (FUN), if its body gets the off copy, can be split: the option, patch points,
+ * and a signature whose arguments and result can be passed on to the clone. */
 bool spanplugin_split_possible (function *fun, tree fndecl);
 /* FNDECL has the split shape: the pass makes the clone. */
 void spanplugin_split_later (tree fndecl);

@@ -5,7 +5,7 @@
  * frame and lost tail calls, but both bodies still live in one function: the inliner counts
  * them both (a small span stops being inlined where the plain build inlines it), and the
  * recording body's calls decide the registers of the whole function.  So, with patch points
- * (patch.cc), instrument.cc gives a span whose body can be copied this shape instead:
+ * (patch.cc), instrument.cc gives a span whose body gets the off copy this shape instead:
  *
  *     asm goto (<entry point>) : on;     a jump as compiled, a no-op once the span is off
  *     <copy of body>                     what runs while the span is off
@@ -31,6 +31,10 @@
  * passed by invisible reference or returned in memory, and those GCC will not version
  * (tree_versionable_function_p).  split=0 turns this off.  The clone's name, F.spanprof.N, is
  * what debuggers and sampling profilers show for the code that ran while the span recorded.
+ *
+ * Only bodies given the off copy (off-copy=N statements) are split: they are already compiled
+ * twice, so the split costs little compile time, where splitting every span compiled SQLite
+ * half as long again for a few more hundredths of run time while off (BENCHMARKS.md).
  */
 #include "spanplugin.h"
 #include "cfghooks.h"        /* create_empty_bb, redirect_edge_and_branch */

@@ -1,10 +1,10 @@
 /* diag-flags: -O2 -fplugin-arg-spanplugin-verbose */
-/* With patch points (the default), a span whose body can be copied records through a clone of
- * its function, whatever the body's size, and the function keeps its own code for while the
- * span is off (a note names the clone).  A function whose arguments or result cannot be passed
- * on to a clone (variadic, a structure returned in memory) or that must be inlined everywhere
- * (always_inline) keeps the copy of its body instead when it is small, and nothing when it is
- * not; what must not be in a function twice (asm goto) keeps one body, as without the split. */
+/* With patch points (the default), a span whose small body gets the off copy records through a
+ * clone of its function, and the function keeps its own code for while the span is off (a note
+ * names the clone).  A function whose arguments or result cannot be passed on to a clone
+ * (variadic, a structure returned in memory) or that must be inlined everywhere (always_inline)
+ * keeps both bodies instead; a big body, or what must not be in a function twice (asm goto),
+ * keeps one body, as without the split. */
 #include <stdarg.h>
 
 int g (int);
