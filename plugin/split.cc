@@ -118,7 +118,7 @@ on_edge (function *fun, gasm *point)
 /* In the clone: the entry point removed, its block going straight to `on`; the copy of the body
  * becomes unreachable and goes. */
 static void
-take_on_path (function *fun)
+take_on_path (function *fun, tree)
 {
   gimple_stmt_iterator gsi;
   gasm *point = entry_point (fun, &gsi);
@@ -200,12 +200,6 @@ edit_function (tree fndecl, void (*fn) (function *, tree), tree arg)
 }
 
 static void
-take_on_path_for (function *fun, tree)
-{
-  take_on_path (fun);
-}
-
-static void
 split_function (cgraph_node *node)
 {
   tree fndecl = node->decl;
@@ -226,7 +220,7 @@ split_function (cgraph_node *node)
     return;
   /* The clone is the recording body: inlined back into F, it would undo the split. */
   DECL_UNINLINABLE (clone->decl) = 1;
-  edit_function (clone->decl, take_on_path_for, NULL_TREE);
+  edit_function (clone->decl, take_on_path, NULL_TREE);
   edit_function (fndecl, call_clone, clone->decl);
 }
 
