@@ -7,6 +7,7 @@
 #define SPANPROF_BUDGETPARTS_H
 
 #include <stdint.h>
+#include <sys/types.h>
 #include <time.h>
 
 #include "collect/budget.h"
@@ -69,8 +70,9 @@ void spanprof__budget_look_restart(uint64_t cpu_ns);
 void spanprof__budget_tick(void);
 /* From now on (start-up, a fork child): the program's time is counted from CPU_NS of the
  * process's time, the runtime's threads' from the writer's OWN_NS, the first tick's wall time
- * from MONO_NS. */
-void spanprof__budget_tick_restart(uint64_t cpu_ns, uint64_t own_ns, uint64_t mono_ns);
+ * from MONO_NS, and thread START_TID's (0: none) from its CPU time now. */
+void spanprof__budget_tick_restart(uint64_t cpu_ns, uint64_t own_ns, uint64_t mono_ns,
+                                   pid_t start_tid);
 
 #pragma GCC visibility pop
 

@@ -44,6 +44,8 @@
 static uint64_t start_cpu_ns, start_own_ns; /* the process's CPU time, the writer's in the budget */
 static uint64_t tick_cpu_ns, tick_mono_ns, tick_own_ns, tick_sampler_ns; /* at the tick before */
 static double ns_per_tick; /* the clock's, read once a tick (each read takes two) */
+static pid_t start_tid;      /* the thread that started the runtime, */
+static uint64_t start_tid_ns; /* ... and its CPU time when the budget began */
 
 /* Which spans lead: a node's subtree time, less what the calls in the subtree cost (as the
  * profile's compensation takes it out, so that a tiny span is not made to lead by its own
@@ -70,6 +72,16 @@ static int below_fit(size_t want)
     return 1;
 }
 
+/* Thread T's CPU time NOW back to the tick that read it last; read by none, since the budget
+ * began (the thread that started the runtime spent milliseconds before: loading, start-up). */
+static uint64_t cpu_since_read(const struct spanprof__thread *t, uint64_t now)
+{
+    if (t->budget_cpu_ns)
+        return now > t->budget_cpu_ns ? now - t->budget_cpu_ns
+                                      : 0; /* a fork child's clock started again */
+    return t->tid == start_tid && now > start_tid_ns ? now - start_tid_ns : now;
+}
+
 /* The CPU time thread T used since the tick before, by its own clock, read just before its
  * tree is.  The process's clock counts a thread running on another CPU only up to the kernel's
  * last scheduler tick (4 ms apart at HZ=250: a thread that ran all of 3 ms read as 0.05 to 4.07
@@ -82,9 +94,9 @@ static uint64_t thread_cpu_spent(struct spanprof__thread *t, uint64_t wall)
     uint64_t now = t->exited || !t->tid ? UINT64_MAX : spanprof__thread_cpu_ns(t->tid);
     if (now == UINT64_MAX)
         return 0; /* gone */
-    uint64_t spent = !t->budget_cpu_ns       ? (now < wall ? now : wall)
-                     : now > t->budget_cpu_ns ? now - t->budget_cpu_ns
-                                              : 0; /* a fork child's clock started again */
+    uint64_t spent = cpu_since_read(t, now);
+    if (!t->budget_cpu_ns)
+        spent = spent < wall ? spent : wall;
     t->budget_cpu_ns = now;
     return spent;
 }
@@ -246,8 +258,12 @@ void spanprof__budget_tick(void)
     }
 }
 
-void spanprof__budget_tick_restart(uint64_t cpu_ns, uint64_t own_ns, uint64_t mono_ns)
+void spanprof__budget_tick_restart(uint64_t cpu_ns, uint64_t own_ns, uint64_t mono_ns,
+                                   pid_t tid)
 {
+    start_tid = tid;
+    start_tid_ns = tid ? spanprof__thread_cpu_ns(tid) : 0;
+    start_tid_ns = start_tid_ns == UINT64_MAX ? 0 : start_tid_ns;
     start_cpu_ns = tick_cpu_ns = cpu_ns;
     start_own_ns = tick_own_ns = own_ns;
     tick_mono_ns = mono_ns;

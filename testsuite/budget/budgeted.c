@@ -6,11 +6,12 @@
  * but CHAIN_CALLS calls of all seventeen cost several times the budget.  Rounds run until
  * SECONDS have passed; THREADS workers (default 1) run them side by side.
  *
- * With "lead", a round is instead LOOKUPS calls of lookup(), about 200 ns each, each followed by
- * about 900 ns of work in the worker itself, then PER_LEAD_ROUND calls of tiny() and medium():
- * a fifth of the time in calls that each cost more than a 10 % budget's share of their own
- * time, but that together fit in it once tiny() is off — a span a profile of the run is read
- * by.
+ * With "lead", a round is instead LOOKUPS calls of lookup(), about 160 ns each, each followed by
+ * about 650 ns of work in the worker itself, then PER_LEAD_ROUND calls of tiny() and medium():
+ * a fifth of the time (twice the tenth that makes a span lead, as the budget's first tick judges
+ * from about a millisecond of the program) in calls that each cost more than a 10 % budget's
+ * share of their own time, but that together fit in it once tiny() is off — a span a profile of
+ * the run is read by.
  *
  * usage: budgeted SECONDS [THREADS [lead]]
  * Prints the calls the program made itself: "rounds N", "tiny N", "marked N" (and with lead,
@@ -121,7 +122,7 @@ static void *worker(void *arg)
             long x = sink;
             for (int i = 0; i < LOOKUPS; i++) {
                 x = lookup(x);
-                CHURN(x, 780)
+                CHURN(x, 560)
             }
             sink += x + work(PER_LEAD_ROUND);
             medium();
