@@ -45,6 +45,11 @@ void spanprof__budget_start(double percent);
 double spanprof__budget_serve(void);
 void spanprof__budget_fork_child(void);
 
+/* ---- budgettick.c ---- */
+/* Under the process lock, in thread T as it ends (merge.c): its CPU time since a tick read it last
+ * counts at the next tick, as the calls it made meanwhile, merged into its group, do. */
+void spanprof__budget_thread_ended(const struct spanprof__thread *t);
+
 /* ---- budgetoff.c ---- */
 /* Maps the table by site id; -1 when out of memory. */
 int spanprof__budget_off_setup(void);

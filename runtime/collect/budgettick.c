@@ -93,12 +93,22 @@ static uint64_t thread_cpu_spent(struct spanprof__thread *t, uint64_t wall)
 {
     uint64_t now = t->exited || !t->tid ? UINT64_MAX : spanprof__thread_cpu_ns(t->tid);
     if (now == UINT64_MAX)
-        return 0; /* gone */
+        return 0; /* gone: what it spent came with its end (spanprof__budget_thread_ended) */
     uint64_t spent = cpu_since_read(t, now);
     if (!t->budget_cpu_ns)
         spent = spent < wall ? spent : wall;
     t->budget_cpu_ns = now;
     return spent;
+}
+
+/* A thread's calls since the tick before are merged into its group as it ends: its time goes
+ * with them (without it, the tick after 4 threads ended saw the runtime take 481 % of the CPU
+ * time, and switched off the spans that lead). */
+static uint64_t ended_ns; /* under the process lock */
+
+void spanprof__budget_thread_ended(const struct spanprof__thread *t)
+{
+    ended_ns += cpu_since_read(t, spanprof__budget_clock_ns(CLOCK_THREAD_CPUTIME_ID));
 }
 
 static int add_calls(struct spanprof__node *n, size_t depth, void *ctx)
@@ -177,7 +187,8 @@ void spanprof__budget_tick(void)
         sums[i].incl_ns = 0;
     }
     spanprof__lock();
-    uint64_t threads_ns = 0;
+    uint64_t threads_ns = ended_ns;
+    ended_ns = 0;
     for (struct spanprof__thread *t = spanprof__g.threads; t; t = t->next) {
         threads_ns += thread_cpu_spent(t, wall);
         spanprof__tree_walk(&t->root, add_calls, spanprof__budget_timed() ? add_subtree : NULL,
@@ -232,13 +243,19 @@ void spanprof__budget_tick(void)
                                   ns_per_tick /
                                   (double)(sums[i].calls - sums[i].last_calls);
     double limit = b->percent / 100 * (double)spent;
-    b->last_share = spent ? (cost + own) / (double)spent : 0;
+    /* A tick over which the program's threads hardly ran (the process's clock, which counts a
+     * thread on another CPU late, let it come) tells nothing of the share or of the spans: over
+     * the runtime's own time alone the share was 100 %, the profile's figure once the program's
+     * threads had ended. */
+    int measured = threads_ns >= SPANPROF__BUDGET_MIN_CPU_NS;
+    if (measured)
+        b->last_share = (cost + own) / (double)spent;
     /* While the calls are over (the threads' time stays whatever goes; a budget they use up is
      * not met, and the share says so), the spans called in the tick go in order. */
     size_t n = 0;
     /* Not at the first tick, FIRST_TICK_S after start: it weighs start-up at full cost, before
      * the windows acted (when it did, speedtest1 lost spans of 10 us mean there). */
-    if (b->percent < 100 && going_on > 0.9 * limit && spanprof__budget_leads_known &&
+    if (measured && b->percent < 100 && going_on > 0.9 * limit && spanprof__budget_leads_known &&
         spanprof__budget_since_start_s() >= SPANPROF__BUDGET_MIN_TICK_S) {
         for (size_t i = 0; i < nsums; i++) {
             struct spanprof__site_sums *x = &sums[i];
@@ -265,6 +282,9 @@ void spanprof__budget_tick_restart(uint64_t cpu_ns, uint64_t own_ns, uint64_t mo
     start_tid_ns = tid ? spanprof__thread_cpu_ns(tid) : 0;
     start_tid_ns = start_tid_ns == UINT64_MAX ? 0 : start_tid_ns;
     start_cpu_ns = tick_cpu_ns = cpu_ns;
+    spanprof__lock(); /* threads may be ending */
+    ended_ns = 0;
+    spanprof__unlock();
     start_own_ns = tick_own_ns = own_ns;
     tick_mono_ns = mono_ns;
     for (size_t i = 0; i < spanprof__budget_nsums; i++) {

@@ -1,11 +1,12 @@
 /* merge.c — thread churn, the collectors' side: when a thread ends, its collector data joins
  * its retired group (record/threadretire.c) and its own is made ready for the next thread that gets
  * its memory.  Per-node data is merged by nodeext.c as the tree is merged; this file handles
- * per-thread data: histograms, allocation samples, SPANPROF=sample's time outside spans and the
- * trace ring.
+ * per-thread data: histograms, allocation samples, SPANPROF=sample's time outside spans, the
+ * trace ring and the cost budget's reading of the thread's CPU time.
  */
 #include <string.h>
 
+#include "collect/budget.h"
 #include "collect/collect.h"
 #include "collect/trace_ring.h"
 
@@ -21,6 +22,8 @@ int spanprof__collect_thread_merge(struct spanprof__thread *group, struct spanpr
     if (spanprof__collect.sample_hz)
         spanprof__sample_thread_merge(group, t); /* its samples outside every span */
     spanprof__trace_retire(t);
+    if (spanprof__budget.percent > 0)
+        spanprof__budget_thread_ended(t);
     return keep_nodes;
 }
 

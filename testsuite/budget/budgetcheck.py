@@ -16,9 +16,13 @@ if b is None:
     print("budget: none in the profile")
 else:
     print(f"budget: {b['percent']:g}%, a call's cost measured: {'yes' if b['call_ns'] > 0 else 'no'}")
+    share = b["last_share_percent"]
+    print(f"budget: the last tick's share under 50 %: {'yes' if share < 50 else f'no ({share:.1f} %)'}")
     if d.get("mode") == "sample":
         print(f"budget: the sampler's time counted: {'yes' if b.get('sampler_cpu_ns', 0) > 0 else 'no'}")
 lead = "lookup" in own  # budgeted.c's "lead" rounds
+# The calls the program made of each span it counts: work() and medium() once a round.
+program_calls = dict(own, work=own["rounds"], medium=own["rounds"])
 for name in ("tiny", "marked", "work", "medium") + (("lookup",) if lead else ()):
     s = spans.get(name)
     if s is None:
@@ -29,14 +33,13 @@ for name in ("tiny", "marked", "work", "medium") + (("lookup",) if lead else ())
     if not off:
         continue
     print(f"{name}: calls < the program's (a lower bound): "
-          f"{'yes' if 0 < s['calls'] < own[name] else 'no'}")
+          f"{'yes' if 0 < s['calls'] < program_calls[name] else 'no'}")
     print(f"{name}: fully off (off_s after at_s): "
           f"{'yes' if off.get('off_s', 0) > off['at_s'] else 'no'}")
     if d.get("clock") != "none" and d.get("mode") != "sample":
         print(f"{name}: mean below 1 us when switched off: {'yes' if 0 < off['mean_ns'] < 1000 else 'no'}")
-rounds = own["rounds"]
-for name, want in (("marked", own["marked"]), ("work", rounds), ("medium", rounds)) + \
-        ((("lookup", own["lookup"]),) if lead else ()):
+for name in ("marked", "work", "medium") + (("lookup",) if lead else ()):
+    want = program_calls[name]
     got = spans.get(name, {}).get("calls")
     print(f"{name}: calls as the program counted: {'yes' if got == want else f'no ({got} != {want})'}")
 chain = ["leaf"] + [f"chain{i}" for i in range(16)]

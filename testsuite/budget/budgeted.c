@@ -13,7 +13,10 @@
  * share of their own time, but that together fit in it once tiny() is off — a span a profile of
  * the run is read by.
  *
- * usage: budgeted SECONDS [THREADS [lead]]
+ * With "rest", the program sleeps 0.2 s once its other threads have ended: the budget's last tick
+ * then comes after they ended, and has to count the time they spent since the tick before.
+ *
+ * usage: budgeted SECONDS [THREADS [lead|rest]]
  * Prints the calls the program made itself: "rounds N", "tiny N", "marked N" (and with lead,
  * "lookup N"). */
 #include <pthread.h>
@@ -151,6 +154,8 @@ int main(int argc, char **argv)
     worker(NULL);
     for (int i = 1; i < threads && i < 16; i++)
         pthread_join(t[i], NULL);
+    if (argc > 3 && !strcmp(argv[3], "rest"))
+        nanosleep(&(struct timespec){0, 200000000}, NULL);
     printf("rounds %ld\ntiny %ld\nmarked %ld\n", rounds_done, rounds_done * per_round,
            rounds_done * ((per_round + 63) / 64));
     if (lead)
