@@ -2,8 +2,7 @@
 # run.sh — SPANPROF_BUDGET: builds budgeted.c whole-program with every function a span and runs
 # it for 2 s (sample: 4 s) under a 5 % budget.  budgetcheck.py compares the JSON profile with the
 # program's own counts and the runtime's share at the last tick; the summary printed per case is
-# free of times and compared with
-# CASE.expected.
+# free of times and compared with CASE.expected.
 #   exact     tiny() is switched off (and then fully off), its count a lower bound; the
 #             attribute-marked span and the long spans are not, their counts exact; no stack
 #             under tiny, no anomaly; at least half of the chain, whose spans are each within
