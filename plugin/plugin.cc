@@ -126,6 +126,19 @@ define_macro (void *event_data, void *user_data)
   spanplugin_cpp_define ("__SPANPROF__=1");
 }
 
+/* PASS inserted at POS of the first instance of the pass named REFERENCE. */
+static void
+add_pass (const char *plugin, opt_pass *pass, const char *reference,
+          enum pass_positioning_ops pos)
+{
+  struct register_pass_info info;
+  info.pass = pass;
+  info.reference_pass_name = reference;
+  info.ref_pass_instance_number = 1;
+  info.pos_op = pos;
+  register_callback (plugin, PLUGIN_PASS_MANAGER_SETUP, NULL, &info);
+}
+
 int
 plugin_init (struct plugin_name_args *info, struct plugin_gcc_version *version)
 {
@@ -151,27 +164,11 @@ plugin_init (struct plugin_name_args *info, struct plugin_gcc_version *version)
                      const_cast<ggc_root_tab *> (spanplugin_split_roots));
   register_callback (name, PLUGIN_ATTRIBUTES, spanplugin_register_attributes, NULL);
 
-  struct register_pass_info pass_info;
-  pass_info.pass = spanplugin_make_pass (g);
-  pass_info.reference_pass_name = "lower";
-  pass_info.ref_pass_instance_number = 1;
-  pass_info.pos_op = PASS_POS_INSERT_BEFORE;
-  register_callback (name, PLUGIN_PASS_MANAGER_SETUP, NULL, &pass_info);
-
+  add_pass (name, spanplugin_make_pass (g), "lower", PASS_POS_INSERT_BEFORE);
   /* The inline path written out after every GIMPLE optimisation and late warning (inline.cc). */
-  struct register_pass_info late_info;
-  late_info.pass = spanplugin_make_inline_pass (g);
-  late_info.reference_pass_name = SPANPLUGIN_LATE_PASS_AFTER;
-  late_info.ref_pass_instance_number = 1;
-  late_info.pos_op = PASS_POS_INSERT_AFTER;
-  register_callback (name, PLUGIN_PASS_MANAGER_SETUP, NULL, &late_info);
-
-  struct register_pass_info split_info;
-  split_info.pass = spanplugin_make_split_pass (g);
-  split_info.reference_pass_name = "visibility";
-  split_info.ref_pass_instance_number = 1;
-  split_info.pos_op = PASS_POS_INSERT_AFTER;
-  register_callback (name, PLUGIN_PASS_MANAGER_SETUP, NULL, &split_info);
+  add_pass (name, spanplugin_make_inline_pass (g), SPANPLUGIN_LATE_PASS_AFTER,
+            PASS_POS_INSERT_AFTER);
+  add_pass (name, spanplugin_make_split_pass (g), "visibility", PASS_POS_INSERT_AFTER);
 
   /* __SPANPROF__: PLUGIN_PRAGMAS is the first event at which cpplib is ready (earlier, in
    * plugin_init, cpp_define crashes).  It fires in cc1/cc1plus also for -E, before the built-in
