@@ -243,11 +243,12 @@ void spanprof__budget_tick(void)
                                   ns_per_tick /
                                   (double)(sums[i].calls - sums[i].last_calls);
     double limit = b->percent / 100 * (double)spent;
-    /* A tick over which the program's threads hardly ran (the process's clock, which counts a
-     * thread on another CPU late, let it come) tells nothing of the share or of the spans: over
-     * the runtime's own time alone the share was 100 %, the profile's figure once the program's
-     * threads had ended. */
-    int measured = threads_ns >= SPANPROF__BUDGET_MIN_CPU_NS;
+    /* A tick whose threads' clocks saw under half of MIN_CPU_NS tells nothing of the share or
+     * of the spans.  The process's clock let it come: it counts a thread on another CPU late,
+     * after the threads' own clocks had given that time to the tick before.  Over the runtime's
+     * own time alone the share was 100 %, the profile's figure once the program's threads had
+     * ended. */
+    int measured = spent >= SPANPROF__BUDGET_MIN_CPU_NS / 2;
     if (measured)
         b->last_share = (cost + own) / (double)spent;
     /* While the calls are over (the threads' time stays whatever goes; a budget they use up is
