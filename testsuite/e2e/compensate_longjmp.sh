@@ -7,10 +7,11 @@
 #   activation left "request;parse 0" and, on a machine measuring 18-21 ns a call, both spans at
 #   0), and each span's total and self time the same in the JSON, in the folded stacks, and in
 #   `spanprof report` of either (within their rounding).  pprof is compared too when go is there.
-#   Then nine compensated runs of 20,000 requests and nine with SPANPROF_COMPENSATE=0, each
+#   Then fifteen compensated runs of 5,000 requests and fifteen with SPANPROF_COMPENSATE=0, each
 #   figure from each stack's lowest value over the runs: compensated, not above the
-#   uncompensated figure, nor below it less the whole measured cost of every call it holds (20 %
-#   of it allowed either way: the runs are separate, and a busy machine slows some throughout).
+#   uncompensated figure, nor below it less the whole measured cost of every call it holds (the
+#   runs are separate, and a busy machine slows some throughout: 50 % of it allowed above, 20 %
+#   below; compensation that added the calls' cost instead would more than double the figures).
 # Environment: CC, PLUGIN, INCLUDE_DIR, LIBDIR, PROFDUMP, TOOL (the spanprof command), GO.
 # shellcheck source=testsuite/lib.sh
 . "$(dirname "$0")/../lib.sh"
@@ -92,23 +93,26 @@ else
     skip "compensate_longjmp: pprof (no go to read it)"
 fi
 
-# Nine runs each way, alternating, of 20,000 requests each: short enough for some to run
-# between two preemptions on a busy machine.  Noise only adds time, so each stack's lowest value
-# over the runs is taken, then added up into the figures.  A figure can lose at most the whole
-# cost of the calls it holds: a total its own and those below it (all of them here), a self time
-# its own and its children's.
+# Fifteen runs each way, alternating, of 5,000 requests each (about a millisecond): short
+# enough for most to run between two preemptions on a busy machine (runs of 20,000, 4 ms, beside
+# four busy loops were preempted nearly all, and their lowest figures still differed by a third
+# from one set of runs to the next).  Noise only adds time, so each stack's lowest value over the
+# runs is taken, then added up into the figures.  A figure can lose at most the whole cost of
+# the calls it holds: a total its own and those below it (all of them here: 9 a request for
+# request, 8 for parse), a self time its own and its children's (2 and 15).
+requests=5000
 : >"$dir/runs"
-for i in 1 2 3 4 5 6 7 8 9; do
+for i in 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15; do
     for mode in 1 0; do
         (cd "$dir" && env SPANPROF_COMPENSATE=$mode SPANPROF_JSON=r.json SPANPROF_FOLDED=r.folded \
-            ./prog 20000 >/dev/null) || fail "compensate_longjmp: a run of 20,000 requests failed"
+            ./prog $requests >/dev/null) || fail "compensate_longjmp: a run of $requests requests failed"
         c=$("$PROFDUMP" --compensation "$dir/r.json" | sed -n 's/^call_ns=\([0-9.]*\).*/\1/p')
         awk -v m=$mode -v c="${c:-0}" '{ print m, $1, $2, c }' "$dir/r.folded" >>"$dir/runs"
     done
 done
-awk '
-    BEGIN { calls["request", "total"] = 180000; calls["parse", "total"] = 160000
-            calls["request", "self"] = 40000; calls["parse", "self"] = 300000 }
+awk -v n=$requests '
+    BEGIN { calls["request", "total"] = 9 * n; calls["parse", "total"] = 8 * n
+            calls["request", "self"] = 2 * n; calls["parse", "self"] = 15 * n }
     { k = $1 SUBSEP $2; if (!(k in low) || $3 < low[k]) low[k] = $3; if ($1 && $4 > call) call = $4 }
     END { bad = 0
       for (k in low) { split(k, p, SUBSEP); t = p[1] ? "c" : "u"; n = split(p[2], f, ";")
@@ -117,7 +121,7 @@ awk '
       for (key in calls) { split(key, p, SUBSEP)
         c = m["c", p[1], p[2]]; u = m["u", p[1], p[2]]; lowest = u - calls[p[1], p[2]] * call
         printf "  %s %s: compensated %d, uncompensated %d, lowest allowed %d\n", p[1], p[2], c, u, lowest
-        if (c > u * 1.2 || c < lowest - u * 0.2) bad = 1 }
+        if (c > u * 1.5 || c < lowest - u * 0.2) bad = 1 }
       exit bad }' "$dir/runs" >"$dir/bounds"
 result $? "compensate_longjmp: compensated times at most the uncompensated ones, at least those less every call's cost"
 cat "$dir/bounds"
