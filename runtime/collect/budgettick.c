@@ -279,13 +279,13 @@ void spanprof__budget_tick(void)
 void spanprof__budget_tick_restart(uint64_t cpu_ns, uint64_t own_ns, uint64_t mono_ns,
                                    pid_t tid)
 {
+    spanprof__lock(); /* threads may be ending: they read these */
     start_tid = tid;
     start_tid_ns = tid ? spanprof__thread_cpu_ns(tid) : 0;
     start_tid_ns = start_tid_ns == UINT64_MAX ? 0 : start_tid_ns;
-    start_cpu_ns = tick_cpu_ns = cpu_ns;
-    spanprof__lock(); /* threads may be ending */
     ended_ns = 0;
     spanprof__unlock();
+    start_cpu_ns = tick_cpu_ns = cpu_ns;
     start_own_ns = tick_own_ns = own_ns;
     tick_mono_ns = mono_ns;
     for (size_t i = 0; i < spanprof__budget_nsums; i++) {
