@@ -26,7 +26,10 @@
  * state first, on SSA form and the CFG: the call itself stays as the way to the runtime, on the
  * rare branches.  Where that pass does not run (-flto without the plugin at link time) the calls
  * stay calls, to the same runtime entry points, and record the same: only slower (and the exit's
- * call is made with recording off too).
+ * call is made with recording off too).  With inline-copies=0 the pass leaves the copies GCC
+ * inlined into other functions as calls too, the exit's given only its guard: each copy of the
+ * inline code adds some hundreds of bytes for GCC's later passes to compile (zstd's -all build:
+ * BENCHMARKS.md).
  *
  * Only for 64-bit pointers (the offsets) on x86-64 (`lea` names the entering code, rdtsc times,
  * a plain `addq` counts, signal-atomically) and aarch64 (`adr`, isb + mrs cntvct_el0, the
@@ -627,6 +630,26 @@ add_pop (emitter &e, tree site_addr, tree cfa_int, tree now)
   add_charge_pop (e, t, f, node, now);
 }
 
+/* The exit's guard, in place of the exit call of SITE (E open on it): the patch point first
+ * (patch.cc: a jump to the test, a no-op past it once OFF), then past the call when the state,
+ * read afresh and returned, is OFF. */
+static tree
+add_exit_guard (emitter &e, tree site)
+{
+  if (spanplugin_patch_possible ())
+    {
+      basic_block guard = e.new_block ();
+      e.add (spanplugin_build_patch_point (site, gimple_block_label (guard)));
+      make_edge (e.bb, guard, 0)->probability = profile_probability::unlikely ();
+      make_edge (e.bb, e.done_bb, EDGE_FALLTHRU)->probability = profile_probability::likely ();
+      e.enter (guard);
+    }
+  tree state = load_state (e, site);
+  e.branch_if (EQ_EXPR, state, state_const (state, SPANPROF_STATE_OFF), e.done_bb,
+               profile_probability::even ());
+  return state;
+}
+
 /* The inline exit, in place of CALL = __spanprof_exit (&SITE, cfa) (E open on it), with the
  * guard instrument.cc writes for the calls (a relaxed atomic load of the state, read afresh):
  *
@@ -651,18 +674,7 @@ static void
 expand_exit (emitter &e, gcall *call, tree site)
 {
   tree site_addr = gimple_call_arg (call, 0);
-  if (spanplugin_patch_possible ())
-    {
-      /* The patch point first (patch.cc): a jump to the test, a no-op past it once OFF. */
-      basic_block guard = e.new_block ();
-      e.add (spanplugin_build_patch_point (site, gimple_block_label (guard)));
-      make_edge (e.bb, guard, 0)->probability = profile_probability::unlikely ();
-      make_edge (e.bb, e.done_bb, EDGE_FALLTHRU)->probability = profile_probability::likely ();
-      e.enter (guard);
-    }
-  tree state = load_state (e, site);
-  e.branch_if (EQ_EXPR, state, state_const (state, SPANPROF_STATE_OFF), e.done_bb,
-               profile_probability::even ());
+  tree state = add_exit_guard (e, site);
   tree cfa_int = e.let_conv (pointer_sized_int_node, gimple_call_arg (call, 1), "spanprof_cfa");
   basic_block counting = e.new_block (), other = e.new_block ();
   e.branch (EQ_EXPR, state, state_const (state, SPANPROF_STATE_COUNT), counting, other,
@@ -833,6 +845,17 @@ open_on (emitter &e, gcall *call)
   return true;
 }
 
+/* Whether STMT came into this function with an inlined copy of another (its block is inside
+ * one of an inlined function's outer scope). */
+static bool
+in_inlined_copy (gimple *stmt)
+{
+  for (tree b = gimple_block (stmt); b && TREE_CODE (b) == BLOCK; b = BLOCK_SUPERCONTEXT (b))
+    if (inlined_function_outer_scope_p (b))
+      return true;
+  return false;
+}
+
 struct marker_call
 {
   gcall *call;
@@ -890,11 +913,21 @@ inline_pass::execute (function *fun)
   cgraph_node *node = cgraph_node::get (fun->decl);
   for (marker_call &m : markers)
     {
+      /* inline-copies=0: a copy inlined into this function keeps its calls, the enter's behind
+       * instrument.cc's guard, the exit's behind the guard added here. */
+      bool calls = !spanplugin_opts.inline_copies && in_inlined_copy (m.call);
+      if (calls && m.kind == ENTER_MARKER)
+        continue;
       emitter e;
       e.node = node;
       if (!open_on (e, m.call))
         continue;
-      if (m.kind == ENTER_MARKER)
+      if (calls)
+        {
+          add_exit_guard (e, m.site);
+          make_single_succ_edge (e.bb, e.call_bb, EDGE_FALLTHRU);
+        }
+      else if (m.kind == ENTER_MARKER)
         expand_enter (e, m.call, m.state ? m.state : load_state (e, m.site));
       else
         expand_exit (e, m.call, m.site);

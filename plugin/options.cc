@@ -138,6 +138,7 @@ spanplugin_parse_options (const struct plugin_name_args *info)
   spanplugin_opts.inline_path = 1;
   spanplugin_opts.patch = true;
   spanplugin_opts.split = true;
+  spanplugin_opts.inline_copies = true;
 
   for (int i = 0; i < info->argc; i++)
     {
@@ -204,11 +205,14 @@ spanplugin_parse_options (const struct plugin_name_args *info)
               ok = false;
             }
         }
-      else if (strcmp (key, "patch") == 0 || strcmp (key, "split") == 0)
+      else if (strcmp (key, "patch") == 0 || strcmp (key, "split") == 0
+               || strcmp (key, "inline-copies") == 0)
         {
           const char *v = arg->value ? arg->value : "";
           if (strcmp (v, "0") == 0 || strcmp (v, "1") == 0)
-            *(strcmp (key, "patch") == 0 ? &spanplugin_opts.patch : &spanplugin_opts.split)
+            *(strcmp (key, "patch") == 0   ? &spanplugin_opts.patch
+              : strcmp (key, "split") == 0 ? &spanplugin_opts.split
+                                           : &spanplugin_opts.inline_copies)
               = v[0] == '1';
           else
             {

@@ -49,6 +49,12 @@
  *                          Either way the objects need the runtime at link time, and one of
  *                          another layout fails the link (spanprof.h, section 5).  0: calls
  *                          only, to weak hooks, so the objects link without the runtime.
+ *   inline-copies=0|1      1 (the default): the copies of a span that GCC inlined into other
+ *                          functions carry its inline path too.  0: they call the runtime from
+ *                          behind the same guards (patch point, test of the state), so recording
+ *                          off costs what it did and recording costs a call at each end of them;
+ *                          the function's own body keeps the inline path.  Far less code to
+ *                          compile where many spans are inlined (inline.cc).
  *   patch=0|1              1 (the default, where the inline path is on): a jump in front of
  *                          each span's enter and exit guards, listed in a note, which the
  *                          runtime turns into a no-op once the span is off for good (patch.cc,

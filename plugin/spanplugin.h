@@ -45,6 +45,9 @@ struct spanplugin_options
                              * inline (inline.cc), smaller ones by calls; SPANPLUGIN_INLINE_ALL,
                              * every span inline; 0: calls to weak hooks only, objects link
                              * without the runtime */
+  bool inline_copies;       /* inline-copies=0|1: 1 (the default), copies of a span GCC
+                             * inlined into other functions get the inline path too; 0, their
+                             * guarded calls (inline.cc) */
   bool split;               /* split=0|1: 1 (the default, with patch points), the recording
                              * body in a clone of the function (split.cc) */
   bool patch;               /* patch=0|1: 1 (the default), patch points in front of the

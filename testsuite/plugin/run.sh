@@ -12,13 +12,14 @@
 # Environment: CC, CXX, PLUGIN, INCLUDE_DIR, LIBDIR (holds libspanprof.so), PROFDUMP.
 # Optional: ONLY="a b" to run only those samples; REGEN=1 to rewrite the expected files from the
 # gcc -O0 build (the other builds are compared with it), see ../lib.sh; LEVELS="O0 O2" to build
-# only at those levels; SAMPLE_CFLAGS: more compiler flags (e.g. sanitizers).
+# only at those levels; SAMPLE_CFLAGS: more compiler flags (e.g. sanitizers); PLUGIN_ARGS: more
+# plugin options (inline-copies=0: the same expected files).
 # A sample may carry lines:  /* test-env: VAR=VALUE ... */   extra environment for the run
 #                            /* test: c-only */               not compiled as C++
 # shellcheck source=testsuite/lib.sh
 . "$(dirname "$0")/../lib.sh"
 make_work_dir
-SAMPLE_PLUGIN_ARGS=-fplugin-arg-spanplugin-inline=all
+SAMPLE_PLUGIN_ARGS="-fplugin-arg-spanplugin-inline=all ${PLUGIN_ARGS:-}"
 
 # Prints the normalised result of one run in directory $1 whose main process had pid $2.
 describe_run() {
@@ -71,4 +72,34 @@ test_sample() {
 }
 
 for_each_test test_sample c cc
+
+# inline-copies=0: at -O2 GCC inlines inline_static.c's scale() and square() into main (with
+# off-copy=0, so that their recording bodies stay in them rather than in clones of their own).
+# By default their inline path comes along, so main reads the clock itself; with the option
+# main calls the runtime for them instead (and records the same: check-plugin runs the samples
+# so too).
+clock_reads_in_main() {
+    "${CC%gcc*}objdump" -d --no-show-raw-insn "$1" |
+        awk '/^[0-9a-f]+ <main>:/ { inside = 1; next } /^$/ { inside = 0 }
+             inside && /rdtsc|cntvct_el0/ { n++ } END { print n + 0 }'
+}
+if [ -z "${PLUGIN_ARGS:-}" ] && selected inline_static; then
+    copies=""
+    for option in "" -fplugin-arg-spanplugin-inline-copies=0; do
+        cmd="$CC -O2 -fplugin=$PLUGIN -fplugin-arg-spanplugin-inline=all -fplugin-arg-spanplugin-off-copy=0 $option -I$INCLUDE_DIR $here/inline_static.c -o $work/copies -L$LIBDIR -Wl,--no-as-needed -lspanprof -Wl,-rpath,$LIBDIR"
+        # shellcheck disable=SC2086 # a word list
+        if ! $cmd >"$work/copies.log" 2>&1; then
+            copies="$copies failed"
+            break
+        fi
+        copies="$copies $(clock_reads_in_main "$work/copies")"
+    done
+    set -- $copies
+    if [ "$#" -eq 2 ] && [ "$1" -gt 0 ] && [ "$2" -eq 0 ]; then
+        pass "inline-copies=0: main reads the clock in $1 places by default, in none with the option"
+    else
+        fail "inline-copies=0: clock reads in main by default and with the option:$copies (want some, then none)"
+        sed 's/^/  | /' "$work/copies.log"
+    fi
+fi
 summary
