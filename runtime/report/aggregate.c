@@ -223,13 +223,17 @@ static int agg_pre(struct spanprof__node *n, size_t depth, void *ctx)
     s->calls += __atomic_load_n(&n->calls, __ATOMIC_RELAXED);
     uint64_t self = spanprof__view_self(a->v, n);
     s->self += self;
+    if (a->v->compensate)
+        s->recorded_self += spanprof__node_self(n);
     if (a->v->sample_hz)
         s->cpu_self += __atomic_load_n(&spanprof__sample_of(n)->cpu_ns, __ATOMIC_RELAXED);
     /* Only the outermost activation of a site on a stack adds to its inclusive total. */
     if (a->v->compensate && !below_enter(a, depth, self, s->active == 0))
         return 0;
     if (s->active == 0) {
-        if (!a->v->compensate)
+        if (a->v->compensate)
+            s->recorded_total += spanprof__view_total(a->v, n);
+        else
             s->total += spanprof__view_total(a->v, n);
         if (a->v->sample_hz) {
             s->cpu_total += spanprof__sample_of(n)->cpu_incl;
@@ -264,6 +268,8 @@ static size_t merge_twins(struct spanprof__site_stats *st, size_t n)
             d->calls += st[i].calls;
             d->total += st[i].total;
             d->self += st[i].self;
+            d->recorded_total += st[i].recorded_total;
+            d->recorded_self += st[i].recorded_self;
             if (st[i].max_depth > d->max_depth)
                 d->max_depth = st[i].max_depth;
             continue;

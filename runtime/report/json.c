@@ -7,7 +7,8 @@
  *   "compensation": { "call_ns": X, "inside_ns": Y },   exact times with SPANPROF_COMPENSATE on:
  *              what one span call costs (calibrate.c) and the part of it inside the call's own
  *              window; total_ns and self_ns have it taken out (of an abandoned call, only what
- *              its enter cost)
+ *              its enter cost), each span's recorded_total_ns and recorded_self_ns are the
+ *              two as recorded
  *                "measured_call_ns": Z   also, when the recorded times showed that the program's
  *              calls cost less than measured: X and Y were lowered to what they allow (aggregate.c)
  *   "compensation": { "failed": "REASON" },   instead, when that cost could not be measured:
@@ -24,7 +25,7 @@
  *              the spans switched off; each span a plugin option
  *              chose then says "by_option": true (only those may be switched off)
  *   "spans": [ { "name", "file", "line", "last_line", "calls", "total_ns", "self_ns",
- *                "max_depth",
+ *                "max_depth", "recorded_total_ns", "recorded_self_ns",
  *                "cpu_total_ns", "cpu_self_ns", "samples",
  *                "switched_off": { "at_s", "mean_ns", "off_s" } } ],   sorted by name,
  *              file, line; cpu_*_ns and samples only with SPANPROF=sample; switched_off for a
@@ -211,6 +212,12 @@ json_object *spanprof__json_build(const struct spanprof__view *v, const struct s
         json_object_object_add(js, "total_ns", spanprof__json_u64(spanprof__ticks_to_ns(v, st[i].total)));
         json_object_object_add(js, "self_ns", spanprof__json_u64(spanprof__ticks_to_ns(v, st[i].self)));
         json_object_object_add(js, "max_depth", spanprof__json_u64(st[i].max_depth));
+        if (v->compensate) {
+            json_object_object_add(js, "recorded_total_ns",
+                                   spanprof__json_u64(spanprof__ticks_to_ns(v, st[i].recorded_total)));
+            json_object_object_add(js, "recorded_self_ns",
+                                   spanprof__json_u64(spanprof__ticks_to_ns(v, st[i].recorded_self)));
+        }
         if (v->sample_hz) {
             json_object_object_add(js, "cpu_total_ns", spanprof__json_u64(st[i].cpu_total));
             json_object_object_add(js, "cpu_self_ns", spanprof__json_u64(st[i].cpu_self));

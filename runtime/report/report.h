@@ -119,6 +119,8 @@ struct spanprof__site_stats {
     uint64_t cpu_total, cpu_self, samples; /* SPANPROF=sample: sampled CPU ns (total as total
                                             * is), and the samples behind total */
     uint64_t max_depth; /* deepest recursion of this site on one stack */
+    uint64_t recorded_total, recorded_self; /* compensated views: total and self as recorded,
+                                             * before compensation (ticks) */
     uint64_t active;    /* walk state */
 };
 struct spanprof__anomalies {

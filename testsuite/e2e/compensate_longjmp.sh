@@ -7,11 +7,10 @@
 #   activation left "request;parse 0" and, on a machine measuring 18-21 ns a call, both spans at
 #   0), and each span's total and self time the same in the JSON, in the folded stacks, and in
 #   `spanprof report` of either (within their rounding).  pprof is compared too when go is there.
-#   Then fifteen compensated runs of 5,000 requests and fifteen with SPANPROF_COMPENSATE=0, each
-#   figure from each stack's lowest value over the runs: compensated, not above the
-#   uncompensated figure, nor below it less the whole measured cost of every call it holds (the
-#   runs are separate, and a busy machine slows some throughout: 50 % of it allowed above, 20 %
-#   below; compensation that added the calls' cost instead would more than double the figures).
+#   Then, from the same JSON's times as recorded ("recorded_total_ns", "recorded_self_ns"), what
+#   compensation took out of each span's total and self time: within what the calls each holds
+#   cost (the run's own measured call_ns), and from request's self at least its own calls' inside
+#   part.  One run's figures against each other: no second run whose machine was busier.
 # Environment: CC, PLUGIN, INCLUDE_DIR, LIBDIR, PROFDUMP, TOOL (the spanprof command), GO.
 # shellcheck source=testsuite/lib.sh
 . "$(dirname "$0")/../lib.sh"
@@ -93,36 +92,28 @@ else
     skip "compensate_longjmp: pprof (no go to read it)"
 fi
 
-# Fifteen runs each way, alternating, of 5,000 requests each (about a millisecond): short
-# enough for most to run between two preemptions on a busy machine (runs of 20,000, 4 ms, beside
-# four busy loops were preempted nearly all, and their lowest figures still differed by a third
-# from one set of runs to the next).  Noise only adds time, so each stack's lowest value over the
-# runs is taken, then added up into the figures.  A figure can lose at most the whole cost of
-# the calls it holds: a total its own and those below it (all of them here: 9 a request for
-# request, 8 for parse), a self time its own and its children's (2 and 15).
-requests=5000
-: >"$dir/runs"
-for i in 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15; do
-    for mode in 1 0; do
-        (cd "$dir" && env SPANPROF_COMPENSATE=$mode SPANPROF_JSON=r.json SPANPROF_FOLDED=r.folded \
-            ./prog $requests >/dev/null) || fail "compensate_longjmp: a run of $requests requests failed"
-        c=$("$PROFDUMP" --compensation "$dir/r.json" | sed -n 's/^call_ns=\([0-9.]*\).*/\1/p')
-        awk -v m=$mode -v c="${c:-0}" '{ print m, $1, $2, c }' "$dir/r.folded" >>"$dir/runs"
-    done
-done
-awk -v n=$requests '
-    BEGIN { calls["request", "total"] = 9 * n; calls["parse", "total"] = 8 * n
-            calls["request", "self"] = 2 * n; calls["parse", "self"] = 15 * n }
-    { k = $1 SUBSEP $2; if (!(k in low) || $3 < low[k]) low[k] = $3; if ($1 && $4 > call) call = $4 }
-    END { bad = 0
-      for (k in low) { split(k, p, SUBSEP); t = p[1] ? "c" : "u"; n = split(p[2], f, ";")
-        m[t, "request", "total"] += low[k]; if (n == 1) m[t, "request", "self"] += low[k]
-        if (f[n] == "parse") { m[t, "parse", "total"] += low[k]; m[t, "parse", "self"] += low[k] } }
-      for (key in calls) { split(key, p, SUBSEP)
-        c = m["c", p[1], p[2]]; u = m["u", p[1], p[2]]; lowest = u - calls[p[1], p[2]] * call
-        printf "  %s %s: compensated %d, uncompensated %d, lowest allowed %d\n", p[1], p[2], c, u, lowest
-        if (c > u * 1.5 || c < lowest - u * 0.2) bad = 1 }
-      exit bad }' "$dir/runs" >"$dir/bounds"
-result $? "compensate_longjmp: compensated times at most the uncompensated ones, at least those less every call's cost"
+# What compensation took out of each figure, from the same run's JSON (its times as recorded
+# beside the compensated ones, so no second run and no machine noise): never negative, never
+# more than the whole measured cost of the calls the figure holds (a total its own and those
+# below it: 9 a request for request, 8 for parse; a self time its own and its children's: 2
+# and 15), and out of request's self time at least the inside part of its own calls, whose
+# exits all ran (compensation that took nothing, or added the cost, fails here).  Each figure
+# is rounded to the ns apart: 2 ns of room.
+requests=200000
+set -- $("$PROFDUMP" --compensation "$dir/p.json" | sed -n 's/^call_ns=\([0-9.]*\) inside_ns=\([0-9.]*\).*/\1 \2/p')
+call=${1:-0} inside=${2:-0}
+"$PROFDUMP" --times "$dir/p.json" | awk -v n=$requests -v call="$call" -v inside="$inside" '
+    BEGIN { held["request", "total"] = 9; held["parse", "total"] = 8
+            held["request", "self"] = 2; held["parse", "self"] = 15 }
+    { for (i = 2; i <= NF; i++) { split($i, kv, "="); f[$1, kv[1]] = kv[2] } }
+    END { bad = call <= 0
+      for (k in held) { split(k, p, SUBSEP)
+        got = f[p[1], p[2] "_ns"]; rec = f[p[1], "recorded_" p[2] "_ns"]
+        most = held[k] * n * call + 2; least = (k == "request" SUBSEP "self") ? n * inside - 2 : 0
+        printf "  %s %s: %d ns as recorded, %d compensated, %d taken out (allowed %.0f to %.0f)\n",
+               p[1], p[2], rec, got, rec - got, least, most
+        if (rec == "" || rec - got > most || rec - got < least) bad = 1 }
+      exit bad }' >"$dir/bounds"
+result $? "compensate_longjmp: taken out of each time, at most what its calls cost, out of request's self at least its own calls' inside part (call_ns $call, inside_ns $inside)"
 cat "$dir/bounds"
 finish

@@ -17,8 +17,8 @@
  *   latency NAME                 when p50_ns..max_ns are present (checked p50<=p90<=p99<=max)
  *   cpu NAME                     when cpu_ns is present (SPANPROF_CPU=1)
  * With --times, only the times, for a test that computes with them (shares of a run):
- *   NAME total_ns=N self_ns=N [cpu_total_ns=N cpu_self_ns=N samples=N] [cpu_ns=N]   in the
- *   JSON's order
+ *   NAME total_ns=N self_ns=N [cpu_total_ns=N cpu_self_ns=N samples=N] [cpu_ns=N]
+ *   [recorded_total_ns=N recorded_self_ns=N]   in the JSON's order
  * With --live, a live snapshot's JSON part (live/protocol.h): what dump_json prints, then
  *   live pid=N seq=N exe=BASENAME host=set|empty start_unix_ns=set|missing
  *   histogram NAME count=N       per span with one (buckets ascending, their counts summing to N)
@@ -282,7 +282,8 @@ static void dump_times(const char *path)
         exit(1);
     }
     static const char *const keys[] = {"total_ns", "self_ns", "cpu_total_ns", "cpu_self_ns",
-                                       "samples", "cpu_ns"};
+                                       "samples", "cpu_ns", "recorded_total_ns",
+                                       "recorded_self_ns"};
     for (size_t i = 0; i < json_object_array_length(spans); i++) {
         json_object *span = json_object_array_get_idx(spans, i), *name;
         if (!json_object_object_get_ex(span, "name", &name))

@@ -75,6 +75,12 @@ START_TEST(abandoned_calls_lose_only_their_enter)
     ck_assert_uint_eq(sr->total, 783);
     ck_assert_uint_eq(sr->self, 165);
     ck_assert_uint_eq(stats_of(st, n, &s_x)->total, 68);
+    /* And as recorded: the outermost parse's total, both parses' self times. */
+    ck_assert_uint_eq(sp->recorded_total, 600);
+    ck_assert_uint_eq(sp->recorded_self, 600);
+    ck_assert_uint_eq(sr->recorded_total, 1000);
+    ck_assert_uint_eq(sr->recorded_self, 300);
+    ck_assert_uint_eq(stats_of(st, n, &s_x)->recorded_self, 100);
     free(st);
 }
 END_TEST
@@ -133,6 +139,18 @@ START_TEST(costs_fit_the_recorded_times)
     ck_assert(json_object_object_get_ex(c, "inside_ns", &f) && json_object_get_double(f) == 5);
     ck_assert(json_object_object_get_ex(c, "measured_call_ns", &f) &&
               json_object_get_double(f) == 18);
+    /* Each span's times as compensated, then as recorded (sorted by name: request, x). */
+    static const char *const keys[] = {"total_ns", "self_ns", "recorded_total_ns",
+                                       "recorded_self_ns"};
+    static const int64_t want[2][4] = {{0, 0, 1200, 700}, {0, 0, 500, 500}};
+    json_object *spans;
+    ck_assert(json_object_object_get_ex(o, "spans", &spans));
+    ck_assert_uint_eq(json_object_array_length(spans), 2);
+    for (size_t i = 0; i < 2; i++)
+        for (size_t k = 0; k < 4; k++) {
+            ck_assert(json_object_object_get_ex(json_object_array_get_idx(spans, i), keys[k], &f));
+            ck_assert_int_eq(json_object_get_int64(f), want[i][k]);
+        }
     json_object_put(o);
 }
 END_TEST
@@ -149,6 +167,9 @@ START_TEST(failed_measurement_is_said)
     ck_assert(json_object_object_get_ex(c, "failed", &f));
     ck_assert_str_eq(json_object_get_string(f), v.compensation_failed);
     ck_assert(!json_object_object_get_ex(c, "call_ns", &f));
+    json_object *span = json_object_array_get_idx(json_object_object_get(o, "spans"), 0);
+    ck_assert(json_object_object_get_ex(span, "total_ns", &f) && json_object_get_int64(f) == 100);
+    ck_assert(!json_object_object_get_ex(span, "recorded_total_ns", &f)); /* nothing taken out */
     json_object_put(o);
     /* The write says it once on stderr. */
     spanprof__g.fork_child = 0;

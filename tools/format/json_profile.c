@@ -36,6 +36,8 @@ const struct span_extra_field span_extras[NEXTRA] = {
     [X_CPU_SELF] = { "cpu_self_ns", MERGE_SUM },
     [X_SAMPLES] = { "samples", MERGE_SUM },
     [X_CPU] = { "cpu_ns", MERGE_SUM },                 /* SPANPROF_CPU=1: exact, inclusive */
+    [X_RECORDED_TOTAL] = { "recorded_total_ns", MERGE_SUM }, /* compensated: as recorded */
+    [X_RECORDED_SELF] = { "recorded_self_ns", MERGE_SUM },
 };
 
 static char *dup_string(json_object *o, const char *key)
