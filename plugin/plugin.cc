@@ -35,7 +35,8 @@
  *                          they carried `progress` (same exceptions as `all`), with or without
  *                          a span; each return is a visit.  Works with or without `all`.
  *   off-copy=N             with optimisation on (-O1 and above), a span's function whose body
- *                          has at most N statements (GIMPLE, default SPANPLUGIN_OFF_COPY_DEFAULT)
+ *                          has at most N statements (GIMPLE, default SPANPLUGIN_OFF_COPY_DEFAULT;
+ *                          a call to an always_inline function counts as its body)
  *                          gets a second copy of it that runs while the span is off: the original
  *                          code, without a frame or a lost tail call (offpath.cc).  0: no copy.
  *   inline=0|1|all         1 (the default, on x86-64 and aarch64): a span's enter and exit are
