@@ -24,6 +24,7 @@ enum span_extra {
     X_CPU_TOTAL, X_CPU_SELF, X_SAMPLES, X_CPU, X_RECORDED_TOTAL, X_RECORDED_SELF,
     NEXTRA
 };
+_Static_assert(NEXTRA <= 32, "has_extra holds a bit per optional field");
 struct span_extra_field {
     const char *key;
     enum merge_rule rule;
