@@ -86,7 +86,7 @@ double spanprof__budget_sampled_self(const struct spanprof__node *n)
 /* Room in sums for every site id given out so far; 0 when out of memory. */
 static int sums_fit(void)
 {
-    size_t want = spanprof__g.next_site_id + 64;
+    size_t want = (size_t)__atomic_load_n(&spanprof__g.next_site_id, __ATOMIC_RELAXED) + 64;
     size_t have = spanprof__budget_nsums;
     if (want <= have)
         return 1;
@@ -177,15 +177,15 @@ double spanprof__budget_serve(void)
          * MIN_TICK_S until a tick may choose (a first walk, of small trees, would put the
          * next one far off). */
         double walked = mono_s() - now;
-        b->ticks++;
-        b->tick_ns += (uint64_t)(walked * 1e9);
+        SPANPROF_PUBLISH(b->ticks, b->ticks + 1);
+        SPANPROF_PUBLISH(b->tick_ns, b->tick_ns + (uint64_t)(walked * 1e9));
         tick_s = spanprof__budget_since_start_s() < MIN_TICK_S || !spanprof__budget_leads_known
                      ? 0
                      : walked / WALK_SHARE;
         tick_s = tick_s < MIN_TICK_S ? MIN_TICK_S : tick_s > MAX_TICK_S ? MAX_TICK_S : tick_s;
         next_tick = now + tick_s;
     }
-    b->cpu_ns += spanprof__budget_clock_ns(CLOCK_THREAD_CPUTIME_ID) - cpu0;
+    SPANPROF_PUBLISH(b->cpu_ns, b->cpu_ns + spanprof__budget_clock_ns(CLOCK_THREAD_CPUTIME_ID) - cpu0);
     double next = next_look < next_tick ? next_look : next_tick;
     return next > now ? next - now : 0;
 }

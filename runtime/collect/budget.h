@@ -20,6 +20,8 @@ struct spanprof__budget_off {
     double off_s;
 };
 #define SPANPROF__BUDGET_OFF_MAX 4096
+/* The writer thread updates the counters below with relaxed stores (SPANPROF_PUBLISH), since the
+ * report writers read them (SPANPROF_PEEK) on other threads, with or without the process lock. */
 struct spanprof__budget {
     double percent;    /* SPANPROF_BUDGET; 0: no budget */
     double call_ns;    /* what one span call costs, measured at start-up */

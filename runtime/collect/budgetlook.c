@@ -57,7 +57,9 @@ void spanprof__budget_layout(void)
 }
 
 /* SPANPROF=sample: the sampled wall time of N's subtree, -1 past *NODES nodes. */
-static double subtree_sampled(const struct spanprof__node *n, int *nodes)
+/* Not seen by ThreadSanitizer, as look() below. */
+__attribute__((no_sanitize_thread)) static double subtree_sampled(const struct spanprof__node *n,
+                                                                  int *nodes)
 {
     if (--*nodes < 0)
         return -1;
@@ -72,7 +74,8 @@ static double subtree_sampled(const struct spanprof__node *n, int *nodes)
     return ns;
 }
 
-static void look_children(const struct spanprof__node *n)
+/* Not seen by ThreadSanitizer, as look() below. */
+__attribute__((no_sanitize_thread)) static void look_children(const struct spanprof__node *n)
 {
     for (struct spanprof__node *c = __atomic_load_n(&n->first_child, __ATOMIC_ACQUIRE); c;
          c = c->next_sibling) {
@@ -101,8 +104,14 @@ static void look_children(const struct spanprof__node *n)
     }
 }
 
-/* Under the process lock (a retired thread's nodes are rewound under it). */
-static void look(void)
+/* Under the process lock (a retired thread's nodes are rewound under it).  The frames are read
+ * as they are, while their threads push and pop: the hot path publishes a frame's node with plain
+ * stores (as the sampler reads them, collect/sample_data.c), and a slot written now may read as
+ * its old frame or its new one.  Either is a node its thread built before storing its address,
+ * and every read of it goes through that address, so the reads come after the node's fields
+ * were written; ThreadSanitizer cannot see that order (no release and acquire pair), hence it
+ * does not see these reads. */
+__attribute__((no_sanitize_thread)) static void look(void)
 {
     spanprof__budget.looks = ++looks;
     for (struct spanprof__thread *t = spanprof__g.threads; t; t = t->next) {

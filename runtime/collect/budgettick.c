@@ -249,8 +249,10 @@ void spanprof__budget_tick(void)
      * own time alone the share was 100 %, the profile's figure once the program's threads had
      * ended. */
     int measured = spent >= SPANPROF__BUDGET_MIN_CPU_NS / 2;
-    if (measured)
-        b->last_share = (cost + own) / (double)spent;
+    if (measured) {
+        double share = (cost + own) / (double)spent;
+        __atomic_store(&b->last_share, &share, __ATOMIC_RELAXED);
+    }
     /* While the calls are over (the threads' time stays whatever goes; a budget they use up is
      * not met, and the share says so), the spans called in the tick go in order. */
     size_t n = 0;

@@ -69,7 +69,8 @@ int spanprof__switch_mute(struct spanprof_site *site)
 {
     if (nmuting == MUTING_MAX)
         return -1;
-    muting[nmuting++].site = site; /* clean: cleared when its epoch begins */
+    muting[nmuting].site = site; /* clean: cleared when its epoch begins */
+    SPANPROF_PUBLISH(nmuting, nmuting + 1); /* read unlocked as a hint (spanprof__switch_serve) */
     __atomic_store_n(&site->state, SPANPROF__SITE_MUTED, __ATOMIC_RELEASE);
     epoch_pending = 1;
     return 0;
@@ -175,7 +176,7 @@ size_t spanprof__switch_settle(void)
         else
             __atomic_store_n(&muting[i].site->state, SPANPROF__SITE_OFF, __ATOMIC_RELEASE);
     }
-    nmuting = kept;
+    SPANPROF_PUBLISH(nmuting, kept);
     return kept;
 }
 

@@ -212,8 +212,11 @@ static struct spanprof_site **by_id;
 
 void spanprof__site_give_id(struct spanprof_site *site)
 {
-    if (!spanprof__retire_revive(site)) /* a library loaded again: its old id */
-        site->id = ++spanprof__g.next_site_id;
+    if (!spanprof__retire_revive(site)) { /* a library loaded again: its old id */
+        /* Read unlocked by the cost budget (the room its sums need). */
+        SPANPROF_PUBLISH(spanprof__g.next_site_id, spanprof__g.next_site_id + 1);
+        site->id = spanprof__g.next_site_id;
+    }
     if (!by_id)
         by_id = spanprof__map(SPANPROF_SITE_IDS * sizeof *by_id);
     if (by_id && site->id < SPANPROF_SITE_IDS)

@@ -26,8 +26,12 @@ int spanprof__site_arm(struct spanprof_site *site)
         __atomic_load_n(&site->state, __ATOMIC_ACQUIRE) != SPANPROF__SITE_OFF ||
         !spanprof__flags.recording)
         return 0;
-    if (!switched_on && !(switched_on = spanprof__map(SPANPROF_SITE_IDS)))
-        return 0;
+    if (!switched_on) { /* under the caller's lock; exits read it unlocked */
+        uint8_t *table = spanprof__map(SPANPROF_SITE_IDS);
+        if (!table)
+            return 0;
+        __atomic_store_n(&switched_on, table, __ATOMIC_RELEASE);
+    }
     if (!site->id) /* OFF since start-up (SPANPROF_SPANS): never seen */
         spanprof__site_give_id(site);
     if (site->id >= SPANPROF_SITE_IDS)

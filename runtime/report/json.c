@@ -183,15 +183,16 @@ json_object *spanprof__json_build(const struct spanprof__view *v, const struct s
         json_object_object_add(b, "process_cpu_ns",
                                spanprof__json_u64((uint64_t)cpu.tv_sec * 1000000000u +
                                                   (uint64_t)cpu.tv_nsec));
-        json_object_object_add(b, "looks", spanprof__json_u64(spanprof__budget.looks));
-        json_object_object_add(b, "budget_cpu_ns", spanprof__json_u64(spanprof__budget.cpu_ns));
+        json_object_object_add(b, "looks", spanprof__json_u64(SPANPROF_PEEK(spanprof__budget.looks)));
+        json_object_object_add(b, "budget_cpu_ns", spanprof__json_u64(SPANPROF_PEEK(spanprof__budget.cpu_ns)));
         if (spanprof__collect.sample_hz)
             json_object_object_add(b, "sampler_cpu_ns",
                                    spanprof__json_u64(spanprof__sampler_cpu_ns()));
-        json_object_object_add(b, "ticks", spanprof__json_u64(spanprof__budget.ticks));
-        json_object_object_add(b, "ticks_ns", spanprof__json_u64(spanprof__budget.tick_ns));
-        json_object_object_add(b, "last_share_percent",
-                               json_object_new_double(100 * spanprof__budget.last_share));
+        json_object_object_add(b, "ticks", spanprof__json_u64(SPANPROF_PEEK(spanprof__budget.ticks)));
+        json_object_object_add(b, "ticks_ns", spanprof__json_u64(SPANPROF_PEEK(spanprof__budget.tick_ns)));
+        double share;
+        __atomic_load(&spanprof__budget.last_share, &share, __ATOMIC_RELAXED);
+        json_object_object_add(b, "last_share_percent", json_object_new_double(100 * share));
         json_object_object_add(b, "switched_off", spanprof__json_u64(
                                    __atomic_load_n(&spanprof__budget.noff, __ATOMIC_ACQUIRE)));
         json_object_object_add(o, "budget", b);

@@ -8,7 +8,9 @@
 # profile does not hold every call (compared with NAME.expected).  Then ../patch/switch.c, its
 # spans switched on and off by request 100 times while eight threads call them (built here
 # without patch points: the runtime's state alone switches them): no report, and the calls made
-# while on counted exactly.
+# while on counted exactly.  Then the same program under a cost budget of 1 % (exact, sampled and
+# counting), which switches spans off while the threads call them and the requests switch them
+# back: no report, and the budget switched some off (the profile's "switched_off").
 #
 # Environment: CC (with -fsanitize=thread), PLUGIN, INCLUDE_DIR, LIB (the TSan-built
 # libspanprof.a), RUNTIME_LIBS (the libraries it needs), PROFDUMP.  Optional: ONLY, REGEN
@@ -48,12 +50,15 @@ for prog in flush churn; do
         compare_expected "$prog" "$mode" "$dir/actual" "run: $* $exe"
     done
 done
-if selected switch; then
-    exe="$work/switch"
+exe="$work/switch"
+if selected switch || selected budget; then
     # shellcheck disable=SC2086 # CC and RUNTIME_LIBS are word lists
-    if build switch "$work/switch.build.log" $CC -g -O1 -fplugin="$PLUGIN" \
+    build switch "$work/switch.build.log" $CC -g -O1 -fplugin="$PLUGIN" \
         -fplugin-arg-spanplugin-all -fplugin-arg-spanplugin-min-size=0 -I"$INCLUDE_DIR" \
-        "$here/../patch/switch.c" -o "$exe" -Wl,-u,__spanprof_enter $LIB $RUNTIME_LIBS -pthread; then
+        "$here/../patch/switch.c" -o "$exe" -Wl,-u,__spanprof_enter $LIB $RUNTIME_LIBS -pthread
+fi
+if selected switch; then
+    if [ -x "$exe" ]; then
         dir="$work/switch.run"
         mkdir -m 700 "$dir"
         # The live thread is not joined at exit (the process ends it): not a leak to report.
@@ -65,6 +70,23 @@ if selected switch; then
         [ "$(cat "$dir/status")" = 0 ] && [ ! -s "$dir/stderr" ] && [ -n "$made" ] && [ "$got" = "$made" ]
         result $? "switch: 100 switches under ThreadSanitizer: exit $(cat "$dir/status"), counted $got calls of the $made made while on, stderr: $(head -c 400 "$dir/stderr")"
     fi
+fi
+if selected budget && [ -x "$exe" ]; then
+    for mode in exact sample count; do
+        case $mode in
+        exact) set -- X=1 ;;
+        sample) set -- SPANPROF=sample SPANPROF_SAMPLE_HZ=10000 ;;
+        count) set -- SPANPROF=count ;;
+        esac
+        dir="$work/budget.$mode"
+        mkdir -m 700 "$dir"
+        (cd "$dir" && env "$@" SPANPROF_BUDGET=1 SPANPROF_JSON="$dir/out.json" SPANPROF_FOLDED= \
+            SPANPROF_LIVE="$dir" TSAN_OPTIONS="exitcode=66 halt_on_error=0 report_thread_leaks=0" \
+            "$exe" 50 >stdout 2>stderr; echo $? >status)
+        off=$(sed -n 's/.*"switched_off": *\([0-9]*\).*/\1/p' "$dir/out.json" | head -n 1)
+        [ "$(cat "$dir/status")" = 0 ] && [ ! -s "$dir/stderr" ] && [ "${off:-0}" -gt 0 ]
+        result $? "budget: $mode, 1 % budget and 50 switches under ThreadSanitizer: exit $(cat "$dir/status"), $off spans switched off by the budget, stderr: $(head -c 400 "$dir/stderr")"
+    done
 fi
 
 summary
