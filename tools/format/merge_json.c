@@ -22,6 +22,7 @@ struct json_merge {
     size_t cap_spans, cap_progress, cap_procs;
     size_t inputs;
     int overflow;
+    int recorded_seen; /* an input span had recorded_total_ns (its process was compensated) */
 };
 
 struct json_merge *json_merge_new(void)
@@ -125,15 +126,28 @@ int json_merge_add(struct json_merge *m, const struct sp_profile *p)
             }
         }
         struct sp_span *d = &o->spans[at];
+        /* The times as recorded: a span without them (its process was not compensated, or the
+         * cost could not be measured there) recorded the times it gives, so a merge of
+         * compensated and uncompensated processes sums those in; json_merge_finish drops the
+         * fields again when no process had them. */
+        unsigned has = s->has_extra | (1u << X_RECORDED_TOTAL) | (1u << X_RECORDED_SELF);
+        uint64_t extra[NEXTRA];
+        memcpy(extra, s->extra, sizeof extra);
+        if (s->has_extra & (1u << X_RECORDED_TOTAL))
+            m->recorded_seen = 1;
+        else
+            extra[X_RECORDED_TOTAL] = s->total_ns;
+        if (!(s->has_extra & (1u << X_RECORDED_SELF)))
+            extra[X_RECORDED_SELF] = s->self_ns;
         for (int x = 0; x < NEXTRA; x++) {
-            if (!(s->has_extra & (1u << x)) || span_extras[x].rule == MERGE_DROP)
+            if (!(has & (1u << x)) || span_extras[x].rule == MERGE_DROP)
                 continue;
             if (!(d->has_extra & (1u << x)))
-                d->extra[x] = s->extra[x];
+                d->extra[x] = extra[x];
             else if (span_extras[x].rule == MERGE_SUM)
-                d->extra[x] = add(m, d->extra[x], s->extra[x]);
-            else if (s->extra[x] > d->extra[x])
-                d->extra[x] = s->extra[x];
+                d->extra[x] = add(m, d->extra[x], extra[x]);
+            else if (extra[x] > d->extra[x])
+                d->extra[x] = extra[x];
             d->has_extra |= 1u << x;
         }
     }
@@ -249,6 +263,9 @@ static void summarise(struct sp_profile *o)
 void json_merge_finish(struct json_merge *m, struct sp_profile *out)
 {
     struct sp_profile *o = &m->out;
+    if (!m->recorded_seen)
+        for (size_t i = 0; i < o->nspans; i++)
+            o->spans[i].has_extra &= ~((1u << X_RECORDED_TOTAL) | (1u << X_RECORDED_SELF));
     /* qsort's array may not be NULL, even empty (none without progress points). */
     if (o->nspans)
         qsort(o->spans, o->nspans, sizeof *o->spans, cmp_span);
