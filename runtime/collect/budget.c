@@ -69,6 +69,16 @@ int spanprof__budget_may_switch_off(const struct spanprof_site *s)
            (SPANPROF__SITE_IS_TIMED(st) || st == SPANPROF__SITE_COUNT);
 }
 
+/* Noise only adds time: on a busy machine one preemption inside a call of a short span (a few ms,
+ * against calls of 20 ns) made it look long for a whole tick, so it went after longer spans, or
+ * not at all, and a span that leads went in its place.  A span whose calls really got longer shows
+ * it in the next measurement too. */
+void spanprof__budget_note_mean(struct spanprof__site_sums *x, double mean)
+{
+    x->mean_ns = x->measured_ns > 0 && x->measured_ns < mean ? x->measured_ns : mean;
+    x->measured_ns = mean;
+}
+
 void spanprof__budget_switch_off(struct spanprof__site_sums *x, double mean_ns)
 {
     spanprof__budget_mute(x->site, spanprof__budget_since_start_s(), mean_ns);
@@ -139,6 +149,7 @@ void spanprof__budget_start(double percent)
 static void begin(void)
 {
     uint64_t cpu = spanprof__budget_clock_ns(CLOCK_PROCESS_CPUTIME_ID);
+    sums_fit(); /* the sites seen so far, for the first tick's baseline */
     spanprof__budget_look_restart(cpu);
     spanprof__budget_tick_restart(cpu, spanprof__budget.cpu_ns, spanprof__mono_ns(), start_tid);
     tick_s = MIN_TICK_S;

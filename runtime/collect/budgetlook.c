@@ -164,7 +164,7 @@ static void choose_window(void)
         x->look_sampled_ns = 0;
         x->look_long = 0;
         if (calls && mean > 0)
-            x->mean_ns = mean;
+            spanprof__budget_note_mean(x, mean);
         if (!calls || !x->site || x->leading || !spanprof__budget_may_switch_off(x->site) ||
             b->percent >= 100)
             continue;

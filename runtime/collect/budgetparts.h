@@ -31,7 +31,8 @@ struct spanprof__site_sums {
     double look_sampled_ns;      /* ... SPANPROF=sample: the subtrees' sampled time since start */
     uint64_t look_all_calls;     /*     and their calls since start, */
     int look_long;               /* ... a subtree too big to add up: a long span */
-    double mean_ns;              /* last known mean: the tick's (exact), a window's (0: none) */
+    double mean_ns;              /* the lower of the last two means measured (0: none) */
+    double measured_ns;          /* the last mean measured: the tick's (exact), a window's */
     double incl_ns, last_incl_ns; /* the ticks': its calls' time since start (their subtrees) */
     int leading;                  /* LEAD_SHARE of the program's time, since start or lately */
 };
@@ -49,6 +50,9 @@ double spanprof__budget_since_start_s(void);
 int spanprof__budget_timed(void);
 /* Whether SITE is one the budget may switch off, and still recording. */
 int spanprof__budget_may_switch_off(const struct spanprof_site *site);
+/* MEAN (ns, > 0) measured for X's calls now: X's mean becomes the lower of it and the one
+ * measured before. */
+void spanprof__budget_note_mean(struct spanprof__site_sums *x, double mean);
 /* X's span goes MUTED now, its mean call MEAN_NS. */
 void spanprof__budget_switch_off(struct spanprof__site_sums *x, double mean_ns);
 /* SPANPROF=sample: the sampled wall time charged to N itself. */

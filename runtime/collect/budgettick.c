@@ -12,7 +12,8 @@
  * share, add up (a chain of ten wrappers around a 2 us call, each 16 ns, costs 8 %).  So while
  * the calls of the spans still recording cost more than nine tenths of the budget, spans go:
  * those that do not lead first, and within each group the shortest mean first (exact: over the
- * tick; SPANPROF=sample: the last window that knew it), then, without a mean (SPANPROF=count,
+ * tick; SPANPROF=sample: the last window that knew it; either way the lower of that and the one
+ * before, spanprof__budget_note_mean), then, without a mean (SPANPROF=count,
  * or a span no look saw), the most called.  The threads' time is not weighed there: no span
  * switched off makes it smaller (the sampler alone took 3.3 % of speedtest1's CPU time), and a
  * budget it uses up would switch off the longest spans of the program for nothing.
@@ -44,6 +45,7 @@
 static uint64_t start_cpu_ns, start_own_ns; /* the process's CPU time, the writer's in the budget */
 static uint64_t tick_cpu_ns, tick_mono_ns, tick_own_ns, tick_sampler_ns; /* at the tick before */
 static double ns_per_tick; /* the clock's, read once a tick (each read takes two) */
+static unsigned ticks_walked; /* since the budget began (again, in a fork child) */
 static pid_t start_tid;      /* the thread that started the runtime, */
 static uint64_t start_tid_ns; /* ... and its CPU time when the budget began */
 
@@ -239,9 +241,9 @@ void spanprof__budget_tick(void)
     if (!spanprof__flags.counting)
         for (size_t i = 0; i < nsums; i++)
             if (sums[i].calls > sums[i].last_calls && sums[i].ticks > sums[i].last_ticks)
-                sums[i].mean_ns = (double)(sums[i].ticks - sums[i].last_ticks) *
-                                  ns_per_tick /
-                                  (double)(sums[i].calls - sums[i].last_calls);
+                spanprof__budget_note_mean(&sums[i], (double)(sums[i].ticks - sums[i].last_ticks) *
+                                                         ns_per_tick /
+                                                         (double)(sums[i].calls - sums[i].last_calls));
     double limit = b->percent / 100 * (double)spent;
     /* A tick whose threads' clocks saw under half of MIN_CPU_NS tells nothing of the share or
      * of the spans.  The process's clock let it come: it counts a thread on another CPU late,
@@ -256,10 +258,13 @@ void spanprof__budget_tick(void)
     /* While the calls are over (the threads' time stays whatever goes; a budget they use up is
      * not met, and the share says so), the spans called in the tick go in order. */
     size_t n = 0;
-    /* Not at the first tick, FIRST_TICK_S after start: it weighs start-up at full cost, before
-     * the windows acted (when it did, speedtest1 lost spans of 10 us mean there). */
+    /* Not at the first tick, FIRST_TICK_S after the budget began: it weighs start-up at full
+     * cost, before the windows acted (when it did, speedtest1 lost spans of 10 us mean there),
+     * and its means are a couple of milliseconds' worth, where on a busy machine one preemption
+     * inside a 20 ns span made it lead and look longer than the span that led in fact, which
+     * went in its place. */
     if (measured && b->percent < 100 && going_on > 0.9 * limit && spanprof__budget_leads_known &&
-        spanprof__budget_since_start_s() >= SPANPROF__BUDGET_MIN_TICK_S) {
+        ticks_walked > 0) {
         for (size_t i = 0; i < nsums; i++) {
             struct spanprof__site_sums *x = &sums[i];
             if (x->site && (double)(x->calls - x->last_calls) * b->call_ns >= limit / 100 &&
@@ -276,23 +281,39 @@ void spanprof__budget_tick(void)
         sums[i].last_calls = sums[i].calls;
         sums[i].last_ticks = sums[i].ticks;
     }
+    ticks_walked++;
 }
 
 void spanprof__budget_tick_restart(uint64_t cpu_ns, uint64_t own_ns, uint64_t mono_ns,
                                    pid_t tid)
 {
+    struct spanprof__site_sums *sums = spanprof__budget_sums;
+    size_t nsums = spanprof__budget_nsums;
+    for (size_t i = 0; i < nsums; i++) {
+        sums[i].calls = sums[i].ticks = 0;
+        sums[i].last_incl_ns = 0;
+    }
     spanprof__lock(); /* threads may be ending: they read these */
     start_tid = tid;
     start_tid_ns = tid ? spanprof__thread_cpu_ns(tid) : 0;
     start_tid_ns = start_tid_ns == UINT64_MAX ? 0 : start_tid_ns;
     ended_ns = 0;
+    /* The first tick counts from here: the calls made so far and each thread's CPU time now.
+     * On a busy machine the writer thread once began 20 ms late, after six of the program's
+     * rounds: with those rounds' calls weighed against the CPU time since it began alone, the
+     * first tick found the calls costing a third of it, and switched off the span that led. */
+    for (struct spanprof__thread *t = spanprof__g.threads; t; t = t->next) {
+        thread_cpu_spent(t, 0);
+        spanprof__tree_walk(&t->root, add_calls, NULL, NULL);
+    }
     spanprof__unlock();
     start_cpu_ns = tick_cpu_ns = cpu_ns;
     start_own_ns = tick_own_ns = own_ns;
     tick_mono_ns = mono_ns;
-    for (size_t i = 0; i < spanprof__budget_nsums; i++) {
-        spanprof__budget_sums[i].last_calls = spanprof__budget_sums[i].last_ticks = 0;
-        spanprof__budget_sums[i].last_incl_ns = 0;
+    for (size_t i = 0; i < nsums; i++) {
+        sums[i].last_calls = sums[i].calls;
+        sums[i].last_ticks = sums[i].ticks;
     }
     spanprof__budget_leads_known = 0; /* a fork child's trees start empty */
+    ticks_walked = 0;
 }

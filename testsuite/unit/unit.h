@@ -68,6 +68,7 @@ Suite *sample_suite(void);
 Suite *retire_suite(void);
 Suite *compensate_suite(void);
 Suite *flight_suite(void);
+Suite *budget_suite(void);
 
 /* Tracing on with rings of BYTES per thread for threads that get their data from now on (0: off),
  * as start-up sets it up for SPANPROF_TRACE; no trace file is written. */

@@ -147,6 +147,7 @@ int main(void)
     srunner_add_suite(sr, idle_suite());
     srunner_add_suite(sr, sample_suite());
     srunner_add_suite(sr, compensate_suite());
+    srunner_add_suite(sr, budget_suite());
     srunner_add_suite(sr, flight_suite());
     srunner_run_all(sr, CK_NORMAL);
     int failed = srunner_ntests_failed(sr);
