@@ -196,7 +196,8 @@ double spanprof__budget_serve(void)
         tick_s = tick_s < MIN_TICK_S ? MIN_TICK_S : tick_s > MAX_TICK_S ? MAX_TICK_S : tick_s;
         next_tick = now + tick_s;
     }
-    SPANPROF_PUBLISH(b->cpu_ns, b->cpu_ns + spanprof__budget_clock_ns(CLOCK_THREAD_CPUTIME_ID) - cpu0);
+    uint64_t cpu1 = spanprof__budget_clock_ns(CLOCK_THREAD_CPUTIME_ID);
+    SPANPROF_PUBLISH(b->cpu_ns, b->cpu_ns + (cpu1 - cpu0));
     double next = next_look < next_tick ? next_look : next_tick;
     return next > now ? next - now : 0;
 }

@@ -113,7 +113,7 @@ __attribute__((no_sanitize_thread)) static void look_children(const struct spanp
  * does not see these reads. */
 __attribute__((no_sanitize_thread)) static void look(void)
 {
-    spanprof__budget.looks = ++looks;
+    SPANPROF_PUBLISH(spanprof__budget.looks, ++looks);
     for (struct spanprof__thread *t = spanprof__g.threads; t; t = t->next) {
         if (t->exited)
             continue;

@@ -241,9 +241,9 @@ void spanprof__budget_tick(void)
     if (!spanprof__flags.counting)
         for (size_t i = 0; i < nsums; i++)
             if (sums[i].calls > sums[i].last_calls && sums[i].ticks > sums[i].last_ticks)
-                spanprof__budget_note_mean(&sums[i], (double)(sums[i].ticks - sums[i].last_ticks) *
-                                                         ns_per_tick /
-                                                         (double)(sums[i].calls - sums[i].last_calls));
+                spanprof__budget_note_mean(
+                    &sums[i], (double)(sums[i].ticks - sums[i].last_ticks) * ns_per_tick /
+                                  (double)(sums[i].calls - sums[i].last_calls));
     double limit = b->percent / 100 * (double)spent;
     /* A tick whose threads' clocks saw under half of MIN_CPU_NS tells nothing of the share or
      * of the spans.  The process's clock let it come: it counts a thread on another CPU late,

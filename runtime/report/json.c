@@ -174,27 +174,28 @@ json_object *spanprof__json_build(const struct spanprof__view *v, const struct s
         json_object_array_add(threads, jt);
     }
     json_object_object_add(o, "threads", threads);
-    if (spanprof__budget.percent > 0) {
+    const struct spanprof__budget *bg = &spanprof__budget;
+    if (bg->percent > 0) {
         json_object *b = json_object_new_object();
-        json_object_object_add(b, "percent", json_object_new_double(spanprof__budget.percent));
-        json_object_object_add(b, "call_ns", json_object_new_double(spanprof__budget.call_ns));
+        json_object_object_add(b, "percent", json_object_new_double(bg->percent));
+        json_object_object_add(b, "call_ns", json_object_new_double(bg->call_ns));
         struct timespec cpu;
         clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &cpu);
         json_object_object_add(b, "process_cpu_ns",
                                spanprof__json_u64((uint64_t)cpu.tv_sec * 1000000000u +
                                                   (uint64_t)cpu.tv_nsec));
-        json_object_object_add(b, "looks", spanprof__json_u64(SPANPROF_PEEK(spanprof__budget.looks)));
-        json_object_object_add(b, "budget_cpu_ns", spanprof__json_u64(SPANPROF_PEEK(spanprof__budget.cpu_ns)));
+        json_object_object_add(b, "looks", spanprof__json_u64(SPANPROF_PEEK(bg->looks)));
+        json_object_object_add(b, "budget_cpu_ns", spanprof__json_u64(SPANPROF_PEEK(bg->cpu_ns)));
         if (spanprof__collect.sample_hz)
             json_object_object_add(b, "sampler_cpu_ns",
                                    spanprof__json_u64(spanprof__sampler_cpu_ns()));
-        json_object_object_add(b, "ticks", spanprof__json_u64(SPANPROF_PEEK(spanprof__budget.ticks)));
-        json_object_object_add(b, "ticks_ns", spanprof__json_u64(SPANPROF_PEEK(spanprof__budget.tick_ns)));
+        json_object_object_add(b, "ticks", spanprof__json_u64(SPANPROF_PEEK(bg->ticks)));
+        json_object_object_add(b, "ticks_ns", spanprof__json_u64(SPANPROF_PEEK(bg->tick_ns)));
         double share;
-        __atomic_load(&spanprof__budget.last_share, &share, __ATOMIC_RELAXED);
+        __atomic_load(&bg->last_share, &share, __ATOMIC_RELAXED);
         json_object_object_add(b, "last_share_percent", json_object_new_double(100 * share));
         json_object_object_add(b, "switched_off", spanprof__json_u64(
-                                   __atomic_load_n(&spanprof__budget.noff, __ATOMIC_ACQUIRE)));
+                                   __atomic_load_n(&bg->noff, __ATOMIC_ACQUIRE)));
         json_object_object_add(o, "budget", b);
     }
 
