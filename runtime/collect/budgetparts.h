@@ -53,7 +53,7 @@ int spanprof__budget_may_switch_off(const struct spanprof_site *site);
 /* MEAN (ns, > 0) measured for X's calls now: X's mean becomes the lower of it and the one
  * measured before. */
 void spanprof__budget_note_mean(struct spanprof__site_sums *x, double mean);
-/* X's span goes MUTED now, its mean call MEAN_NS. */
+/* X's span goes MUTED now, its mean call MEAN_NS.  Under the process lock. */
 void spanprof__budget_switch_off(struct spanprof__site_sums *x, double mean_ns);
 /* SPANPROF=sample: the sampled wall time charged to N itself. */
 double spanprof__budget_sampled_self(const struct spanprof__node *n);

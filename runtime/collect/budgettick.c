@@ -273,10 +273,12 @@ void spanprof__budget_tick(void)
         }
         qsort(order, n, sizeof *order, by_going_order);
     }
+    spanprof__lock(); /* muting: a switch request settles the same table on the live thread */
     for (size_t k = 0; k < n && going_on > 0.9 * limit; k++) {
         going_on -= (double)(order[k]->calls - order[k]->last_calls) * b->call_ns;
         spanprof__budget_switch_off(order[k], order[k]->mean_ns);
     }
+    spanprof__unlock();
     for (size_t i = 0; i < nsums; i++) {
         sums[i].last_calls = sums[i].calls;
         sums[i].last_ticks = sums[i].ticks;
