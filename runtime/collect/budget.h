@@ -57,8 +57,8 @@ void spanprof__budget_thread_ended(const struct spanprof__thread *t);
 int spanprof__budget_off_setup(void);
 /* Whether SITE can be switched off and recorded (an id the table has, room in off). */
 int spanprof__budget_may_track(const struct spanprof_site *site);
-/* SITE goes MUTED (spanswitch.c), recorded with AT_S and MEAN_NS.  The writer thread only, under
- * the process lock. */
+/* SITE goes MUTED (spanswitch.c), recorded with AT_S and MEAN_NS; nothing while a switch request
+ * is answered.  The writer thread only, under the process lock. */
 void spanprof__budget_mute(struct spanprof_site *site, double at_s, double mean_ns);
 /* Under the process lock: MUTED sites that no thread can still be inside go OFF (spanswitch.c;
  * the budget's get their off_s NOW_S).  Returns how many of the budget's are still MUTED. */

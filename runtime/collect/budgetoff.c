@@ -41,12 +41,17 @@ void spanprof__budget_mute(struct spanprof_site *site, double at_s, double mean_
     struct spanprof__budget *b = &spanprof__budget;
     if (!spanprof__budget_may_track(site))
         return;
-    size_t i = b->noff;
-    if (spanprof__switch_mute(site))
+    /* A request being answered decides alone: muted between its settling and its arming, a
+     * span asked on was answered `stopping`.  A later look or tick may mute it. */
+    if (spanprof__switch_try_hold())
         return;
-    b->off[i] = (struct spanprof__budget_off){site, at_s, mean_ns, 0};
-    __atomic_store_n(&off_by_id[site->id], (uint32_t)i + 1, __ATOMIC_RELEASE);
-    __atomic_store_n(&b->noff, i + 1, __ATOMIC_RELEASE);
+    size_t i = b->noff;
+    if (spanprof__switch_mute(site) == 0) {
+        b->off[i] = (struct spanprof__budget_off){site, at_s, mean_ns, 0};
+        __atomic_store_n(&off_by_id[site->id], (uint32_t)i + 1, __ATOMIC_RELEASE);
+        __atomic_store_n(&b->noff, i + 1, __ATOMIC_RELEASE);
+    }
+    spanprof__switch_release();
 }
 
 size_t spanprof__budget_settle(double now_s)

@@ -408,6 +408,12 @@ void spanprof__switch_hold(void)
     pthread_mutex_lock(&requests);
 }
 
+int spanprof__switch_try_hold(void)
+{
+    pthread_once(&requests_once, requests_init);
+    return pthread_mutex_trylock(&requests);
+}
+
 void spanprof__switch_release(void)
 {
     pthread_mutex_unlock(&requests);

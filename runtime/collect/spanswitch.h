@@ -39,6 +39,8 @@ int spanprof__switch_patchable(struct spanprof_site *site, void *ctx);
 /* A request reads the sites of the loaded objects from start to end: dlclose holds this from
  * before the C library's dlclose until the sites that went are replaced (lifecycle/dlclose.c). */
 void spanprof__switch_hold(void);
+/* The same, but 0 only when nothing holds it (and it is held now); never waits. */
+int spanprof__switch_try_hold(void);
 void spanprof__switch_release(void);
 
 /* ---- the record ---- */
