@@ -2,8 +2,9 @@
  * span (-fplugin-arg-spanplugin-all, min-size=0): tiny() is a few instructions called 100,000
  * times a round, so recording it costs several times its own time; marked() is as small but
  * marked with the attribute (never switched off); work() and medium() are long.  chain0() to
- * chain15() wrap one another around leaf(), about 1 us: each costs little against its own time,
- * but CHAIN_CALLS calls of all seventeen cost several times the budget.  Rounds run until
+ * chain15() wrap one another around leaf(), about half a microsecond: each costs little against
+ * its own time, but CHAIN_CALLS calls of all seventeen cost more than the budget even where a
+ * span call is cheap (5 ns; with 1 us and 400 calls they fitted in it there).  Rounds run until
  * SECONDS have passed; THREADS workers (default 1) run them side by side.
  *
  * With "lead", a round is instead LOOKUPS calls of lookup(), about 160 ns each, each followed by
@@ -75,10 +76,10 @@ __attribute__((noinline)) static void medium(void)
     spin(50);
 }
 
-#define CHAIN_CALLS 400
+#define CHAIN_CALLS 1000
 __attribute__((noinline)) static void leaf(void)
 {
-    spin(1);
+    spin(0.5);
 }
 #define CHAIN(n, inner)                                                                          \
     __attribute__((noinline)) static void chain##n(void)                                         \
