@@ -12,7 +12,8 @@
  * patched (whose jump it kept).
  *
  * Writing text other threads may run.  The pages go writable (and stay executable: other
- * threads run them meanwhile) for one batch, then back to their segment's protection.
+ * threads run them meanwhile) for one batch, then back to their segment's protection: in each
+ * segment, every page from the batch's first point to its last, in one call.
  *  - x86-64: the 5 bytes cannot be written at once as far as instruction fetch is concerned, so
  *    as Linux patches its own text: an int3 over the first byte, the other four, then the new
  *    first byte, each step followed by membarrier's core serialisation on every CPU running the
@@ -69,11 +70,12 @@ static const uint8_t point_nop[POINT_SIZE] = {0x0f, 0x1f, 0x44, 0x00, 0x00};
 struct point {
     uint8_t *at;
     struct spanprof_site *site;
-    int prot; /* its segment's protection, as the loader mapped it */
-    uint8_t jump[POINT_SIZE]; /* the plugin's jump: what a patched point gets back */
+    uintptr_t segment; /* the start of the executable segment that holds it */
+    int prot;          /* that segment's protection, as the loader mapped it */
+    uint8_t jump[POINT_SIZE]; /* the plugin's jump: what a patched point gets back (a batch's) */
 };
 
-/* Points as they are gathered. */
+/* Points as the notes list them, or as a batch gathers them. */
 struct points {
     struct point *p;
     size_t n, cap;
@@ -85,8 +87,7 @@ static int serialise_cmd; /* the membarrier command that serialises cores, 0: no
 
 /* ---- the points of the loaded objects ------------------------------------------------------ */
 
-static int points_add(struct points *ps, uint8_t *at, struct spanprof_site *site, int prot,
-                      const uint8_t *jump)
+static int points_add(struct points *ps, const struct point *pt)
 {
     if (ps->n == ps->cap) {
         size_t cap = ps->cap ? 2 * ps->cap : 1024;
@@ -96,9 +97,7 @@ static int points_add(struct points *ps, uint8_t *at, struct spanprof_site *site
         ps->p = p;
         ps->cap = cap;
     }
-    struct point *pt = &ps->p[ps->n++];
-    *pt = (struct point){at, site, prot, {0}};
-    memcpy(pt->jump, jump, POINT_SIZE);
+    ps->p[ps->n++] = *pt;
     return 0;
 }
 
@@ -249,34 +248,29 @@ static void forget_unloaded(void)
         }
 }
 
-/* Which points a walk gathers. */
-enum gather_what {
-    JUMPS,   /* points still the plugin's jump: to be patched */
-    PATCHED, /* points patched to the no-op: to get their jump back */
-    VISIT    /* none: WANT only sees every point's site */
-};
-
-struct gather {
-    struct points *points;
-    enum gather_what what;
-    int (*want)(struct spanprof_site *site, void *ctx);
+/* A walk of the notes: EACH is called with every point and CTX, and stops the walk by
+ * returning nonzero. */
+struct note_walk {
+    int (*each)(const struct point *pt, void *ctx);
     void *ctx;
-    int failed;
+    int stopped;
 };
 
-static int gather_object(struct dl_phdr_info *info, size_t size, void *arg)
+/* Every patch point the notes of INFO's object list, whose point lies in an executable segment
+ * of the object and whose site in a writable one. */
+static int walk_object(struct dl_phdr_info *info, size_t size, void *arg)
 {
     (void)size;
-    struct gather *g = arg;
+    struct note_walk *w = arg;
     int text_hint = 0, data_hint = 0;
-    for (int i = 0; i < info->dlpi_phnum && !g->failed; i++) {
+    for (int i = 0; i < info->dlpi_phnum && !w->stopped; i++) {
         const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
         if (ph->p_type != PT_NOTE)
             continue;
         const uint8_t *note = (const uint8_t *)(info->dlpi_addr + ph->p_vaddr);
         const uint8_t *end = note + ph->p_memsz;
         size_t pad = ph->p_align == 8 ? 7 : 3; /* a segment of 8-aligned notes pads to 8 */
-        while (end - note >= 12) {
+        while (end - note >= 12 && !w->stopped) {
             uint32_t namesz, descsz, type;
             memcpy(&namesz, note, 4);
             memcpy(&descsz, note + 4, 4);
@@ -292,21 +286,69 @@ static int gather_object(struct dl_phdr_info *info, size_t size, void *arg)
             int32_t to_point, to_site;
             memcpy(&to_point, desc, 4);
             memcpy(&to_site, desc + 4, 4);
-            uint8_t *at = (uint8_t *)(uintptr_t)desc + to_point;
-            struct spanprof_site *site = (struct spanprof_site *)((uintptr_t)desc + 4 + to_site);
-            int prot = segment_of(info, (uintptr_t)at, POINT_SIZE, PF_X, &text_hint);
-            if (!prot || !segment_of(info, (uintptr_t)site, sizeof *site, PF_W, &data_hint))
+            struct point pt = {
+                .at = (uint8_t *)(uintptr_t)desc + to_point,
+                .site = (struct spanprof_site *)((uintptr_t)desc + 4 + to_site),
+            };
+            pt.prot = segment_of(info, (uintptr_t)pt.at, POINT_SIZE, PF_X, &text_hint);
+            if (!pt.prot ||
+                !segment_of(info, (uintptr_t)pt.site, sizeof *pt.site, PF_W, &data_hint))
                 continue;
-            const uint8_t *jump = g->what == JUMPS     ? (is_jump(at) ? at : NULL)
-                                  : g->what == PATCHED ? (is_nop(at) ? jump_of(at) : NULL)
-                                                       : NULL;
-            if (g->what == VISIT)
-                g->want(site, g->ctx);
-            else if (jump && g->want(site, g->ctx) && points_add(g->points, at, site, prot, jump))
-                g->failed = 1;
+            pt.segment = info->dlpi_addr + info->dlpi_phdr[text_hint].p_vaddr;
+            w->stopped = w->each(&pt, w->ctx);
         }
     }
-    return g->failed;
+    return w->stopped;
+}
+
+/* Every point of the loaded objects, as their notes list them, read again only when the
+ * loader's counts moved (an object loaded or unloaded since), or on every batch where the C
+ * library does not keep them.  A batch filters this list: walking the notes for each batch,
+ * and finding each point's segments, was a fifth of a cost budget's own CPU time on SQLite's
+ * speedtest1 with every function a span (14,600 points, a batch every 13 ms).  Under the
+ * patching lock. */
+static struct points listed;
+static struct load_counts listed_counts;
+static int listed_current;
+
+static int list_point(const struct point *pt, void *ctx)
+{
+    return points_add(ctx, pt) != 0;
+}
+
+/* The list, current: 0, or -1 when there is no memory for it. */
+static int list_points(void)
+{
+    struct load_counts c = load_counts(); /* read first: an object loaded meanwhile moves them */
+    if (listed_current && c.adds && c.adds == listed_counts.adds && c.subs == listed_counts.subs)
+        return 0;
+    listed.n = 0;
+    struct note_walk w = {list_point, &listed, 0};
+    dl_iterate_phdr(walk_object, &w);
+    listed_current = !w.stopped;
+    listed_counts = c;
+    return w.stopped ? -1 : 0;
+}
+
+/* Into PS, the listed points whose site WANT accepts and whose bytes are the plugin's jump
+ * (to be patched), or our no-op with a jump kept (RESTORE: to get it back).  0, or -1 when
+ * there is no memory. */
+static int gather(struct points *ps, int (*want)(struct spanprof_site *site, void *ctx),
+                  void *ctx, int restore)
+{
+    if (list_points())
+        return -1;
+    for (size_t i = 0; i < listed.n; i++) {
+        struct point pt = listed.p[i];
+        const uint8_t *jump = restore ? (is_nop(pt.at) ? jump_of(pt.at) : NULL)
+                                      : (is_jump(pt.at) ? pt.at : NULL);
+        if (!jump || !want(pt.site, ctx))
+            continue;
+        memcpy(pt.jump, jump, POINT_SIZE);
+        if (points_add(ps, &pt))
+            return -1;
+    }
+    return 0;
 }
 
 /* ---- writing them -------------------------------------------------------------------------- */
@@ -345,17 +387,22 @@ static int find_serialise_cmd(void)
     return 0;
 }
 
-/* mprotect on the pages of every point in PS: writable (and executable), or back to their
- * segment's protection (RESTORE).  Returns 0, or the errno of the first page refused (the
- * pages before it are restored). */
+/* mprotect on the pages of every point in PS, sorted: writable (and executable), or back to
+ * their segment's protection (RESTORE).  One call per segment, from its first point's page to
+ * its last's: each call is a TLB shootdown on every CPU the process ran on (24 us on a 2-CPU
+ * virtual machine), and a batch's points spread over tens of pages.  Returns 0, or the errno
+ * of the first call refused (the pages before it are restored). */
 static int set_pages(const struct points *ps, int restore)
 {
     uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE), last = 0;
-    for (size_t i = 0; i < ps->n; i++) {
+    for (size_t i = 0, next; i < ps->n; i = next) {
+        next = i + 1;
+        while (next < ps->n && ps->p[next].segment == ps->p[i].segment)
+            next++;
         uintptr_t first = (uintptr_t)ps->p[i].at & ~(page - 1);
-        uintptr_t end = ((uintptr_t)ps->p[i].at + POINT_SIZE + page - 1) & ~(page - 1);
+        uintptr_t end = ((uintptr_t)ps->p[next - 1].at + POINT_SIZE + page - 1) & ~(page - 1);
         if (first < last)
-            first = last; /* sorted: this page was done with the point before */
+            first = last; /* a page the segment before ends in: done with it */
         if (first >= end)
             continue;
         if (mprotect((void *)first, end - first,
@@ -524,10 +571,8 @@ static long patch_batch(int (*want)(struct spanprof_site *site, void *ctx), void
 {
     forget_unloaded();
     struct points ps = {0};
-    struct gather g = {&ps, restore ? PATCHED : JUMPS, want, ctx, 0};
-    dl_iterate_phdr(gather_object, &g);
-    long done = g.failed ? -1 : 0;
-    if (ps.n && !g.failed) {
+    long done = gather(&ps, want, ctx, restore);
+    if (ps.n && !done) {
         if (!sorted_by_address(&ps))
             qsort(ps.p, ps.n, sizeof *ps.p, by_address);
         int err;
@@ -587,10 +632,23 @@ long spanprof__sitepatch_on(int (*want)(struct spanprof_site *site, void *ctx), 
     return done;
 }
 
+struct visit {
+    int (*visit)(struct spanprof_site *site, void *ctx);
+    void *ctx;
+};
+
+static int visit_point(const struct point *pt, void *ctx)
+{
+    struct visit *v = ctx;
+    v->visit(pt->site, v->ctx);
+    return 0;
+}
+
 void spanprof__sitepatch_visit(int (*visit)(struct spanprof_site *site, void *ctx), void *ctx)
 {
-    struct gather g = {NULL, VISIT, visit, ctx, 0};
-    dl_iterate_phdr(gather_object, &g);
+    struct visit v = {visit, ctx};
+    struct note_walk w = {visit_point, &v, 0};
+    dl_iterate_phdr(walk_object, &w);
 }
 
 /* Recording off: a site not seen yet is OFF now, as its first call would make it. */
