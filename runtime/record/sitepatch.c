@@ -322,6 +322,7 @@ static int list_points(void)
     struct load_counts c = load_counts(); /* read first: an object loaded meanwhile moves them */
     if (listed_current && c.adds && c.adds == listed_counts.adds && c.subs == listed_counts.subs)
         return 0;
+    listed_current = 0; /* until whole (a fork child of a thread that was building it) */
     listed.n = 0;
     struct note_walk w = {list_point, &listed, 0};
     dl_iterate_phdr(walk_object, &w);
