@@ -31,8 +31,8 @@
 /* Batches of patching (record/sitepatch.c; in speedtest1 with every function a span, 0.4 to
  * 15 ms each, medians 1.3 to 1.9 ms, most of it in mprotect's and membarrier's interrupts to
  * every CPU) take at most this share of the time: a span OFF and not patched yet costs only its
- * guards' test meanwhile.  Patched one batch each, speedtest1's OFF spans took 70 batches and
- * half of the budget's own CPU time. */
+ * guards' test meanwhile.  With a batch for each look that saw spans go OFF, speedtest1 ran
+ * 70 batches a second, most of the budget's own CPU time. */
 #define PATCH_SHARE 0.01
 #define MAX_PATCH_GAP_S 0.1
 

@@ -304,8 +304,9 @@ static int walk_object(struct dl_phdr_info *info, size_t size, void *arg)
 /* Every point of the loaded objects, as their notes list them, read again only when the
  * loader's counts moved (an object loaded or unloaded since), or on every batch where the C
  * library does not keep them.  A batch filters this list: walking the notes for each batch,
- * and finding each point's segments, was a fifth of a cost budget's own CPU time on SQLite's
- * speedtest1 with every function a span (14,600 points, a batch every 13 ms).  Under the
+ * and finding each point's segments, took a fifth of the writer thread's time under a cost
+ * budget on SQLite's speedtest1 with every function a span (14,600 points, a batch every
+ * 13 ms).  Under the
  * patching lock. */
 static struct points listed;
 static struct load_counts listed_counts;
