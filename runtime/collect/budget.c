@@ -3,7 +3,8 @@
  * thread runs it (spanprof__budget_serve), in parts:
  *  - budgetcost.c: what one span call costs, measured at start-up;
  *  - budgetlook.c: every LOOK_S, a look at the calls below each thread's innermost open spans,
- *    and every few looks the spans whose calls cost too much for their own time switched off;
+ *    and every few looks the spans whose calls cost too much for their own time switched off
+ *    (the looks slow down to MAX_LOOK_S while they see nothing new, below);
  *  - budgettick.c: every tick (MIN_TICK_S to MAX_TICK_S apart), every call tree walked: the
  *    runtime's share of the CPU time, which spans lead (those a profile is read by, switched off
  *    last), and spans switched off while the calls cost more than the budget;
@@ -24,6 +25,14 @@
 #include "record/sitepatch.h"
 
 #define LOOK_S 0.001
+/* While the looks see no new call path and switch nothing off, the time between them doubles
+ * every QUIET_LOOKS looks, up to MAX_LOOK_S, and the first new call path any thread makes wakes
+ * the writer for a look at once (record/calltree.c) and brings LOOK_S back.  A look wakes the
+ * writer thread: a look every millisecond took 2 to 3 % of a CPU in a program that had long
+ * settled (the wake-up 10 to 13 us on a virtual machine, the look 10 to 20 us), more than half
+ * of the budget it keeps. */
+#define MAX_LOOK_S 0.064
+#define QUIET_LOOKS 4
 #define MIN_TICK_S SPANPROF__BUDGET_MIN_TICK_S
 #define FIRST_TICK_S (2 * LOOK_S) /* it tells which spans lead; the windows wait for it */
 #define MAX_TICK_S 0.5
@@ -43,6 +52,9 @@ struct spanprof__site_sums **spanprof__budget_order;
 size_t spanprof__budget_nsums;
 int spanprof__budget_leads_known;
 static double next_tick, next_look, tick_s;
+static double look_s;    /* LOOK_S to MAX_LOOK_S */
+static int quiet_looks;  /* looks in a row at look_s that saw nothing new */
+static int path_wanted;  /* spanprof__new_path_wanted was set by us (looks slowed down) */
 static double next_patch; /* no batch of patching before this */
 static int patch_due;     /* spans went OFF since the last batch */
 static size_t muting; /* sites MUTED, waiting to go OFF (budgetoff.c) */
@@ -164,7 +176,26 @@ static void begin(void)
     tick_s = MIN_TICK_S;
     next_tick = mono_s() + FIRST_TICK_S;
     next_look = mono_s() + LOOK_S;
+    look_s = LOOK_S;
     begun = 1;
+}
+
+/* After a look: as often as LOOK_S while it saw something new (BUSY), and slower while it did
+ * not (MAX_LOOK_S above). */
+static void pace_looks(int busy)
+{
+    if (busy) {
+        look_s = LOOK_S;
+        quiet_looks = 0;
+        if (path_wanted)
+            __atomic_store_n(&spanprof__new_path_wanted, 0, __ATOMIC_RELAXED);
+        path_wanted = 0;
+    } else if (++quiet_looks >= QUIET_LOOKS && look_s < MAX_LOOK_S) {
+        quiet_looks = 0;
+        look_s = 2 * look_s < MAX_LOOK_S ? 2 * look_s : MAX_LOOK_S;
+        path_wanted = 1;
+        __atomic_store_n(&spanprof__new_path_wanted, 1, __ATOMIC_RELEASE);
+    }
 }
 
 double spanprof__budget_serve(void)
@@ -179,9 +210,14 @@ double spanprof__budget_serve(void)
     }
     uint64_t cpu0 = spanprof__budget_clock_ns(CLOCK_THREAD_CPUTIME_ID);
     double now = mono_s();
+    if (path_wanted && !__atomic_load_n(&spanprof__new_path_wanted, __ATOMIC_ACQUIRE)) {
+        pace_looks(1); /* a thread made a new call path, and woke us: a look now, and often */
+        next_look = now;
+        SPANPROF_PUBLISH(b->looks_woken, b->looks_woken + 1);
+    }
     if (now >= next_look && sums_fit()) {
         spanprof__lock();
-        spanprof__budget_look();
+        int first_seen = spanprof__budget_look();
         /* Counted after the look: a span it mutes may go OFF in this same settle. */
         size_t was_muting = muting;
         if (muting)
@@ -189,7 +225,8 @@ double spanprof__budget_serve(void)
         spanprof__unlock();
         if (muting < was_muting) /* some went OFF: their points go too (outside the lock) */
             patch_due = 1;
-        next_look = now + LOOK_S;
+        pace_looks(first_seen || was_muting || muting);
+        next_look = now + look_s;
     }
     if (patch_due && now >= next_patch) {
         double before = mono_s();
@@ -215,6 +252,8 @@ double spanprof__budget_serve(void)
     uint64_t cpu1 = spanprof__budget_clock_ns(CLOCK_THREAD_CPUTIME_ID);
     SPANPROF_PUBLISH(b->cpu_ns, b->cpu_ns + (cpu1 - cpu0));
     double next = next_look < next_tick ? next_look : next_tick;
+    if (patch_due && next_patch < next)
+        next = next_patch;
     return next > now ? next - now : 0;
 }
 
@@ -225,4 +264,5 @@ void spanprof__budget_fork_child(void)
     uint64_t cpu = spanprof__budget_clock_ns(CLOCK_PROCESS_CPUTIME_ID);
     spanprof__budget_look_restart(cpu);
     spanprof__budget_tick_restart(cpu, spanprof__budget.cpu_ns, spanprof__mono_ns(), 0);
+    pace_looks(1); /* the child's own writer thread looks often first */
 }

@@ -29,6 +29,7 @@ struct spanprof__budget {
     uint64_t ticks;    /* walks of the call trees so far, and the writer thread's time in them */
     uint64_t tick_ns;
     uint64_t looks;    /* looks so far */
+    uint64_t looks_woken; /* times a new call path woke the looks after they slowed down */
     uint64_t cpu_ns;   /* the writer thread's CPU time in looks and ticks */
     size_t noff;       /* entries of off (release store: readers take the count first) */
     struct spanprof__budget_off off[SPANPROF__BUDGET_OFF_MAX];

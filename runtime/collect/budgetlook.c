@@ -75,8 +75,10 @@ __attribute__((no_sanitize_thread)) static double subtree_sampled(const struct s
 }
 
 /* Not seen by ThreadSanitizer, as look() below. */
-__attribute__((no_sanitize_thread)) static void look_children(const struct spanprof__node *n)
+/* Returns how many of N's children no look had seen. */
+__attribute__((no_sanitize_thread)) static int look_children(const struct spanprof__node *n)
 {
+    int first_seen = 0;
     for (struct spanprof__node *c = __atomic_load_n(&n->first_child, __ATOMIC_ACQUIRE); c;
          c = c->next_sibling) {
         const struct spanprof_site *s = c->site;
@@ -102,10 +104,12 @@ __attribute__((no_sanitize_thread)) static void look_children(const struct spanp
                 x->look_all_calls += calls;
             }
         }
+        first_seen += !b->look;
         b->calls = calls;
         b->total = total;
         b->look = looks;
     }
+    return first_seen;
 }
 
 /* Under the process lock (a retired thread's nodes are rewound under it).  The frames are read
@@ -115,8 +119,9 @@ __attribute__((no_sanitize_thread)) static void look_children(const struct spanp
  * and every read of it goes through that address, so the reads come after the node's fields
  * were written; ThreadSanitizer cannot see that order (no release and acquire pair), hence it
  * does not see these reads. */
-__attribute__((no_sanitize_thread)) static void look(void)
+__attribute__((no_sanitize_thread)) static int look(void)
 {
+    int first_seen = 0;
     SPANPROF_PUBLISH(spanprof__budget.looks, ++looks);
     for (struct spanprof__thread *t = spanprof__g.threads; t; t = t->next) {
         if (t->exited)
@@ -129,11 +134,12 @@ __attribute__((no_sanitize_thread)) static void look(void)
         for (int k = 0; k < LOOK_FRAMES; k++, top--) {
             const struct spanprof__node *n = __atomic_load_n(&top->node, __ATOMIC_RELAXED);
             if (n)
-                look_children(n);
+                first_seen += look_children(n);
             if (top == frames)
                 break;
         }
     }
+    return first_seen;
 }
 
 /* The mean ns of X's calls seen in the window (-1: not known, or a long span). */
@@ -181,11 +187,12 @@ static void choose_window(void)
     }
 }
 
-void spanprof__budget_look(void)
+int spanprof__budget_look(void)
 {
-    look();
+    int first_seen = look();
     if (looks % DECIDE_LOOKS == 0)
         choose_window();
+    return first_seen;
 }
 
 void spanprof__budget_look_restart(uint64_t cpu_ns)

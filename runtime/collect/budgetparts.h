@@ -63,8 +63,9 @@ double spanprof__budget_sampled_self(const struct spanprof__node *n);
 double spanprof__budget_measure_call_ns(void);
 
 /* ---- budgetlook.c ---- */
-/* Under the process lock: a look, and every DECIDE_LOOKS looks the window's choice. */
-void spanprof__budget_look(void);
+/* Under the process lock: a look, and every DECIDE_LOOKS looks the window's choice.  Returns
+ * how many call paths it saw first. */
+int spanprof__budget_look(void);
 /* From now on (start-up, a fork child): the window starts at CPU_NS of the process's time. */
 void spanprof__budget_look_restart(uint64_t cpu_ns);
 

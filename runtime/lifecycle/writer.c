@@ -148,6 +148,8 @@ void spanprof__writer_ensure(void)
         if (pthread_create(&th, &attr, writer_main, served) == 0) {
             pthread_setname_np(th, "spanprof-write");
             writer = th;
+            /* A new call path wakes it when the budget's looks have slowed down (budget.c). */
+            __atomic_store_n(&spanprof__new_path_notify, spanprof__writer_kick, __ATOMIC_RELEASE);
             __atomic_store_n(&writer_pid, pid, __ATOMIC_RELEASE);
             /* The program goes on once the new thread is parked in its loop (at most 1 s): a
              * fork right after this span must not find it half started, holding some lock of

@@ -24,6 +24,22 @@ void spanprof__child_cache_reset(struct spanprof__thread *t)
         t->child_cache[i] = &spanprof__miss_node;
 }
 
+uint32_t spanprof__new_path_wanted;
+void (*spanprof__new_path_notify)(void);
+
+/* Out of line: taken once per wish, by whichever thread makes the next node. */
+static __attribute__((noinline, cold)) void new_path_made(void)
+{
+    if (!__atomic_exchange_n(&spanprof__new_path_wanted, 0, __ATOMIC_ACQ_REL))
+        return; /* another thread's node took it */
+    void (*notify)(void) = __atomic_load_n(&spanprof__new_path_notify, __ATOMIC_ACQUIRE);
+    if (notify) {
+        int saved = errno;
+        notify();
+        errno = saved;
+    }
+}
+
 /* Finds or creates PARENT's child for SITE.  Only T's own thread calls this for T's tree (or a
  * test building a tree by hand), without signals held: a signal handler on the thread may run
  * between any two of its instructions, and create nodes of its own — under the same parent too —
@@ -48,8 +64,11 @@ struct spanprof__node *spanprof__tree_child(struct spanprof__thread *t,
     for (;;) {
         n->next_sibling = head;
         if (__atomic_compare_exchange_n(&parent->first_child, &head, n, 0, __ATOMIC_RELEASE,
-                                        __ATOMIC_ACQUIRE))
+                                        __ATOMIC_ACQUIRE)) {
+            if (__atomic_load_n(&spanprof__new_path_wanted, __ATOMIC_RELAXED)) /* one load */
+                new_path_made();
             return n;
+        }
         for (c = head; c != n->next_sibling; c = c->next_sibling)
             if (c->site == site)
                 return c;

@@ -530,11 +530,17 @@ void spanprof__arena_rewind(struct spanprof__arena *a);
 extern struct spanprof__node spanprof__miss_node;
 void spanprof__node_init(struct spanprof__node *n, const struct spanprof_site *site,
                          struct spanprof__node *parent);
-/* PARENT's child for SITE, created with EXT zeroed bytes behind it if missing (NULL when out of
- * memory). */
 /* Empties T's child-lookup cache (every slot back to spanprof__miss_node): for new thread data,
  * and before data whose nodes may be gone or reused serves another thread. */
 void spanprof__child_cache_reset(struct spanprof__thread *t);
+/* PARENT's child for SITE, created with EXT zeroed bytes behind it if missing (NULL when out of
+ * memory).  A node made while spanprof__new_path_wanted is set clears it and calls
+ * spanprof__new_path_notify: a reader that looks seldom while the program makes no new call path
+ * (the cost budget's looks, collect/budget.c) hears of the next one at once.  The layer that
+ * can wake that reader sets the notification; it must be async-signal-safe (a signal handler's
+ * spans make nodes too), and errno is kept around it. */
+extern uint32_t spanprof__new_path_wanted;
+extern void (*spanprof__new_path_notify)(void);
 struct spanprof__node *spanprof__tree_child(struct spanprof__thread *t,
                                             struct spanprof__node *parent,
                                             const struct spanprof_site *site, size_t ext);

@@ -15,11 +15,12 @@
  *              total_ns and self_ns are as recorded
  *   "threads": [ { "tid": N, "name": "...", "calls": N } ],   running threads, and for threads
  *              that ended, one entry per name: { "name", "threads": N, "calls" } (no tid)
- *   "budget": { "percent", "call_ns", "process_cpu_ns", "looks", "budget_cpu_ns",
- *               ["sampler_cpu_ns",] "ticks", "ticks_ns", "last_share_percent",
+ *   "budget": { "percent", "call_ns", "process_cpu_ns", "looks", "looks_woken",
+ *               "budget_cpu_ns", ["sampler_cpu_ns",] "ticks", "ticks_ns", "last_share_percent",
  *               "switched_off": N },   with SPANPROF_BUDGET
  *              (collect/budget.c): the budget, one call's measured cost, the process's CPU time
- *              so far, the looks and the writer thread's CPU time in them and the ticks, with
+ *              so far, the looks, the times a new call path woke them once they had slowed
+ *              down, and the writer thread's CPU time in them and the ticks, with
  *              SPANPROF=sample the sampler thread's CPU time (both count towards the budget), the
  *              ticks' walks and their time, the runtime's estimated share over its last tick,
  *              the spans switched off; each span a plugin option
@@ -185,6 +186,8 @@ json_object *spanprof__json_build(const struct spanprof__view *v, const struct s
                                spanprof__json_u64((uint64_t)cpu.tv_sec * 1000000000u +
                                                   (uint64_t)cpu.tv_nsec));
         json_object_object_add(b, "looks", spanprof__json_u64(SPANPROF_PEEK(bg->looks)));
+        json_object_object_add(b, "looks_woken",
+                               spanprof__json_u64(SPANPROF_PEEK(bg->looks_woken)));
         json_object_object_add(b, "budget_cpu_ns", spanprof__json_u64(SPANPROF_PEEK(bg->cpu_ns)));
         if (spanprof__collect.sample_hz)
             json_object_object_add(b, "sampler_cpu_ns",
