@@ -21,9 +21,16 @@ else:
     if d.get("mode") == "sample":
         print(f"budget: the sampler's time counted: {'yes' if b.get('sampler_cpu_ns', 0) > 0 else 'no'}")
 lead = "lookup" in own  # budgeted.c's "lead" rounds
+phase = "tiny2" in own  # its "phase" rounds: tiny2 only in the second half
+if phase and b is not None:
+    # A look every millisecond would make about 1,000 a second.
+    looks_per_s = b["looks"] / (d["wall_ns"] / 1e9)
+    print(f"budget: the looks slowed down while nothing changed: "
+          f"{'yes' if looks_per_s < 250 else f'no ({looks_per_s:.0f} a second)'}")
+    print(f"budget: a new call path woke the looks: {'yes' if b.get('looks_woken', 0) >= 1 else 'no'}")
 # The calls the program made of each span it counts: work() and medium() once a round.
 program_calls = dict(own, work=own["rounds"], medium=own["rounds"])
-for name in ("tiny", "marked", "work", "medium") + (("lookup",) if lead else ()):
+for name in ("tiny", "marked", "work", "medium") + (("lookup",) if lead else ()) + (("tiny2",) if phase else ()):
     s = spans.get(name)
     if s is None:
         print(f"{name}: not in the profile")

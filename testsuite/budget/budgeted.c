@@ -17,9 +17,13 @@
  * With "rest", the program sleeps 0.2 s once its other threads have ended: the budget's last tick
  * then comes after they ended, and has to count the time they spent since the tick before.
  *
- * usage: budgeted SECONDS [THREADS [lead|rest]]
+ * With "phase", work() calls tiny2() in place of tiny() in the rounds of the second half of the
+ * run: a call path new to a budget whose looks have slowed down by then, the program having
+ * changed nothing for half the run.
+ *
+ * usage: budgeted SECONDS [THREADS [lead|rest|phase]]
  * Prints the calls the program made itself: "rounds N", "tiny N", "marked N" (and with lead,
- * "lookup N"). */
+ * "lookup N"; with phase, "tiny2 N"). */
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -32,8 +36,9 @@
 
 static volatile long sink;
 static double deadline;
-static long rounds_done;
-static int lead;
+static long rounds_done, rounds_later; /* all, and those of phase's second half */
+static int lead, phase;
+static double halfway;
 
 __attribute__((noinline)) static long tiny(long x)
 {
@@ -45,11 +50,17 @@ __attribute__((span, noinline)) static long marked(long x)
     return x ^ 5;
 }
 
-__attribute__((noinline)) static long work(long n)
+__attribute__((noinline)) static long tiny2(long x)
+{
+    return x * 5 + 3;
+}
+
+/* LATER: phase's second half, which calls tiny2() in place of tiny(). */
+__attribute__((noinline)) static long work(long n, int later)
 {
     long s = 0;
     for (long i = 0; i < n; i++) {
-        s += tiny(i);
+        s += later ? tiny2(i) : tiny(i);
         if (i % 64 == 0)
             s += marked(i);
     }
@@ -120,7 +131,7 @@ __attribute__((noinline)) static long lookup(long x)
 static void *worker(void *arg)
 {
     (void)arg;
-    long rounds = 0;
+    long rounds = 0, later = 0;
     while (now() < deadline) {
         if (lead) {
             long x = sink;
@@ -128,10 +139,12 @@ static void *worker(void *arg)
                 x = lookup(x);
                 CHURN(x, 560)
             }
-            sink += x + work(PER_LEAD_ROUND);
+            sink += x + work(PER_LEAD_ROUND, 0);
             medium();
         } else {
-            sink += work(PER_ROUND);
+            int second_half = phase && now() >= halfway;
+            sink += work(PER_ROUND, second_half);
+            later += second_half;
             medium();
             for (int i = 0; i < CHAIN_CALLS; i++)
                 chain0();
@@ -139,6 +152,7 @@ static void *worker(void *arg)
         rounds++;
     }
     __atomic_add_fetch(&rounds_done, rounds, __ATOMIC_RELAXED);
+    __atomic_add_fetch(&rounds_later, later, __ATOMIC_RELAXED);
     return NULL;
 }
 
@@ -147,8 +161,10 @@ int main(int argc, char **argv)
     double seconds = argc > 1 ? atof(argv[1]) : 2;
     int threads = argc > 2 ? atoi(argv[2]) : 1;
     lead = argc > 3 && !strcmp(argv[3], "lead");
+    phase = argc > 3 && !strcmp(argv[3], "phase");
     long per_round = lead ? PER_LEAD_ROUND : PER_ROUND;
     deadline = now() + seconds;
+    halfway = deadline - seconds / 2;
     pthread_t t[16];
     for (int i = 1; i < threads && i < 16; i++)
         pthread_create(&t[i], NULL, worker, NULL);
@@ -157,8 +173,10 @@ int main(int argc, char **argv)
         pthread_join(t[i], NULL);
     if (argc > 3 && !strcmp(argv[3], "rest"))
         nanosleep(&(struct timespec){0, 200000000}, NULL);
-    printf("rounds %ld\ntiny %ld\nmarked %ld\n", rounds_done, rounds_done * per_round,
-           rounds_done * ((per_round + 63) / 64));
+    printf("rounds %ld\ntiny %ld\nmarked %ld\n", rounds_done,
+           (rounds_done - rounds_later) * per_round, rounds_done * ((per_round + 63) / 64));
+    if (phase)
+        printf("tiny2 %ld\n", rounds_later * per_round);
     if (lead)
         printf("lookup %ld\n", rounds_done * LOOKUPS);
     return 0;

@@ -12,6 +12,9 @@
 #   threads   four threads inside the spans while they are switched off; three of them end, and
 #             the last tick, after that, still finds the share under 50 % (each case checks
 #             that): their time since the tick before comes with their calls
+#   phase     budgeted.c's phase rounds: once the program has changed nothing for a while the
+#             looks slow down (fewer than 250 a second, against 1,000), and the new call paths
+#             of the second half wake them: tiny2 is switched off as tiny is
 #   lead      budgeted.c's lead rounds under a 10 % budget: lookup(), a fifth of the program's
 #             time in calls that each cost more than the budget's share of their own time but
 #             fit in the budget together, leads and is not switched off; tiny is
@@ -132,6 +135,7 @@ if selected sample; then
     RUN_S=2
 fi
 selected threads && case_run threads "4 rest" SPANPROF_BUDGET=5
+selected phase && case_run phase "1 phase" SPANPROF_BUDGET=5
 selected lead && case_run lead "1 lead" SPANPROF_BUDGET=10
 selected none && case_run none 1
 selected line && test_line
