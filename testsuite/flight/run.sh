@@ -8,7 +8,9 @@
 #                second), each with a handle of >= 2 ms ending its window, nothing outside the
 #                window, the other thread's events; the ~6 ms stall inside every slow handle
 #                that called it by the program's own clock (a busy machine also makes plain
-#                requests that slow: those are captures too), at least one such capture;
+#                requests that slow: those are captures too), at least one such capture (up
+#                to three runs: beside busy loops a preempted plain request was once the
+#                slowest of every second);
 #                spanprof report DIR lists them all
 #   never        a threshold no call reaches: no directory, no file
 #   globs        'zz*:1ms,st?ll:2ms': the first rule names nothing (one warning), the second
@@ -123,8 +125,9 @@ count_files() {
     find "$1" -maxdepth 1 -name "${2:-*}.trace.json" 2>/dev/null | wc -l
 }
 
-test_loop() {
-    d=$work/loop
+# One try of the loop case, its summary in $d.actual.
+try_loop() {
+    rm -rf "$d" "$work/check_loop_caps"
     REQLOOP_STALLS=stalls SPANPROF_SLOW=handle:2ms SPANPROF_FLIGHT=0.5 SPANPROF_SLOW_DIR=caps \
         run_loop "$d" 5
     {
@@ -140,6 +143,17 @@ test_loop() {
         [ "$listed" = "$n" ] && echo "every capture listed, span handle" || echo "listed $listed of $n"
         grep -q 'slowest inside: parse .*stall' "$d/report" && echo "a slow call's slowest descendants: parse, stall"
     } >"$d.actual" 2>&1
+}
+
+# Beside busy loops a preempted plain request can be the slowest of every second, so that no
+# capture holds a stalled one (once in a whole make check beside four): up to three tries.
+test_loop() {
+    d=$work/loop
+    for attempt in 1 2 3; do
+        try_loop
+        grep -q '^captures of a request that stalled: at least 1$' "$d.actual" && break
+        echo "  loop: try $attempt captured no stalled request"
+    done
     compare_expected loop "gcc -O2" "$d.actual"
 }
 
