@@ -29,8 +29,8 @@
  * every QUIET_LOOKS looks, up to MAX_LOOK_S, and the first new call path any thread makes wakes
  * the writer for a look at once (record/calltree.c) and brings LOOK_S back.  A look wakes the
  * writer thread: a look every millisecond took 2 to 3 % of a CPU in a program that had long
- * settled (the wake-up 10 to 13 us on a virtual machine, the look 10 to 20 us), more than half
- * of the budget it keeps. */
+ * settled (the wake-up 10 to 13 us on a virtual machine, the look 10 to 20 us), about half of
+ * a 5 % budget. */
 #define MAX_LOOK_S 0.064
 #define QUIET_LOOKS 4
 #define MIN_TICK_S SPANPROF__BUDGET_MIN_TICK_S
