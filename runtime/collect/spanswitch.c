@@ -8,13 +8,14 @@
  * an enter records nothing, an exit pops the frame on top only if it is that site's activation.
  * From then on frames of the site only go away.  It goes OFF, and its patch points become
  * no-ops (record/sitepatch.c), once no thread can have a frame of it:
- *  - first every thread that existed when it was muted must be past its enter: a thread may have
- *    read the state just before it went MUTED and been preempted before pushing the frame.  It
- *    is past once it has run PAST_CPU_NS on a CPU since (its thread CPU clock; the few
+ *  - first every thread listed when it was muted must be past its enter: a thread may have read
+ *    the state just before it went MUTED and been preempted before pushing the frame.  It is
+ *    past once it has run PAST_CPU_NS on a CPU since (its thread CPU clock; the few
  *    instructions between the read and the push are behind it) or was seen asleep in a system
- *    call (there is none between the two).  Threads created since read MUTED.  Sites muted
- *    together share one epoch; a later batch starts a new one, which the earlier sites wait for
- *    too (what they saw of the threads before counts no more);
+ *    call (there is none between the two).  A thread not listed yet (its first span, attaching
+ *    it, can take long) reads the state again once it is (record/stack.c), and sees MUTED.
+ *    Sites muted together share one epoch; a later batch starts a new one, which the earlier
+ *    sites wait for too (what they saw of the threads before counts no more);
  *  - then each of those threads must be seen once without a frame of it on its shadow stack:
  *    none can come back.  Threads at a time, not all in one scan: four threads calling a span
  *    all the time are seldom all outside it at once, but each is, often.  (Threads past the

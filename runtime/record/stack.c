@@ -162,6 +162,19 @@ static int push_existing(struct spanprof__thread *t, struct spanprof_site *site,
     return 0;
 }
 
+/* A thread's first span, once the thread is attached: whether SITE still records.  Its state was
+ * read before the thread was in the list a span being switched off waits on (collect/spanswitch.c
+ * waits for the threads listed when it muted the span to pass their enters), and attaching can
+ * take long (an mmap, a preemption): a span muted meanwhile, and then switched off, would get a
+ * frame whose exit never runs.  The list is changed under the process lock, and the span muted
+ * before the lock is taken to list the threads: a thread missing from that list reads MUTED (or
+ * OFF) here. */
+static int still_records(const struct spanprof_site *site)
+{
+    uint32_t st = __atomic_load_n(&site->state, __ATOMIC_ACQUIRE);
+    return st != SPANPROF__SITE_MUTED && st != SPANPROF__SITE_OFF;
+}
+
 /* Signals are held (record.h) on the rare paths that a signal handler's spans must not
  * interleave with: getting the thread's data (thread.c), growing the frame array, a histogram's
  * creation (histogram.c), a new arena chunk (arena.c).  A signal waits there, and its handler's
@@ -187,7 +200,7 @@ static void enter_cold(struct spanprof_site *site, uintptr_t cfa, uintptr_t ra, 
     }
     if (t == &spanprof__sentinel_thread) {
         t = spanprof__thread_attach();
-        if (!t)
+        if (!t || !still_records(site))
             return;
     }
     if (t->park_depth) {

@@ -1,5 +1,5 @@
 /* test_thread.c — per-thread data: exact calls across threads, data outliving threads, names,
- * open frames at thread exit, fork. */
+ * open frames at thread exit, fork, a thread's first span muted while it attaches. */
 #define _GNU_SOURCE
 #include <json-c/json.h>
 #include <string.h>
@@ -146,6 +146,40 @@ START_TEST(fork_child_starts_from_zero)
 }
 END_TEST
 
+/* A thread's first span, its state read as recording just before the span was muted (a switch
+ * off, collect/spanswitch.c): the enter reaches the cold path, which attaches the thread.  The
+ * switch waits only for the threads listed when it muted the span, so the cold path reads the
+ * state again once this one is: a frame pushed now would never be popped once the span is OFF. */
+static void *first_enter(void *arg)
+{
+    struct spanprof_site *site = arg;
+    uintptr_t cfa = (uintptr_t)__builtin_dwarf_cfa();
+    spanprof__enter_cold(site, cfa, (uintptr_t)__builtin_return_address(0), 0);
+    uintptr_t depth = unit_depth();
+    __spanprof_exit(site, __builtin_dwarf_cfa());
+    return (void *)depth;
+}
+
+static uintptr_t first_enter_depth(uint32_t state)
+{
+    __atomic_store_n(&sw.state, state, __ATOMIC_RELEASE);
+    pthread_t th;
+    void *depth;
+    pthread_create(&th, NULL, first_enter, &sw);
+    pthread_join(th, &depth);
+    return (uintptr_t)depth;
+}
+
+START_TEST(first_span_muted_while_attaching)
+{
+    fw(); /* registered: sw records */
+    uint32_t recording = __atomic_load_n(&sw.state, __ATOMIC_ACQUIRE);
+    ck_assert_uint_eq(first_enter_depth(recording), 1);
+    ck_assert_uint_eq(first_enter_depth(SPANPROF__SITE_MUTED), 0);
+    ck_assert_uint_eq(first_enter_depth(SPANPROF__SITE_OFF), 0);
+}
+END_TEST
+
 Suite *thread_suite(void)
 {
     Suite *s = suite_create("thread");
@@ -153,6 +187,7 @@ Suite *thread_suite(void)
     tcase_add_test(tc, exact_calls_across_threads);
     tcase_add_test(tc, thread_ending_with_open_frame);
     tcase_add_test(tc, fork_child_starts_from_zero);
+    tcase_add_test(tc, first_span_muted_while_attaching);
     suite_add_tcase(s, tc);
     return s;
 }
