@@ -12,8 +12,9 @@
  *    the state just before it went MUTED and been preempted before pushing the frame.  It is
  *    past once it has run PAST_CPU_NS on a CPU since (its thread CPU clock; the few
  *    instructions between the read and the push are behind it) or was seen asleep in a system
- *    call (there is none between the two).  A thread not listed yet (its first span, attaching
- *    it, can take long) reads the state again once it is (record/stack.c), and sees MUTED.
+ *    call (there is none between the two).  The cold path, which can take longer (attaching a
+ *    thread at its first span, before it is listed; growing its frame array), reads the state
+ *    again right before it pushes (record/stack.c), and sees MUTED.
  *    Sites muted together share one epoch; a later batch starts a new one, which the earlier
  *    sites wait for too (what they saw of the threads before counts no more);
  *  - then each of those threads must be seen once without a frame of it on its shadow stack:

@@ -162,13 +162,16 @@ static int push_existing(struct spanprof__thread *t, struct spanprof_site *site,
     return 0;
 }
 
-/* A thread's first span, once the thread is attached: whether SITE still records.  Its state was
- * read before the thread was in the list a span being switched off waits on (collect/spanswitch.c
- * waits for the threads listed when it muted the span to pass their enters), and attaching can
- * take long (an mmap, a preemption): a span muted meanwhile, and then switched off, would get a
- * frame whose exit never runs.  The list is changed under the process lock, and the span muted
- * before the lock is taken to list the threads: a thread missing from that list reads MUTED (or
- * OFF) here. */
+/* Whether SITE still records, read again by the cold path just before it pushes.  The state was
+ * read before the cold path ran, and a switch off (collect/spanswitch.c) waits only until each
+ * thread it listed when it muted the span has run 20 µs on a CPU since, or was seen asleep; then,
+ * with none of them holding a frame of the span, it is OFF and its exits are no longer run.  The
+ * cold path can outlast that: attaching a thread at its first span (an mmap, and it is not
+ * listed until that is done), growing the frame array (an mmap and a copy), a node's new arena
+ * chunk.  A frame pushed after the span went OFF would never be popped.  A thread missing from
+ * the list reads MUTED or OFF here: the list is changed under the process lock, and the span is
+ * muted before the lock is taken to list the threads.  A node made for nothing keeps no calls,
+ * and the writers leave such nodes out. */
 static int still_records(const struct spanprof_site *site)
 {
     uint32_t st = __atomic_load_n(&site->state, __ATOMIC_ACQUIRE);
@@ -200,7 +203,7 @@ static void enter_cold(struct spanprof_site *site, uintptr_t cfa, uintptr_t ra, 
     }
     if (t == &spanprof__sentinel_thread) {
         t = spanprof__thread_attach();
-        if (!t || !still_records(site))
+        if (!t)
             return;
     }
     if (t->park_depth) {
@@ -227,6 +230,8 @@ static void enter_cold(struct spanprof_site *site, uintptr_t cfa, uintptr_t ra, 
     if ((t->top != t->limit || grow(t)) &&
         (!spanprof__flags.histogram || spanprof__hist_attach(t, site)))
         n = spanprof__tree_child(t, t->top->node, site, spanprof__flags.node_ext);
+    if (!still_records(site))
+        return;
     if (n) {
         push(t, n, cfa, ra, fra);
         return;

@@ -1,5 +1,5 @@
 /* test_thread.c — per-thread data: exact calls across threads, data outliving threads, names,
- * open frames at thread exit, fork, a thread's first span muted while it attaches. */
+ * open frames at thread exit, fork, a span muted while an enter is on the cold path. */
 #define _GNU_SOURCE
 #include <json-c/json.h>
 #include <string.h>
@@ -11,6 +11,7 @@
 UNIT_SITE(sw, "work");
 UNIT_SITE(so, "outer");
 UNIT_SPAN_FN(fw, sw, )
+UNIT_SPAN_FN(fo, so, )
 
 #define NTHREADS 4
 #define NCALLS 1000
@@ -146,37 +147,50 @@ START_TEST(fork_child_starts_from_zero)
 }
 END_TEST
 
-/* A thread's first span, its state read as recording just before the span was muted (a switch
- * off, collect/spanswitch.c): the enter reaches the cold path, which attaches the thread.  The
- * switch waits only for the threads listed when it muted the span, so the cold path reads the
- * state again once this one is: a frame pushed now would never be popped once the span is OFF. */
-static void *first_enter(void *arg)
+/* A span's state read as recording just before it was muted (a switch off,
+ * collect/spanswitch.c), and the enter gone to the cold path: the switch waits only for the
+ * threads listed when it muted the span to run a little further, and the cold path can take
+ * longer (attaching the thread at its first span, before it is listed; growing the frame array;
+ * a new node), so it reads the state again before it pushes: a frame pushed once the span is OFF
+ * would never be popped.  LISTED: the thread has run another span first, so it is attached and
+ * only sw's node is new. */
+struct cold_enter {
+    uint32_t state;
+    int listed;
+};
+
+static void *cold_enter_thread(void *arg)
 {
-    struct spanprof_site *site = arg;
+    const struct cold_enter *c = arg;
+    if (c->listed)
+        fo();
     uintptr_t cfa = (uintptr_t)__builtin_dwarf_cfa();
-    spanprof__enter_cold(site, cfa, (uintptr_t)__builtin_return_address(0), 0);
+    spanprof__enter_cold(&sw, cfa, (uintptr_t)__builtin_return_address(0), 0);
     uintptr_t depth = unit_depth();
-    __spanprof_exit(site, __builtin_dwarf_cfa());
+    __spanprof_exit(&sw, (void *)cfa);
     return (void *)depth;
 }
 
-static uintptr_t first_enter_depth(uint32_t state)
+static uintptr_t cold_enter_depth(uint32_t state, int listed)
 {
+    struct cold_enter c = {state, listed};
     __atomic_store_n(&sw.state, state, __ATOMIC_RELEASE);
     pthread_t th;
     void *depth;
-    pthread_create(&th, NULL, first_enter, &sw);
+    pthread_create(&th, NULL, cold_enter_thread, &c);
     pthread_join(th, &depth);
     return (uintptr_t)depth;
 }
 
-START_TEST(first_span_muted_while_attaching)
+START_TEST(cold_enter_of_a_span_muted_meanwhile)
 {
     fw(); /* registered: sw records */
     uint32_t recording = __atomic_load_n(&sw.state, __ATOMIC_ACQUIRE);
-    ck_assert_uint_eq(first_enter_depth(recording), 1);
-    ck_assert_uint_eq(first_enter_depth(SPANPROF__SITE_MUTED), 0);
-    ck_assert_uint_eq(first_enter_depth(SPANPROF__SITE_OFF), 0);
+    for (int listed = 0; listed <= 1; listed++) {
+        ck_assert_uint_eq(cold_enter_depth(recording, listed), 1);
+        ck_assert_uint_eq(cold_enter_depth(SPANPROF__SITE_MUTED, listed), 0);
+        ck_assert_uint_eq(cold_enter_depth(SPANPROF__SITE_OFF, listed), 0);
+    }
 }
 END_TEST
 
@@ -187,7 +201,7 @@ Suite *thread_suite(void)
     tcase_add_test(tc, exact_calls_across_threads);
     tcase_add_test(tc, thread_ending_with_open_frame);
     tcase_add_test(tc, fork_child_starts_from_zero);
-    tcase_add_test(tc, first_span_muted_while_attaching);
+    tcase_add_test(tc, cold_enter_of_a_span_muted_meanwhile);
     suite_add_tcase(s, tc);
     return s;
 }
